@@ -1,0 +1,41 @@
+# nwdes build. `make demo` and `make test` are the two commands a new user needs.
+GO       ?= go
+PREFIX   ?= $(HOME)/.local
+BINDIR   ?= $(PREFIX)/bin
+MANDIR   ?= $(PREFIX)/share/man/man1
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS  := -X github.com/nwdes/nwdes/internal/cli.version=$(VERSION) -X github.com/nwdes/nwdes/internal/cli.commit=$(COMMIT)
+BIN      := bin/git-nwdes
+
+.PHONY: build install test demo bench fmt vet clean
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/git-nwdes
+
+# Installs git-nwdes into BINDIR (so `git nwdes` works when BINDIR is on PATH)
+# and its man page, since git turns `git nwdes --help` into `man git-nwdes`.
+install: build
+	install -d $(BINDIR) $(MANDIR)
+	install -m 0755 $(BIN) $(BINDIR)/git-nwdes
+	$(BIN) man > $(MANDIR)/git-nwdes.1
+	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "note: add $(BINDIR) to PATH so that git finds git-nwdes";; esac
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+test: fmt vet
+	$(GO) test -race -count=1 ./...
+
+demo: build
+	./demo/run.sh $(BIN)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin

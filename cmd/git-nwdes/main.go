@@ -1,0 +1,19 @@
+// Command git-nwdes is nwdes's command line, run as `git nwdes <verb>`.
+// Everything lives in internal/cli so that tests drive it in process.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/nwdes/nwdes/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Main(ctx, os.Args, cli.OSEnv())
+	stop()
+	os.Exit(code)
+}

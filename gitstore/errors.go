@@ -1,0 +1,42 @@
+package gitstore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Sentinels callers branch on with errors.Is. go-git's own errors never
+// leave this package; they are wrapped into these.
+var (
+	// ErrConflict: a compare-and-swap found another value than expected.
+	ErrConflict = errors.New("ref changed concurrently")
+	// ErrLocked: another writer holds the ref's lock beyond the timeout.
+	ErrLocked = errors.New("ref is locked")
+	// ErrNotFound: the record, note or object asked for does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrNotARepository: no git repository where one was looked for.
+	ErrNotARepository = errors.New("not a git repository")
+)
+
+// ConflictError says what a compare-and-swap expected and what it found.
+type ConflictError struct {
+	Ref      RefName
+	Expected plumbing.Hash
+	Actual   plumbing.Hash
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("ref %s: expected %s, found %s", e.Ref, showHash(e.Expected), showHash(e.Actual))
+}
+
+// Unwrap makes errors.Is(err, ErrConflict) hold.
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+func showHash(h plumbing.Hash) string {
+	if h.IsZero() {
+		return "nothing"
+	}
+	return h.String()
+}

@@ -1,0 +1,150 @@
+package gitstore
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Problem is one thing fsck found wrong.
+type Problem struct {
+	Ref    RefName `json:"ref"`
+	Commit string  `json:"commit,omitempty"`
+	Path   string  `json:"path,omitempty"`
+	What   string  `json:"problem"`
+}
+
+func (p Problem) String() string {
+	s := string(p.Ref)
+	if p.Commit != "" {
+		s += "@" + p.Commit[:12]
+	}
+	if p.Path != "" {
+		s += ":" + p.Path
+	}
+	return s + ": " + p.What
+}
+
+// FsckReport is what Fsck checked and found.
+type FsckReport struct {
+	Refs     int       `json:"refs"`
+	Commits  int       `json:"commits"`
+	Records  int       `json:"records"`
+	Notes    int       `json:"notes"`
+	Problems []Problem `json:"problems"`
+}
+
+// OK reports whether nothing was wrong.
+func (r *FsckReport) OK() bool { return len(r.Problems) == 0 }
+
+// Fsck re-reads every ref under refs/nwdes/ and the notes ref: every commit
+// of each first-parent chain (bounded by MaxWalk) and every tree and blob
+// they reach must be present and well-formed, every record.json canonical
+// JSON of a known kind and version, every note a blob named for a commit id.
+// Objects shared between commits are checked once.
+func (s *Store) Fsck() (*FsckReport, error) {
+	refs, err := s.refs.List("refs/nwdes/")
+	if err != nil {
+		return nil, err
+	}
+	if h, err := s.refs.Read(NotesRef); err != nil {
+		return nil, err
+	} else if !h.IsZero() {
+		refs[NotesRef] = h
+	}
+	rep := &FsckReport{Problems: []Problem{}}
+	seen := map[plumbing.Hash]bool{}
+	for _, name := range SortedNames(refs) {
+		rep.Refs++
+		s.fsckRef(rep, name, refs[name], seen)
+	}
+	return rep, nil
+}
+
+func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip plumbing.Hash, seen map[plumbing.Hash]bool) {
+	h := tip
+	for n := 0; !h.IsZero(); n++ {
+		if n >= s.opts.MaxWalk {
+			rep.Problems = append(rep.Problems, Problem{Ref: ref, What: fmt.Sprintf("history longer than the walk limit of %d commits; not checked further", s.opts.MaxWalk)})
+			return
+		}
+		rep.Commits++
+		c, err := s.readCommit(h)
+		if err != nil {
+			rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: h.String(), What: "commit unreadable: " + err.Error()})
+			return
+		}
+		if len(c.Parents) > 1 {
+			// Merges come from nwdes's own sync; every parent must be there.
+			for _, p := range c.Parents[1:] {
+				if _, err := s.readCommit(p); err != nil {
+					rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: h.String(), What: "merge parent unreadable: " + err.Error()})
+				}
+			}
+		}
+		s.fsckTree(rep, ref, h, c.Tree, "", seen)
+		if len(c.Parents) == 0 {
+			return
+		}
+		h = c.Parents[0]
+	}
+}
+
+func (s *Store) fsckTree(rep *FsckReport, ref RefName, commit, tree plumbing.Hash, dir string, seen map[plumbing.Hash]bool) {
+	if seen[tree] {
+		return
+	}
+	seen[tree] = true
+	bad := func(path, what string) {
+		rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: commit.String(), Path: path, What: what})
+	}
+	t, b, err := s.obj.read(tree)
+	if err != nil || t != plumbing.TreeObject {
+		bad(dir, fmt.Sprintf("tree %s unreadable: %v", tree, err))
+		return
+	}
+	es, err := decodeTree(tree, b)
+	if err != nil {
+		bad(dir, err.Error())
+		return
+	}
+	for _, e := range es {
+		p := e.name
+		if dir != "" {
+			p = dir + "/" + e.name
+		}
+		if e.isTree() {
+			s.fsckTree(rep, ref, commit, e.hash, p, seen)
+			continue
+		}
+		if seen[e.hash] {
+			continue
+		}
+		seen[e.hash] = true
+		bt, blob, err := s.obj.read(e.hash)
+		if err != nil || bt != plumbing.BlobObject {
+			bad(p, fmt.Sprintf("blob %s unreadable: %v", e.hash, err))
+			continue
+		}
+		switch {
+		case ref == NotesRef:
+			rep.Notes++
+			if !isHex40(strings.ReplaceAll(p, "/", "")) {
+				bad(p, "notes tree entry is not named for an object id")
+			}
+		case e.name == "record.json":
+			rep.Records++
+			r, err := decodeRecord(blob)
+			if err != nil {
+				bad(p, err.Error())
+				continue
+			}
+			if max, ok := s.opts.Kinds[r.Kind]; !ok {
+				bad(p, fmt.Sprintf("record kind %q is unknown", r.Kind))
+			} else if r.V > max {
+				bad(p, fmt.Sprintf("record %s v%d is newer than this nwdes reads (v%d)", r.Kind, r.V, max))
+			}
+		}
+	}
+}

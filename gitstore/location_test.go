@@ -1,0 +1,79 @@
+package gitstore_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+func TestDiscoverFindsTheRepositoryAsGitDoes(t *testing.T) {
+	repo := gittest.Init(t, false)
+	gittest.WriteFile(t, repo, "a/b/c.txt", "x")
+	bare := gittest.Init(t, true)
+	wt := filepath.Join(t.TempDir(), "wt")
+	gittest.Git(t, repo, "worktree", "add", "-q", wt)
+	dotgit := filepath.Join(repo, ".git")
+	env := func(kv ...string) gitstore.Getenv {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	cases := []struct {
+		name                      string
+		dir                       string
+		env                       gitstore.Getenv
+		gitDir, common, workTree string
+	}{
+		{"from the top", repo, nil, dotgit, dotgit, repo},
+		{"from a subdirectory", filepath.Join(repo, "a", "b"), nil, dotgit, dotgit, repo},
+		{"in a bare repository", bare, nil, bare, bare, ""},
+		{"in a linked worktree the state is the main repository's", wt, nil, filepath.Join(dotgit, "worktrees", "wt"), dotgit, wt},
+		{"GIT_DIR", t.TempDir(), env("GIT_DIR", dotgit), dotgit, dotgit, ""},
+		{"GIT_DIR with GIT_WORK_TREE", t.TempDir(), env("GIT_DIR", dotgit, "GIT_WORK_TREE", repo), dotgit, dotgit, repo},
+		{"GIT_COMMON_DIR", wt, env("GIT_DIR", filepath.Join(dotgit, "worktrees", "wt"), "GIT_COMMON_DIR", dotgit, "GIT_WORK_TREE", wt), filepath.Join(dotgit, "worktrees", "wt"), dotgit, wt},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			loc, err := gitstore.Discover(c.dir, c.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := c.workTree
+			if c.name == "GIT_DIR" {
+				want = c.dir // git takes the current directory as the work tree
+			}
+			if loc.GitDir != c.gitDir || loc.CommonDir != c.common || loc.WorkTree != want {
+				t.Fatalf("got %+v, want git %s common %s worktree %s", loc, c.gitDir, c.common, want)
+			}
+		})
+	}
+}
+
+func TestDiscoverRefusesOutsideARepository(t *testing.T) {
+	dir := t.TempDir()
+	_, err := gitstore.Discover(dir, func(k string) string {
+		if k == "GIT_CEILING_DIRECTORIES" {
+			return filepath.Dir(dir)
+		}
+		return ""
+	})
+	if !refusal.Named(err, "NotARepository") {
+		t.Fatalf("err = %v, want NotARepository", err)
+	}
+}
+
+func TestDiscoverRefusesASHA256Repository(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	gittest.Git(t, filepath.Dir(dir), "init", "-q", "--object-format=sha256", dir)
+	_, err := gitstore.Discover(dir, nil)
+	if !refusal.Named(err, "UnsupportedRepository") {
+		t.Fatalf("err = %v, want UnsupportedRepository", err)
+	}
+	_ = os.RemoveAll(dir)
+}

@@ -1,0 +1,72 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// NotesRef is where nwdes keeps its notes, in git's notes layout, so that
+// `git notes --ref nwdes show <commit>` and `git log --notes=nwdes` show them.
+const NotesRef RefName = "refs/notes/nwdes"
+
+// notePaths lists where git may keep the note for h: flat, or under one or
+// more two-hex-digit fanout directories. git reads all of these.
+func notePaths(h plumbing.Hash) []string {
+	hex := h.String()
+	return []string{
+		hex[:2] + "/" + hex[2:],
+		hex,
+		hex[:2] + "/" + hex[2:4] + "/" + hex[4:],
+	}
+}
+
+// noteAt finds the note for commit in tx, returning its path.
+func noteAt(tx *Tx, commit plumbing.Hash) ([]byte, string, error) {
+	for _, p := range notePaths(commit) {
+		b, err := tx.ReadBlob(p)
+		if err == nil {
+			return b, p, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return nil, "", err
+		}
+	}
+	return nil, "", fmt.Errorf("note for %s: %w", commit, ErrNotFound)
+}
+
+// Note returns the note nwdes keeps on commit, or an error wrapping
+// ErrNotFound.
+func (s *Store) Note(commit plumbing.Hash) ([]byte, error) {
+	tx, err := s.View(NotesRef)
+	if err != nil {
+		return nil, err
+	}
+	b, _, err := noteAt(tx, commit)
+	return b, err
+}
+
+// UpdateNote sets the note on commit to what fn returns given the current
+// note (nil, false when there is none). It is a compare-and-swap append on
+// the notes ref like any other update; fn may run more than once. A new note
+// goes under a one-level fanout (xx/38 hex digits), which git reads at any
+// size; an existing note is rewritten where it already is.
+func (s *Store) UpdateNote(ctx context.Context, commit plumbing.Hash, message string, fn func(old []byte, found bool) ([]byte, error), opts ...UpdateOption) (plumbing.Hash, error) {
+	return s.Update(ctx, NotesRef, message, func(tx *Tx) error {
+		old, path, err := noteAt(tx, commit)
+		found := err == nil
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		next, err := fn(old, found)
+		if err != nil {
+			return err
+		}
+		if !found {
+			path = notePaths(commit)[0]
+		}
+		return tx.WriteBlob(path, next)
+	}, opts...)
+}

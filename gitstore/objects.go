@@ -1,0 +1,207 @@
+package gitstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// objects reads and writes git objects. Writes go through go-git's loose
+// object writer (temporary file, then rename into objects/xx/); reads use
+// go-git's storage, reopened when an object seems to vanish, which is what
+// a concurrent git gc looks like from outside: the loose file was packed
+// into a pack go-git's cached index does not know yet.
+type objects struct {
+	dir string
+	mu  sync.Mutex
+	st  *filesystem.Storage
+}
+
+func newObjects(commonDir string) *objects {
+	return &objects{dir: commonDir}
+}
+
+func (o *objects) storage(fresh bool) *filesystem.Storage {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.st == nil || fresh {
+		o.st = filesystem.NewStorage(osfs.New(o.dir), cache.NewObjectLRU(8*cache.MiByte))
+	}
+	return o.st
+}
+
+// read returns an object's type and content, retrying with a fresh view of
+// the object directory while gc may be moving objects around.
+func (o *objects) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		st := o.storage(attempt > 0)
+		obj, err := st.EncodedObject(plumbing.AnyObject, h)
+		if err == nil {
+			rd, err := obj.Reader()
+			if err != nil {
+				return 0, nil, fmt.Errorf("read object %s: %w", h, err)
+			}
+			b, err := io.ReadAll(rd)
+			rd.Close()
+			if err != nil {
+				return 0, nil, fmt.Errorf("read object %s: %w", h, err)
+			}
+			return obj.Type(), b, nil
+		}
+		if !errors.Is(err, plumbing.ErrObjectNotFound) {
+			return 0, nil, fmt.Errorf("read object %s: %w", h, err)
+		}
+		lastErr = err
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 5 * time.Millisecond)
+		}
+	}
+	return 0, nil, fmt.Errorf("object %s: %w (%v)", h, ErrNotFound, lastErr)
+}
+
+func (o *objects) write(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
+	st := o.storage(false)
+	obj := st.NewEncodedObject()
+	obj.SetType(t)
+	obj.SetSize(int64(len(data)))
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := w.Write(data); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	w.Close()
+	h, err := st.SetEncodedObject(obj)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write %s object: %w", t, err)
+	}
+	return h, nil
+}
+
+func hashOf(t plumbing.ObjectType, data []byte) plumbing.Hash {
+	return plumbing.ComputeHash(t, data)
+}
+
+// treeEntry is one entry of a git tree.
+type treeEntry struct {
+	name string
+	mode uint32
+	hash plumbing.Hash
+}
+
+const (
+	modeTree = 0o40000
+	modeBlob = 0o100644
+)
+
+func (e treeEntry) isTree() bool { return e.mode == modeTree }
+
+// encodeTree writes entries in git's order: by name, with a tree's name
+// compared as if it ended in "/". git fsck --strict checks this order.
+func encodeTree(entries []treeEntry) []byte {
+	sort.Slice(entries, func(i, j int) bool { return treeKey(entries[i]) < treeKey(entries[j]) })
+	var b bytes.Buffer
+	for _, e := range entries {
+		b.WriteString(strconv.FormatUint(uint64(e.mode), 8))
+		b.WriteByte(' ')
+		b.WriteString(e.name)
+		b.WriteByte(0)
+		b.Write(e.hash[:])
+	}
+	return b.Bytes()
+}
+
+func treeKey(e treeEntry) string {
+	if e.isTree() {
+		return e.name + "/"
+	}
+	return e.name
+}
+
+func decodeTree(h plumbing.Hash, b []byte) ([]treeEntry, error) {
+	var out []treeEntry
+	for len(b) > 0 {
+		sp := bytes.IndexByte(b, ' ')
+		nul := bytes.IndexByte(b, 0)
+		if sp < 0 || nul < sp || len(b) < nul+21 {
+			return nil, fmt.Errorf("tree %s is malformed", h)
+		}
+		mode, err := strconv.ParseUint(string(b[:sp]), 8, 32)
+		if err != nil {
+			return nil, fmt.Errorf("tree %s has a bad mode: %w", h, err)
+		}
+		var eh plumbing.Hash
+		copy(eh[:], b[nul+1:nul+21])
+		out = append(out, treeEntry{name: string(b[sp+1 : nul]), mode: uint32(mode), hash: eh})
+		b = b[nul+21:]
+	}
+	return out, nil
+}
+
+// commitInfo is what nwdes reads from a commit.
+type commitInfo struct {
+	Tree    plumbing.Hash
+	Parents []plumbing.Hash
+	Time    time.Time
+	Message string
+}
+
+func decodeCommit(h plumbing.Hash, b []byte) (commitInfo, error) {
+	var c commitInfo
+	head, msg, _ := bytes.Cut(b, []byte("\n\n"))
+	c.Message = string(msg)
+	for _, line := range bytes.Split(head, []byte("\n")) {
+		k, v, _ := bytes.Cut(line, []byte(" "))
+		switch string(k) {
+		case "tree":
+			if !isHex40(string(v)) {
+				return c, fmt.Errorf("commit %s has a bad tree line", h)
+			}
+			c.Tree = plumbing.NewHash(string(v))
+		case "parent":
+			if !isHex40(string(v)) {
+				return c, fmt.Errorf("commit %s has a bad parent line", h)
+			}
+			c.Parents = append(c.Parents, plumbing.NewHash(string(v)))
+		case "committer":
+			if i := bytes.LastIndexByte(v, '>'); i >= 0 {
+				f := bytes.Fields(v[i+1:])
+				if len(f) > 0 {
+					if sec, err := strconv.ParseInt(string(f[0]), 10, 64); err == nil {
+						c.Time = time.Unix(sec, 0).UTC()
+					}
+				}
+			}
+		}
+	}
+	if c.Tree.IsZero() {
+		return c, fmt.Errorf("commit %s has no tree", h)
+	}
+	return c, nil
+}
+
+func encodeCommit(tree plumbing.Hash, parents []plumbing.Hash, ident string, when time.Time, msg string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "tree %s\n", tree)
+	for _, p := range parents {
+		fmt.Fprintf(&b, "parent %s\n", p)
+	}
+	stamp := fmt.Sprintf("%s %d +0000", ident, when.Unix())
+	fmt.Fprintf(&b, "author %s\ncommitter %s\n\n%s", stamp, stamp, msg)
+	if len(msg) == 0 || msg[len(msg)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}

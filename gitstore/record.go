@@ -1,0 +1,235 @@
+package gitstore
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// Kind names what a record holds, such as "examine.draft". Each package that
+// stores records declares its kinds and their current versions.
+type Kind string
+
+// Kinds maps every kind a reader understands to the newest version it reads.
+// fsck refuses records whose kind is absent or whose version is newer.
+type Kinds map[Kind]int
+
+// Record is one typed document: canonical JSON plus optional byte payloads
+// kept exactly as given (observation text, command output).
+//
+// On disk a record at path P is the tree P/ holding record.json, the
+// canonical envelope {"body":…,"kind":…,"v":…}, and P/payload/<name> blobs.
+type Record struct {
+	Kind Kind
+	// V is the record's format version; see the kind's declaring package for
+	// the history of each version.
+	V        int
+	Body     json.RawMessage
+	Payloads map[string][]byte
+}
+
+// NewRecord encodes body canonically into a record of the given kind.
+func NewRecord(kind Kind, v int, body any) (*Record, error) {
+	b, err := Canonical(body)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s record: %w", kind, err)
+	}
+	return &Record{Kind: kind, V: v, Body: b}, nil
+}
+
+// Decode unmarshals the body into v, refusing fields v does not declare:
+// a record written by a newer nwdes is refused, not half-read.
+func (r *Record) Decode(v any) error {
+	dec := json.NewDecoder(bytes.NewReader(r.Body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return refusal.NewUnreadable("RecordMalformed",
+			"run git nwdes fsck; a record written by a newer nwdes needs that version",
+			"%s record v%d does not decode: %v", r.Kind, r.V, err)
+	}
+	return nil
+}
+
+type envelope struct {
+	Body json.RawMessage `json:"body"`
+	Kind Kind            `json:"kind"`
+	V    int             `json:"v"`
+}
+
+func (r *Record) encode() ([]byte, error) {
+	if r.Kind == "" || r.V < 1 {
+		return nil, fmt.Errorf("record needs a kind and a version >= 1 (have %q v%d)", r.Kind, r.V)
+	}
+	return Canonical(envelope{Body: r.Body, Kind: r.Kind, V: r.V})
+}
+
+// size is what the record limit counts: the envelope and every payload.
+func (r *Record) size(enc []byte) int {
+	n := len(enc)
+	for _, p := range r.Payloads {
+		n += len(p)
+	}
+	return n
+}
+
+func decodeRecord(b []byte) (*Record, error) {
+	if err := CheckCanonical(b); err != nil {
+		return nil, err
+	}
+	var env envelope
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&env); err != nil || env.Kind == "" || env.V < 1 || len(env.Body) == 0 {
+		return nil, refusal.NewUnreadable("RecordMalformed",
+			"run git nwdes fsck to find the damaged record",
+			"record envelope is not {body, kind, v}")
+	}
+	return &Record{Kind: env.Kind, V: env.V, Body: env.Body}, nil
+}
+
+var payloadName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+
+// Canonical encodes v as canonical JSON: object keys sorted, no
+// insignificant whitespace, no HTML escaping, UTF-8 only, numbers kept as
+// written. Equal values always give equal bytes, so records hash stably.
+func Canonical(v any) ([]byte, error) {
+	var raw []byte
+	switch t := v.(type) {
+	case json.RawMessage:
+		raw = t
+	case []byte:
+		raw = t
+	default:
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			return nil, err
+		}
+		raw = buf.Bytes()
+	}
+	if !utf8.Valid(raw) {
+		return nil, fmt.Errorf("json is not valid UTF-8")
+	}
+	var out bytes.Buffer
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := writeCanonical(&out, dec); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("json has trailing data")
+	}
+	return out.Bytes(), nil
+}
+
+// CheckCanonical refuses bytes that are not exactly their canonical form.
+func CheckCanonical(b []byte) error {
+	c, err := Canonical(b)
+	if err != nil || !bytes.Equal(c, b) {
+		why := "not in canonical form (sorted keys, no whitespace)"
+		if err != nil {
+			why = err.Error()
+		}
+		return refusal.NewUnreadable("RecordMalformed",
+			"run git nwdes fsck to find the damaged record",
+			"record json is %s", why)
+	}
+	return nil
+}
+
+// writeCanonical re-emits one JSON value from a token stream, sorting object
+// keys and refusing duplicate keys (which encoding/json would silently merge).
+func writeCanonical(out *bytes.Buffer, dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("json: %w", err)
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			type kv struct {
+				k string
+				v []byte
+			}
+			var kvs []kv
+			seen := map[string]bool{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return fmt.Errorf("json: %w", err)
+				}
+				k := kt.(string)
+				if seen[k] {
+					return fmt.Errorf("json object has duplicate key %q", k)
+				}
+				seen[k] = true
+				var vb bytes.Buffer
+				if err := writeCanonical(&vb, dec); err != nil {
+					return err
+				}
+				kvs = append(kvs, kv{k, vb.Bytes()})
+			}
+			if _, err := dec.Token(); err != nil {
+				return fmt.Errorf("json: %w", err)
+			}
+			sort.Slice(kvs, func(i, j int) bool { return kvs[i].k < kvs[j].k })
+			out.WriteByte('{')
+			for i, e := range kvs {
+				if i > 0 {
+					out.WriteByte(',')
+				}
+				writeString(out, e.k)
+				out.WriteByte(':')
+				out.Write(e.v)
+			}
+			out.WriteByte('}')
+		case '[':
+			out.WriteByte('[')
+			first := true
+			for dec.More() {
+				if !first {
+					out.WriteByte(',')
+				}
+				first = false
+				if err := writeCanonical(out, dec); err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return fmt.Errorf("json: %w", err)
+			}
+			out.WriteByte(']')
+		default:
+			return fmt.Errorf("json: unexpected %v", t)
+		}
+	case string:
+		writeString(out, t)
+	case json.Number:
+		out.WriteString(t.String())
+	case bool:
+		if t {
+			out.WriteString("true")
+		} else {
+			out.WriteString("false")
+		}
+	case nil:
+		out.WriteString("null")
+	}
+	return nil
+}
+
+func writeString(out *bytes.Buffer, s string) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	out.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}

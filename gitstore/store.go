@@ -1,0 +1,289 @@
+package gitstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sys/unix"
+
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// Defaults for Options.
+const (
+	DefaultMaxRecordBytes = 1 << 20
+	DefaultMaxWalk        = 100_000
+	DefaultMaxAttempts    = 64
+)
+
+// Identity is the author and committer of every commit nwdes writes. It is
+// fixed rather than taken from user.name so that records do not carry
+// personal data and commit ids depend only on content and time.
+const Identity = "nwdes <nwdes@localhost>"
+
+// Options tune a Store. The zero value is valid: defaults are filled in.
+type Options struct {
+	// Durable syncs objects and the ref to disk before an update returns:
+	// one syncfs(2) over the object files and the ref's lock file, then the
+	// rename, then an fsync of the ref's directory. It is on by default in
+	// the CLI (see docs/data-model.md for the measured cost).
+	Durable bool
+	// MaxRecordBytes caps one record: its canonical JSON plus payloads.
+	MaxRecordBytes int
+	// MaxWalk caps how many commits a history walk visits.
+	MaxWalk int
+	// MaxAttempts caps compare-and-swap retries of one Update.
+	MaxAttempts int
+	// Kinds are the record kinds fsck accepts.
+	Kinds Kinds
+	// Now is the clock for commit times.
+	Now func() time.Time
+	// Sleep waits between retries; tests may shorten it.
+	Sleep func(time.Duration)
+}
+
+func (o *Options) fill() {
+	if o.MaxRecordBytes <= 0 {
+		o.MaxRecordBytes = DefaultMaxRecordBytes
+	}
+	if o.MaxWalk <= 0 {
+		o.MaxWalk = DefaultMaxWalk
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = time.Sleep
+	}
+}
+
+// Store keeps typed records in git objects under refs, moved only by
+// compare-and-swap. A Store is safe for concurrent use by goroutines, and
+// separate processes (nwdes or git) exclude one another through git's lock
+// files.
+type Store struct {
+	loc  Location
+	opts Options
+	refs *Refs
+	obj  *objects
+}
+
+// Open returns a Store for the repository at loc.
+func Open(loc Location, opts Options) (*Store, error) {
+	opts.fill()
+	if _, err := os.Stat(loc.CommonDir); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	refs := NewRefs(loc.CommonDir)
+	refs.Now = opts.Now
+	refs.Durable = opts.Durable
+	return &Store{loc: loc, opts: opts, refs: refs, obj: newObjects(loc.CommonDir)}, nil
+}
+
+// Location returns where the repository lives.
+func (s *Store) Location() Location { return s.loc }
+
+// Refs returns the ref mover the store uses.
+func (s *Store) Refs() *Refs { return s.refs }
+
+// Options returns the store's options with defaults filled in.
+func (s *Store) Options() Options { return s.opts }
+
+// Tip returns a ref's current commit, zero when the ref does not exist.
+func (s *Store) Tip(ref RefName) (plumbing.Hash, error) { return s.refs.Read(ref) }
+
+// View returns a read-only view of ref at its current tip.
+func (s *Store) View(ref RefName) (*Tx, error) {
+	tip, err := s.refs.Read(ref)
+	if err != nil {
+		return nil, err
+	}
+	return s.viewAt(ref, tip, true)
+}
+
+// ViewAt returns a read-only view of ref as it was at commit.
+func (s *Store) ViewAt(ref RefName, commit plumbing.Hash) (*Tx, error) {
+	return s.viewAt(ref, commit, true)
+}
+
+func (s *Store) viewAt(ref RefName, tip plumbing.Hash, ro bool) (*Tx, error) {
+	tx := &Tx{s: s, ref: ref, base: tip, readOnly: ro, root: &node{}}
+	if tip.IsZero() {
+		tx.root.loaded = true
+		tx.root.entries = map[string]*entry{}
+		return tx, nil
+	}
+	c, err := s.readCommit(tip)
+	if err != nil {
+		return nil, fmt.Errorf("read %s at %s: %w", ref, tip, err)
+	}
+	tx.root.hash = c.Tree
+	return tx, nil
+}
+
+func (s *Store) readCommit(h plumbing.Hash) (commitInfo, error) {
+	t, b, err := s.obj.read(h)
+	if err != nil {
+		return commitInfo{}, err
+	}
+	if t != plumbing.CommitObject {
+		return commitInfo{}, fmt.Errorf("object %s is a %s, expected a commit", h, t)
+	}
+	return decodeCommit(h, b)
+}
+
+// UpdateOption changes how one Update behaves.
+type UpdateOption func(*updateConfig)
+
+type updateConfig struct{ noRetry bool }
+
+// NoRetry makes Update refuse with Conflict instead of retrying when the ref
+// moved underneath it.
+func NoRetry() UpdateOption { return func(c *updateConfig) { c.noRetry = true } }
+
+// Update applies fn to a view of ref at its tip and, if fn staged changes,
+// writes them as one commit whose parent is that tip, then moves the ref by
+// compare-and-swap. On a conflict it re-reads the tip and runs fn again
+// (bounded, with jittered backoff), so fn re-validates what it wants against
+// the newest state; with NoRetry it refuses instead. If fn returns an error,
+// or stages nothing, nothing is written and the ref does not move.
+//
+// It returns the new tip (or the unchanged tip when fn staged nothing).
+func (s *Store) Update(ctx context.Context, ref RefName, message string, fn func(*Tx) error, opts ...UpdateOption) (plumbing.Hash, error) {
+	var cfg updateConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := ref.Validate(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	wait := time.Millisecond
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		tip, err := s.refs.Read(ref)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		tx, err := s.viewAt(ref, tip, false)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if err := fn(tx); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if !tx.changed {
+			return tip, nil
+		}
+		next, err := s.commitTx(tx, message)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		err = s.swap(ref, tip, next)
+		if err == nil {
+			return next, nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			return plumbing.ZeroHash, err
+		}
+		if cfg.noRetry {
+			return plumbing.ZeroHash, refusal.New("Conflict",
+				"read the new state and try again",
+				"%s moved while updating it: %v", ref, err).Wrap(err)
+		}
+		if attempt >= s.opts.MaxAttempts {
+			return plumbing.ZeroHash, refusal.New("Conflict",
+				"too many writers at once; try again",
+				"%s kept moving: gave up after %d attempts", ref, attempt).Wrap(err)
+		}
+		s.opts.Sleep(jitter(wait))
+		if wait < 50*time.Millisecond {
+			wait *= 2
+		}
+	}
+}
+
+func (s *Store) commitTx(tx *Tx, message string) (plumbing.Hash, error) {
+	tree, err := tx.writeTrees()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	var parents []plumbing.Hash
+	if !tx.base.IsZero() {
+		parents = []plumbing.Hash{tx.base}
+	}
+	return s.obj.write(plumbing.CommitObject, encodeCommit(tree, parents, Identity, s.opts.Now(), message))
+}
+
+// swap moves ref from old to next. In durable mode the objects just written
+// and the lock file's content reach the disk through one syncfs before the
+// rename, and the directory is synced after it, so after a power loss the ref
+// never names an object that was not written.
+func (s *Store) swap(ref RefName, old, next plumbing.Hash) error {
+	if !s.opts.Durable {
+		return s.refs.CompareAndSwap(ref, old, next)
+	}
+	return s.refs.compareAndSwap(ref, old, next, func() error { return syncfs(s.loc.CommonDir) })
+}
+
+func syncfs(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
+		return fmt.Errorf("syncfs %s: %w", dir, err)
+	}
+	return nil
+}
+
+func jitter(d time.Duration) time.Duration {
+	return d/2 + time.Duration(rand.Int64N(int64(d)+1))
+}
+
+// Entry is one commit of a ref's history.
+type Entry struct {
+	Commit  plumbing.Hash
+	Parents []plumbing.Hash
+	Time    time.Time
+	Message string
+}
+
+// Log walks ref's first-parent history from its tip, newest first, calling
+// fn for each commit until fn returns false. The walk is bounded by
+// MaxWalk; passing the bound is refused with WalkLimit.
+func (s *Store) Log(ref RefName, fn func(Entry) bool) error {
+	h, err := s.refs.Read(ref)
+	if err != nil {
+		return err
+	}
+	for n := 0; !h.IsZero(); n++ {
+		if n >= s.opts.MaxWalk {
+			return refusal.New("WalkLimit",
+				"narrow the walk, or raise nwdes.maxWalk",
+				"history of %s is longer than the walk limit of %d commits", ref, s.opts.MaxWalk)
+		}
+		c, err := s.readCommit(h)
+		if err != nil {
+			return fmt.Errorf("walk %s at %s: %w", ref, h, err)
+		}
+		if !fn(Entry{Commit: h, Parents: c.Parents, Time: c.Time, Message: c.Message}) {
+			return nil
+		}
+		if len(c.Parents) == 0 {
+			break
+		}
+		h = c.Parents[0]
+	}
+	return nil
+}

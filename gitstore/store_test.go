@@ -1,0 +1,302 @@
+package gitstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+const testRef = gitstore.RefName("refs/nwdes/test")
+
+var fixedClock = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+
+func openStore(t *testing.T, dir string, opts gitstore.Options) *gitstore.Store {
+	t.Helper()
+	loc, err := gitstore.Discover(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Now == nil {
+		opts.Now = fixedClock
+	}
+	if opts.Kinds == nil {
+		opts.Kinds = gitstore.Kinds{"test.note": 1}
+	}
+	s, err := gitstore.Open(loc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+type noteBody struct {
+	Title string   `json:"title"`
+	Tags  []string `json:"tags"`
+	N     int      `json:"n"`
+}
+
+func TestARecordRoundTripsWithPayloadsByteForByte(t *testing.T) {
+	dir := gittest.Init(t, false)
+	s := openStore(t, dir, gitstore.Options{})
+	payload := []byte("line one\r\nline two\n\n```\n\x00\xff trailing")
+	rec, err := gitstore.NewRecord("test.note", 1, noteBody{Title: "é <&>", Tags: []string{"b", "a"}, N: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Payloads = map[string][]byte{"text": payload, "empty": {}}
+	tip, err := s.Update(context.Background(), testRef, "put", func(tx *gitstore.Tx) error {
+		return tx.Put("notes/one", rec)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.View(testRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx.Base() != tip {
+		t.Fatalf("view at %s, want %s", tx.Base(), tip)
+	}
+	got, err := tx.Get("notes/one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Payloads["text"], payload) || len(got.Payloads["empty"]) != 0 {
+		t.Fatalf("payloads changed: %q", got.Payloads)
+	}
+	var body noteBody
+	if err := got.Decode(&body); err != nil || body.Title != "é <&>" || body.N != 3 {
+		t.Fatalf("body = %+v, %v", body, err)
+	}
+	raw := gittest.Git(t, dir, "cat-file", "blob", string(testRef)+":notes/one/record.json")
+	if want := `{"body":{"n":3,"tags":["b","a"],"title":"é <&>"},"kind":"test.note","v":1}`; raw != want {
+		t.Fatalf("stored json = %s, want canonical %s", raw, want)
+	}
+	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
+}
+
+func TestCanonicalJSONSortsKeysAndRefusesWhatIsNotCanonical(t *testing.T) {
+	got, err := gitstore.Canonical([]byte(`{ "b": [1, {"z":1,"a":2}], "a": "x" }`))
+	if err != nil || string(got) != `{"a":"x","b":[1,{"a":2,"z":1}]}` {
+		t.Fatalf("canonical = %s, %v", got, err)
+	}
+	for _, bad := range []string{`{"a":1,"a":2}`, `{"a":1} {}`, "{\"a\":\"\xff\"}", `{"b":1,"a":2}`, `{"a": 1}`} {
+		if err := gitstore.CheckCanonical([]byte(bad)); !refusal.Named(err, "RecordMalformed") {
+			t.Errorf("%q: err = %v, want RecordMalformed", bad, err)
+		}
+	}
+}
+
+func TestARecordOverTheLimitIsRefusedAndNothingMoves(t *testing.T) {
+	dir := gittest.Init(t, false)
+	s := openStore(t, dir, gitstore.Options{MaxRecordBytes: 1000})
+	rec, _ := gitstore.NewRecord("test.note", 1, noteBody{})
+	rec.Payloads = map[string][]byte{"big": bytes.Repeat([]byte("x"), 1000)}
+	_, err := s.Update(context.Background(), testRef, "put", func(tx *gitstore.Tx) error { return tx.Put("big", rec) })
+	if !refusal.Named(err, "RecordTooLarge") || !strings.Contains(err.Error(), "limit of 1000 bytes") {
+		t.Fatalf("err = %v, want RecordTooLarge naming the limit", err)
+	}
+	if tip, _ := s.Tip(testRef); !tip.IsZero() {
+		t.Fatal("ref moved after a refusal")
+	}
+	if gitstore.DefaultMaxRecordBytes != 1<<20 {
+		t.Fatal("default record limit is 1 MiB")
+	}
+}
+
+func TestUpdateRerunsItsFunctionAfterAConflictAndNoRetryRefuses(t *testing.T) {
+	dir := gittest.Init(t, false)
+	s := openStore(t, dir, gitstore.Options{Sleep: func(time.Duration) {}})
+	ctx := context.Background()
+	put := func(tx *gitstore.Tx, v string) error { return tx.WriteBlob("v", []byte(v)) }
+	if _, err := s.Update(ctx, testRef, "one", func(tx *gitstore.Tx) error { return put(tx, "1") }); err != nil {
+		t.Fatal(err)
+	}
+	runs := 0
+	_, err := s.Update(ctx, testRef, "two", func(tx *gitstore.Tx) error {
+		runs++
+		if runs == 1 {
+			// Another writer moves the ref between our read and our swap.
+			if _, err := s.Update(ctx, testRef, "sneak", func(tx *gitstore.Tx) error { return put(tx, "sneak") }); err != nil {
+				return err
+			}
+		}
+		old, err := tx.ReadBlob("v")
+		if err != nil {
+			return err
+		}
+		return put(tx, string(old)+"+2")
+	})
+	if err != nil || runs != 2 {
+		t.Fatalf("err = %v, runs = %d, want a rerun", err, runs)
+	}
+	if got := gittest.Git(t, dir, "cat-file", "blob", string(testRef)+":v"); got != "sneak+2" {
+		t.Fatalf("v = %q: the rerun must see the other writer's value", got)
+	}
+
+	first := true
+	_, err = s.Update(ctx, testRef, "three", func(tx *gitstore.Tx) error {
+		if first {
+			first = false
+			if _, err := s.Update(ctx, testRef, "sneak", func(tx *gitstore.Tx) error { return put(tx, "again") }); err != nil {
+				return err
+			}
+		}
+		return put(tx, "three")
+	}, gitstore.NoRetry())
+	if !refusal.Named(err, "Conflict") || !errors.Is(err, gitstore.ErrConflict) {
+		t.Fatalf("err = %v, want a Conflict refusal", err)
+	}
+	if got := gittest.Git(t, dir, "cat-file", "blob", string(testRef)+":v"); got != "again" {
+		t.Fatalf("v = %q after a refused update", got)
+	}
+}
+
+func TestConcurrentGoroutinesLoseNoUpdate(t *testing.T) {
+	dir := gittest.Init(t, false)
+	s := openStore(t, dir, gitstore.Options{})
+	const writers, each = 4, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				_, err := s.Update(context.Background(), testRef, "add", func(tx *gitstore.Tx) error {
+					return tx.WriteBlob(fmt.Sprintf("log/%d-%d", w, i), []byte("x"))
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	tx, _ := s.View(testRef)
+	names, _ := tx.List("log")
+	if len(names) != writers*each {
+		t.Fatalf("%d entries, want %d", len(names), writers*each)
+	}
+	commits := 0
+	if err := s.Log(testRef, func(gitstore.Entry) bool { commits++; return true }); err != nil {
+		t.Fatal(err)
+	}
+	if commits != writers*each {
+		t.Fatalf("%d commits in the chain, want %d", commits, writers*each)
+	}
+}
+
+func TestAHistoryWalkIsBounded(t *testing.T) {
+	dir := gittest.Init(t, false)
+	s := openStore(t, dir, gitstore.Options{MaxWalk: 3})
+	for i := 0; i < 4; i++ {
+		s.Update(context.Background(), testRef, "n", func(tx *gitstore.Tx) error { return tx.WriteBlob("n", []byte{byte(i)}) })
+	}
+	err := s.Log(testRef, func(gitstore.Entry) bool { return true })
+	if !refusal.Named(err, "WalkLimit") || !strings.Contains(err.Error(), "3 commits") {
+		t.Fatalf("err = %v, want WalkLimit naming the bound", err)
+	}
+}
+
+func TestNotesAreReadableByGit(t *testing.T) {
+	dir := gittest.Init(t, false)
+	s := openStore(t, dir, gitstore.Options{})
+	head := plumbing.NewHash(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	_, err := s.UpdateNote(context.Background(), head, "brief", func(old []byte, found bool) ([]byte, error) {
+		if found {
+			t.Fatal("no note yet")
+		}
+		return []byte("## greeting: accepted\n"), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gittest.Git(t, dir, "notes", "--ref", "nwdes", "show", "HEAD"); got != "## greeting: accepted" {
+		t.Fatalf("git notes show = %q", got)
+	}
+	if got := gittest.Git(t, dir, "log", "-1", "--notes=nwdes"); !strings.Contains(got, "Notes (nwdes):\n    ## greeting: accepted") {
+		t.Fatalf("git log --notes=nwdes:\n%s", got)
+	}
+	// A note git itself wrote (flat layout) is found and updated in place.
+	gittest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "second")
+	second := plumbing.NewHash(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	gittest.Git(t, dir, "notes", "--ref", "nwdes", "add", "-m", "from git", "HEAD")
+	_, err = s.UpdateNote(context.Background(), second, "append", func(old []byte, found bool) ([]byte, error) {
+		if !found || string(old) != "from git\n" {
+			t.Fatalf("old = %q, %v", old, found)
+		}
+		return append(old, "and nwdes\n"...), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gittest.Git(t, dir, "notes", "--ref", "nwdes", "show", "HEAD"); got != "from git\nand nwdes" {
+		t.Fatalf("git notes show = %q", got)
+	}
+	if b, err := s.Note(head); err != nil || string(b) != "## greeting: accepted\n" {
+		t.Fatalf("Note = %q, %v", b, err)
+	}
+	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
+}
+
+func TestFsckNamesEachProblem(t *testing.T) {
+	dir := gittest.Init(t, false)
+	s := openStore(t, dir, gitstore.Options{})
+	rec, _ := gitstore.NewRecord("test.note", 1, noteBody{Title: "ok"})
+	if _, err := s.Update(context.Background(), testRef, "ok", func(tx *gitstore.Tx) error { return tx.Put("good", rec) }); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := s.Fsck()
+	if err != nil || !rep.OK() || rep.Records != 1 {
+		t.Fatalf("fsck of a good store: %+v, %v", rep, err)
+	}
+	unknown, _ := gitstore.NewRecord("test.other", 1, noteBody{})
+	newer, _ := gitstore.NewRecord("test.note", 2, noteBody{})
+	_, err = s.Update(context.Background(), testRef, "bad", func(tx *gitstore.Tx) error {
+		tx.Put("unknown", unknown)
+		tx.Put("newer", newer)
+		return tx.WriteBlob("ugly/record.json", []byte(`{"kind": "test.note"}`))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, _ = s.Fsck()
+	var got []string
+	for _, p := range rep.Problems {
+		got = append(got, p.Path+": "+p.What)
+	}
+	want := []string{`kind "test.other" is unknown`, "test.note v2 is newer", "not in canonical form"}
+	for _, w := range want {
+		if !strings.Contains(strings.Join(got, "\n"), w) {
+			t.Errorf("fsck problems %q do not mention %q", got, w)
+		}
+	}
+	// A missing object is named too.
+	tree := gittest.Git(t, dir, "rev-parse", string(testRef)+":good")
+	obj := filepath.Join(dir, ".git", "objects", tree[:2], tree[2:])
+	if err := removeFile(obj); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ = s.Fsck()
+	if !strings.Contains(fmt.Sprint(rep.Problems), "tree "+tree+" unreadable") {
+		t.Fatalf("missing tree not reported: %v", rep.Problems)
+	}
+}

@@ -1,0 +1,342 @@
+package gitstore
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// Tx is a view of one ref's tree at one tip, with edits staged in memory.
+// Trees are loaded only along the paths touched, so a read or an append
+// costs O(depth), not O(records), however many records the ref holds.
+//
+// Inside Store.Update the function given a Tx may run more than once: after
+// a compare-and-swap conflict it runs again on a fresh Tx at the new tip,
+// so it must decide from what the Tx shows, not from earlier runs.
+type Tx struct {
+	s        *Store
+	ref      RefName
+	base     plumbing.Hash // the commit this view starts from; zero if none
+	root     *node
+	readOnly bool
+	changed  bool
+	blobs    map[plumbing.Hash][]byte // staged blobs, written at commit
+}
+
+type node struct {
+	hash    plumbing.Hash // the stored tree, zero for a new one
+	entries map[string]*entry
+	loaded  bool
+	dirty   bool
+}
+
+type entry struct {
+	mode uint32
+	hash plumbing.Hash
+	sub  *node
+}
+
+// Base is the commit this view was taken at (zero for an absent ref).
+func (tx *Tx) Base() plumbing.Hash { return tx.base }
+
+// Ref is the ref this view belongs to.
+func (tx *Tx) Ref() RefName { return tx.ref }
+
+func (tx *Tx) load(n *node) error {
+	if n.loaded {
+		return nil
+	}
+	n.entries = map[string]*entry{}
+	n.loaded = true
+	if n.hash.IsZero() {
+		return nil
+	}
+	t, b, err := tx.s.obj.read(n.hash)
+	if err != nil {
+		return err
+	}
+	if t != plumbing.TreeObject {
+		return fmt.Errorf("object %s is a %s, expected a tree", n.hash, t)
+	}
+	es, err := decodeTree(n.hash, b)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		n.entries[e.name] = &entry{mode: e.mode, hash: e.hash}
+	}
+	return nil
+}
+
+func splitPath(p string) ([]string, error) {
+	if p == "" {
+		return nil, nil
+	}
+	parts := strings.Split(p, "/")
+	for _, c := range parts {
+		if c == "" || c == "." || c == ".." || strings.EqualFold(c, ".git") || strings.ContainsAny(c, "\x00\n") {
+			return nil, refusal.New("PathInvalid", "use a slash-separated path of plain names",
+				"record path %q has an empty, '.', '..' or '.git' component", p)
+		}
+	}
+	return parts, nil
+}
+
+// walk returns the node for dir path parts, creating it when create is set.
+// It returns nil, nil when the path is absent and create is false.
+func (tx *Tx) walk(parts []string, create bool) (*node, []*node, error) {
+	n := tx.root
+	trail := []*node{n}
+	for _, c := range parts {
+		if err := tx.load(n); err != nil {
+			return nil, nil, err
+		}
+		e := n.entries[c]
+		if e == nil || e.mode != modeTree {
+			if !create {
+				return nil, nil, nil
+			}
+			e = &entry{mode: modeTree, sub: &node{loaded: true, entries: map[string]*entry{}}}
+			n.entries[c] = e
+		}
+		if e.sub == nil {
+			e.sub = &node{hash: e.hash}
+		}
+		n = e.sub
+		trail = append(trail, n)
+	}
+	if err := tx.load(n); err != nil {
+		return nil, nil, err
+	}
+	return n, trail, nil
+}
+
+func (tx *Tx) touch(trail []*node) {
+	for _, n := range trail {
+		n.dirty = true
+	}
+	tx.changed = true
+}
+
+// ReadBlob returns the bytes at path, or an error wrapping ErrNotFound.
+func (tx *Tx) ReadBlob(path string) ([]byte, error) {
+	parts, err := splitPath(path)
+	if err != nil || len(parts) == 0 {
+		return nil, fmt.Errorf("read %s: %w", path, ErrNotFound)
+	}
+	dir, _, err := tx.walk(parts[:len(parts)-1], false)
+	if err != nil {
+		return nil, err
+	}
+	if dir == nil {
+		return nil, fmt.Errorf("%s in %s: %w", path, tx.ref, ErrNotFound)
+	}
+	e := dir.entries[parts[len(parts)-1]]
+	if e == nil || e.mode == modeTree {
+		return nil, fmt.Errorf("%s in %s: %w", path, tx.ref, ErrNotFound)
+	}
+	if b, ok := tx.blobs[e.hash]; ok {
+		return b, nil
+	}
+	t, b, err := tx.s.obj.read(e.hash)
+	if err != nil {
+		return nil, err
+	}
+	if t != plumbing.BlobObject {
+		return nil, fmt.Errorf("%s in %s is a %s, expected a blob", path, tx.ref, t)
+	}
+	return b, nil
+}
+
+// WriteBlob stages data at path, replacing whatever was there.
+func (tx *Tx) WriteBlob(path string, data []byte) error {
+	if tx.readOnly {
+		return fmt.Errorf("write %s: read-only view", path)
+	}
+	parts, err := splitPath(path)
+	if err != nil {
+		return err
+	}
+	if len(parts) == 0 {
+		return fmt.Errorf("write: empty path")
+	}
+	dir, trail, err := tx.walk(parts[:len(parts)-1], true)
+	if err != nil {
+		return err
+	}
+	h := hashOf(plumbing.BlobObject, data)
+	name := parts[len(parts)-1]
+	if e := dir.entries[name]; e != nil && e.mode == modeBlob && e.hash == h {
+		return nil
+	}
+	if tx.blobs == nil {
+		tx.blobs = map[plumbing.Hash][]byte{}
+	}
+	tx.blobs[h] = data
+	dir.entries[name] = &entry{mode: modeBlob, hash: h}
+	tx.touch(trail)
+	return nil
+}
+
+// Exists reports whether anything (blob or tree) is at path.
+func (tx *Tx) Exists(path string) (bool, error) {
+	parts, err := splitPath(path)
+	if err != nil {
+		return false, err
+	}
+	if len(parts) == 0 {
+		return true, nil
+	}
+	dir, _, err := tx.walk(parts[:len(parts)-1], false)
+	if err != nil || dir == nil {
+		return false, err
+	}
+	return dir.entries[parts[len(parts)-1]] != nil, nil
+}
+
+// List returns the names directly under dir, sorted; none for an absent dir.
+func (tx *Tx) List(dir string) ([]string, error) {
+	parts, err := splitPath(dir)
+	if err != nil {
+		return nil, err
+	}
+	n, _, err := tx.walk(parts, false)
+	if err != nil || n == nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(n.entries))
+	for k := range n.entries {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Remove deletes whatever is at path; removing nothing is not an error.
+func (tx *Tx) Remove(path string) error {
+	if tx.readOnly {
+		return fmt.Errorf("remove %s: read-only view", path)
+	}
+	parts, err := splitPath(path)
+	if err != nil || len(parts) == 0 {
+		return fmt.Errorf("remove %q: empty path", path)
+	}
+	dir, trail, err := tx.walk(parts[:len(parts)-1], false)
+	if err != nil || dir == nil {
+		return err
+	}
+	if _, ok := dir.entries[parts[len(parts)-1]]; !ok {
+		return nil
+	}
+	delete(dir.entries, parts[len(parts)-1])
+	tx.touch(trail)
+	return nil
+}
+
+// Get reads the record stored at path (see Record for the layout).
+func (tx *Tx) Get(path string) (*Record, error) {
+	b, err := tx.ReadBlob(path + "/record.json")
+	if err != nil {
+		return nil, err
+	}
+	r, err := decodeRecord(b)
+	if err != nil {
+		return nil, fmt.Errorf("record %s in %s: %w", path, tx.ref, err)
+	}
+	names, err := tx.List(path + "/payload")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		p, err := tx.ReadBlob(path + "/payload/" + name)
+		if err != nil {
+			return nil, err
+		}
+		if r.Payloads == nil {
+			r.Payloads = map[string][]byte{}
+		}
+		r.Payloads[name] = p
+	}
+	return r, nil
+}
+
+// Put stores rec at path, replacing any record there. It refuses a record
+// over the store's size limit with RecordTooLarge.
+func (tx *Tx) Put(path string, rec *Record) error {
+	enc, err := rec.encode()
+	if err != nil {
+		return err
+	}
+	if n, max := rec.size(enc), tx.s.opts.MaxRecordBytes; n > max {
+		return refusal.New("RecordTooLarge",
+			"store less (for command output keep a digest and a bounded tail), or raise nwdes.maxRecordBytes",
+			"record %s is %d bytes, over the limit of %d bytes", path, n, max)
+	}
+	for name := range rec.Payloads {
+		if !payloadName.MatchString(name) {
+			return refusal.New("PathInvalid", "name payloads with letters, digits, '.', '_' and '-'",
+				"payload name %q is not allowed", name)
+		}
+	}
+	if err := tx.Remove(path); err != nil {
+		return err
+	}
+	if err := tx.WriteBlob(path+"/record.json", enc); err != nil {
+		return err
+	}
+	for name, p := range rec.Payloads {
+		if err := tx.WriteBlob(path+"/payload/"+name, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTrees writes staged blobs and every dirty tree bottom-up and returns
+// the root tree id. Objects are all written before any ref moves.
+func (tx *Tx) writeTrees() (plumbing.Hash, error) {
+	for h, b := range tx.blobs {
+		got, err := tx.s.obj.write(plumbing.BlobObject, b)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if got != h {
+			return plumbing.ZeroHash, fmt.Errorf("blob hash mismatch: %s != %s", got, h)
+		}
+	}
+	return tx.writeNode(tx.root)
+}
+
+func (tx *Tx) writeNode(n *node) (plumbing.Hash, error) {
+	if !n.dirty {
+		if n.hash.IsZero() {
+			return tx.s.obj.write(plumbing.TreeObject, nil)
+		}
+		return n.hash, nil
+	}
+	es := make([]treeEntry, 0, len(n.entries))
+	for name, e := range n.entries {
+		if e.sub != nil && e.sub.dirty {
+			// An emptied directory disappears, as in git.
+			if len(e.sub.entries) == 0 {
+				continue
+			}
+			h, err := tx.writeNode(e.sub)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			e.hash = h
+		}
+		es = append(es, treeEntry{name: name, mode: e.mode, hash: e.hash})
+	}
+	h, err := tx.s.obj.write(plumbing.TreeObject, encodeTree(es))
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	n.hash, n.dirty = h, false
+	return h, nil
+}

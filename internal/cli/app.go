@@ -1,0 +1,221 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/nwdes/nwdes/gitstore"
+)
+
+// Set at build time by the Makefile (-ldflags -X).
+var (
+	version = "dev"
+	commit  = ""
+)
+
+// session carries what one run of the command shares between its verbs.
+type session struct {
+	env   Env
+	style style
+	dir   string // after -C
+	json  bool   // set by a verb's --json, for refusal rendering
+}
+
+// Main runs the command with args (args[0] is the program name) and returns
+// the exit code. It never calls os.Exit.
+func Main(ctx context.Context, args []string, env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	s := &session{env: env, style: newStyle(env), dir: env.Dir}
+	app := s.app()
+	err := app.RunContext(ctx, args)
+	return report(err, env.Stdout, env.Stderr, s.json, s.style)
+}
+
+const exitStatus = `
+EXIT STATUS
+   0  success
+   1  negative judgment, or input that could not be read
+   2  refused request or usage error`
+
+func (s *session) app() *cli.App {
+	app := &cli.App{
+		Name:      "git nwdes",
+		HelpName:  "git nwdes",
+		Usage:     "decide with evidence whether a candidate commit does what was asked",
+		UsageText: "git nwdes [-C <path>] <verb> [options]",
+		Description: `nwdes keeps contracts, observations, verdicts and gate evidence as git
+objects under refs/nwdes/ and refs/notes/nwdes, moved only by compare-and-swap.
+
+EXAMPLES
+   git nwdes version
+   git nwdes -C ../candidate fsck --json
+` + exitStatus,
+		Reader:    s.env.Stdin,
+		Writer:    s.env.Stdout,
+		ErrWriter: s.env.Stderr,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "C", Usage: "run as if started in `path`"},
+		},
+		Before: func(c *cli.Context) error {
+			if p := c.String("C"); p != "" {
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(s.dir, p)
+				}
+				s.dir = p
+			}
+			return nil
+		},
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return &usageError{err}
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usagef("unknown verb %q", c.Args().First())
+			}
+			cli.ShowAppHelp(c)
+			return usagef("a verb is required")
+		},
+		Commands:             s.commands(),
+		EnableBashCompletion: false,
+		HideHelpCommand:      true,
+	}
+	for _, cmd := range app.Commands {
+		setUsageErrors(cmd)
+	}
+	return app
+}
+
+func setUsageErrors(cmd *cli.Command) {
+	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return &usageError{err} }
+	for _, sub := range cmd.Subcommands {
+		setUsageErrors(sub)
+	}
+}
+
+func (s *session) commands() []*cli.Command {
+	cmds := []*cli.Command{s.versionCmd(), s.fsckCmd()}
+	cmds = append(cmds, s.hiddenCommands()...)
+	return cmds
+}
+
+func (s *session) hiddenCommands() []*cli.Command {
+	return []*cli.Command{{
+		Name:   "man",
+		Hidden: true,
+		Usage:  "print the man page (used by make install)",
+		Action: func(c *cli.Context) error {
+			page, err := c.App.ToMan()
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprint(s.env.Stdout, page)
+			return err
+		},
+	}}
+}
+
+// open finds and opens the repository the command runs in.
+func (s *session) open() (*gitstore.Store, error) {
+	loc, err := gitstore.Discover(s.dir, s.env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return gitstore.Open(loc, storeOptions(loc, s.env.Now))
+}
+
+func (s *session) versionCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "version",
+		Usage:     "print the version and the commit it was built from",
+		UsageText: "git nwdes version [--json]",
+		Description: `EXAMPLES
+   git nwdes version
+` + exitStatus,
+		Flags: []cli.Flag{jsonFlag()},
+		Action: func(c *cli.Context) error {
+			v, rev := buildInfo()
+			if s.wantJSON(c) {
+				return writeJSON(s.env.Stdout, map[string]string{"version": v, "commit": rev})
+			}
+			fmt.Fprintf(s.env.Stdout, "git-nwdes %s (commit %s)\n", v, rev)
+			return nil
+		},
+	}
+}
+
+func buildInfo() (string, string) {
+	v, rev := version, commit
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, st := range bi.Settings {
+			if st.Key == "vcs.revision" && rev == "" {
+				rev = st.Value
+			}
+			if st.Key == "vcs.modified" && st.Value == "true" && rev != "" && !strings.HasSuffix(rev, "-dirty") {
+				rev += "-dirty"
+			}
+		}
+	}
+	if rev == "" {
+		rev = "unknown"
+	}
+	return v, rev
+}
+
+func jsonFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: "print one JSON document on stdout"}
+}
+
+func (s *session) wantJSON(c *cli.Context) bool {
+	s.json = c.Bool("json")
+	return s.json
+}
+
+func (s *session) fsckCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "fsck",
+		Usage:     "re-read and re-validate every nwdes ref, record and note",
+		UsageText: "git nwdes fsck [--json]",
+		Description: `Walks every ref under refs/nwdes/ and refs/notes/nwdes: every commit of
+each chain, every tree and blob they reach, every record (canonical JSON of
+a known kind and version) and every note. Names each problem found.
+
+EXAMPLES
+   git nwdes fsck
+   git nwdes fsck --json | jq '.problems[]'
+` + exitStatus,
+		Flags: []cli.Flag{jsonFlag()},
+		Action: func(c *cli.Context) error {
+			asJSON := s.wantJSON(c)
+			st, err := s.open()
+			if err != nil {
+				return err
+			}
+			rep, err := st.Fsck()
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				writeJSON(s.env.Stdout, rep)
+			} else {
+				for _, p := range rep.Problems {
+					fmt.Fprintf(s.env.Stdout, "problem: %s\n", p)
+				}
+				fmt.Fprintf(s.env.Stdout, "checked %d refs, %d commits, %d records, %d notes: %d problems\n",
+					rep.Refs, rep.Commits, rep.Records, rep.Notes, len(rep.Problems))
+			}
+			if !rep.OK() {
+				return negative("fsck found problems")
+			}
+			return nil
+		},
+	}
+}
+

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nwdes/nwdes/gitstore"
+)
+
+// Env is everything the command takes from its process. Tests build one
+// with buffers and a map; main passes the real process's.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	Environ        func() []string
+	Dir            string // the working directory
+	Now            func() time.Time
+	// Terminal reports whether stderr is a terminal (for colour).
+	Terminal bool
+}
+
+// OSEnv returns the running process's environment.
+func OSEnv() Env {
+	dir, _ := os.Getwd()
+	_, err := unix.IoctlGetTermios(int(os.Stderr.Fd()), unix.TCGETS)
+	return Env{
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		Getenv: os.Getenv, Environ: os.Environ, Dir: dir, Now: time.Now,
+		Terminal: err == nil,
+	}
+}
+
+type style struct{ color bool }
+
+func (s style) red(t string) string {
+	if !s.color {
+		return t
+	}
+	return "\x1b[31m" + t + "\x1b[0m"
+}
+
+func (s style) bold(t string) string {
+	if !s.color {
+		return t
+	}
+	return "\x1b[1m" + t + "\x1b[0m"
+}
+
+func newStyle(e Env) style {
+	return style{color: e.Terminal && e.Getenv("NO_COLOR") == "" && e.Getenv("TERM") != "dumb"}
+}
+
+// storeOptions reads the store's tuning from git config (nwdes.durable,
+// nwdes.maxRecordBytes, nwdes.maxWalk). Durable is on unless set false.
+func storeOptions(loc gitstore.Location, now func() time.Time) gitstore.Options {
+	o := gitstore.Options{Durable: true, Now: now, Kinds: allKinds()}
+	if v, ok := gitstore.ConfigValue(loc, "nwdes", "durable"); ok {
+		o.Durable = !isFalse(v)
+	}
+	if v, ok := gitstore.ConfigValue(loc, "nwdes", "maxrecordbytes"); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			o.MaxRecordBytes = n
+		}
+	}
+	if v, ok := gitstore.ConfigValue(loc, "nwdes", "maxwalk"); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			o.MaxWalk = n
+		}
+	}
+	return o
+}
+
+func isFalse(v string) bool {
+	switch strings.ToLower(v) {
+	case "false", "no", "off", "0":
+		return true
+	}
+	return false
+}

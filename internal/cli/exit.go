@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// Exit codes, documented in docs/cli.md. This file is the only place that
+// maps errors to them.
+const (
+	ExitOK       = 0 // success; a positive judgment
+	ExitNegative = 1 // a negative judgment, or input that could not be read
+	ExitRefused  = 2 // a refused request or a usage error
+)
+
+// judgment is returned by a verb that ran fine but judged negatively; its
+// output has already been printed.
+type judgment struct{ reason string }
+
+func (j *judgment) Error() string { return j.reason }
+
+// negative reports a negative judgment (exit 1) without printing anything more.
+func negative(reason string) error { return &judgment{reason} }
+
+// usageError is a command-line mistake (exit 2).
+type usageError struct{ err error }
+
+func (u *usageError) Error() string { return u.err.Error() }
+func (u *usageError) Unwrap() error { return u.err }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Errorf(format, args...)}
+}
+
+// report prints err the one way nwdes prints errors and returns the exit code.
+func report(err error, stdout, stderr io.Writer, jsonOut bool, st style) int {
+	if err == nil {
+		return ExitOK
+	}
+	var j *judgment
+	if errors.As(err, &j) {
+		return ExitNegative
+	}
+	var u *usageError
+	if errors.As(err, &u) {
+		fmt.Fprintf(stderr, "%s %s\n", st.red("usage:"), u.err)
+		fmt.Fprintln(stderr, "remedy: run the verb with -h for its usage and examples")
+		return ExitRefused
+	}
+	if r, ok := refusal.As(err); ok {
+		fmt.Fprintf(stderr, "%s: %s\n", st.red(r.Name), oneLine(r.Detail))
+		if r.Remedy != "" {
+			fmt.Fprintf(stderr, "remedy: %s\n", oneLine(r.Remedy))
+		}
+		if jsonOut {
+			writeJSON(stdout, map[string]any{"refusal": map[string]string{"name": r.Name, "detail": r.Detail, "remedy": r.Remedy}})
+		}
+		if r.Class == refusal.Unreadable {
+			return ExitNegative
+		}
+		return ExitRefused
+	}
+	fmt.Fprintf(stderr, "%s %s\n", st.red("error:"), oneLine(err.Error()))
+	return ExitNegative
+}
+
+func oneLine(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c == '\n' || c == '\r' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,9 @@
+package cli
+
+import "github.com/nwdes/nwdes/gitstore"
+
+// allKinds is every record kind this build reads, for fsck.
+func allKinds() gitstore.Kinds {
+	k := gitstore.Kinds{}
+	return k
+}
