@@ -340,3 +340,5 @@ func (tx *Tx) writeNode(n *node) (plumbing.Hash, error) {
 	n.hash, n.dirty = h, false
 	return h, nil
 }
+
+func sortStrings(s []string) { sort.Strings(s) }

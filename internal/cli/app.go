@@ -101,7 +101,7 @@ func setUsageErrors(cmd *cli.Command) {
 }
 
 func (s *session) commands() []*cli.Command {
-	cmds := []*cli.Command{s.versionCmd(), s.fsckCmd()}
+	cmds := []*cli.Command{s.examineCmd(), s.fsckCmd(), s.versionCmd()}
 	cmds = append(cmds, s.hiddenCommands()...)
 	return cmds
 }

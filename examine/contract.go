@@ -1,0 +1,237 @@
+package examine
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// ExpectationID is a stable label E<n> of one acceptance criterion. IDs are
+// unique within a contract but need not be contiguous.
+type ExpectationID string
+
+// Num is the numeric part, used to order IDs (E2 before E10).
+func (id ExpectationID) Num() int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(string(id), "E"))
+	return n
+}
+
+// Oracle is a criterion's command oracle: MET only when Check exits 0 and
+// its standard output contains Expect.
+type Oracle struct {
+	Check  string `json:"check"`
+	Expect string `json:"expect"`
+}
+
+// Criterion is one acceptance criterion of a contract.
+type Criterion struct {
+	ID     ExpectationID `json:"id"`
+	Text   string        `json:"text"`
+	Oracle *Oracle       `json:"oracle,omitempty"`
+	Line   int           `json:"line"`
+}
+
+// Contract is a feature's committed contract: what was asked, the criteria
+// that say it was done, the files it may touch, and abandoned criteria.
+type Contract struct {
+	Request   string                   `json:"request"`
+	Criteria  []Criterion              `json:"criteria"`
+	FileScope []string                 `json:"file_scope"`
+	Abandoned map[ExpectationID]string `json:"abandoned,omitempty"`
+}
+
+// IDs returns the criteria's IDs in contract order.
+func (c *Contract) IDs() []ExpectationID {
+	ids := make([]ExpectationID, len(c.Criteria))
+	for i, cr := range c.Criteria {
+		ids[i] = cr.ID
+	}
+	return ids
+}
+
+// Criterion returns the criterion with id, if any.
+func (c *Contract) Criterion(id ExpectationID) (Criterion, bool) {
+	for _, cr := range c.Criteria {
+		if cr.ID == id {
+			return cr, true
+		}
+	}
+	return Criterion{}, false
+}
+
+// Sections of a contract, in any order, each at most once.
+const (
+	sectionRequest  = "REQUEST"
+	sectionCriteria = "ACCEPTANCE CRITERIA"
+	sectionScope    = "FILE SCOPE"
+)
+
+var (
+	criterionLine = regexp.MustCompile(`^E([1-9][0-9]*)\.(?:[ \t]+(.*))?$`)
+	attributeLine = regexp.MustCompile(`^[ \t]+([A-Z][A-Z_]*):(?:[ \t]*(.*))?$`)
+	abandonLine   = regexp.MustCompile(`^ABANDON:[ \t]*(E[1-9][0-9]*)(?:[ \t]+(.*))?$`)
+	idRef         = regexp.MustCompile(`^E[1-9][0-9]*$`)
+)
+
+// ParseContract parses a contract. It fails closed: anything it does not
+// understand is refused with ConfigurationMalformed naming the line, and no
+// partial contract is returned, so nothing downstream (least of all an
+// oracle) ever acts on a contract that was half read.
+//
+// Grammar: "# REQUEST" (free text), "# ACCEPTANCE CRITERIA" (lines
+// "E<n>. text", each optionally followed by indented "CHECK:", "EXPECT:" and
+// "EVIDENCE:" lines), "# FILE SCOPE" (one glob per line), and, outside the
+// request, "ABANDON: E<n> reason" lines. Blank lines are ignored; text
+// before the first section is refused.
+func ParseContract(path string, src []byte) (*Contract, error) {
+	bad := func(line int, format string, args ...any) error {
+		return refusal.New("ConfigurationMalformed",
+			"fix the contract and commit it; docs/gates.md gives the grammar",
+			"%s:%d: %s", path, line, fmt.Sprintf(format, args...))
+	}
+	c := &Contract{Abandoned: map[ExpectationID]string{}}
+	text := strings.ReplaceAll(string(src), "\r\n", "\n")
+	section := ""
+	seenSection := map[string]bool{}
+	var request []string
+	var cur *Criterion
+	type attrs struct{ check, expect, evidence int }
+	curAttrs := map[ExpectationID]*attrs{}
+	abandonAt := map[ExpectationID]int{}
+	for i, line := range strings.Split(text, "\n") {
+		n := i + 1
+		if strings.HasPrefix(line, "# ") || line == "#" {
+			name := strings.TrimSpace(strings.TrimPrefix(line, "#"))
+			switch name {
+			case sectionRequest, sectionCriteria, sectionScope:
+			default:
+				return nil, bad(n, "unknown section %q (known: REQUEST, ACCEPTANCE CRITERIA, FILE SCOPE)", name)
+			}
+			if seenSection[name] {
+				return nil, bad(n, "section %q appears twice", name)
+			}
+			seenSection[name] = true
+			section, cur = name, nil
+			continue
+		}
+		if section == sectionRequest {
+			request = append(request, line)
+			continue
+		}
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if m := abandonLine.FindStringSubmatch(line); m != nil {
+			id := ExpectationID(m[1])
+			if strings.TrimSpace(m[2]) == "" {
+				return nil, bad(n, "ABANDON %s has no reason", id)
+			}
+			if _, dup := c.Abandoned[id]; dup {
+				return nil, bad(n, "%s is abandoned twice", id)
+			}
+			c.Abandoned[id] = strings.TrimSpace(m[2])
+			abandonAt[id] = n
+			cur = nil
+			continue
+		}
+		if strings.HasPrefix(line, "ABANDON:") {
+			return nil, bad(n, "ABANDON line must read \"ABANDON: E<n> <reason>\"")
+		}
+		switch section {
+		case "":
+			return nil, bad(n, "text before the first section")
+		case sectionScope:
+			if line != strings.TrimLeft(line, " \t") {
+				return nil, bad(n, "a FILE SCOPE glob must not be indented")
+			}
+			c.FileScope = append(c.FileScope, strings.TrimSpace(line))
+		case sectionCriteria:
+			if m := attributeLine.FindStringSubmatch(line); m != nil {
+				if cur == nil {
+					return nil, bad(n, "attribute %s: is not under a criterion", m[1])
+				}
+				a := curAttrs[cur.ID]
+				val := strings.TrimSpace(m[2])
+				switch m[1] {
+				case "CHECK", "EXPECT", "EVIDENCE":
+				default:
+					return nil, bad(n, "unknown attribute %s: under %s (known: CHECK, EXPECT, EVIDENCE)", m[1], cur.ID)
+				}
+				slot := map[string]*int{"CHECK": &a.check, "EXPECT": &a.expect, "EVIDENCE": &a.evidence}[m[1]]
+				if *slot != 0 {
+					return nil, bad(n, "%s has a second %s: (first on line %d)", cur.ID, m[1], *slot)
+				}
+				*slot = n
+				if m[1] != "EVIDENCE" && val == "" {
+					return nil, bad(n, "%s: under %s is empty", m[1], cur.ID)
+				}
+				if cur.Oracle == nil && m[1] != "EVIDENCE" {
+					cur.Oracle = &Oracle{}
+				}
+				switch m[1] {
+				case "CHECK":
+					cur.Oracle.Check = val
+				case "EXPECT":
+					cur.Oracle.Expect = val
+				}
+				continue
+			}
+			if strings.HasPrefix(strings.TrimLeft(line, " \t"), "CHECK:") || strings.HasPrefix(strings.TrimLeft(line, " \t"), "EXPECT:") || strings.HasPrefix(strings.TrimLeft(line, " \t"), "EVIDENCE:") {
+				return nil, bad(n, "attribute %q must be indented under its criterion", strings.TrimSpace(line))
+			}
+			m := criterionLine.FindStringSubmatch(line)
+			if m == nil {
+				return nil, bad(n, "expected a criterion \"E<n>. text\" or an indented attribute, got %q", truncate(line, 60))
+			}
+			id := ExpectationID("E" + m[1])
+			if strings.TrimSpace(m[2]) == "" {
+				return nil, bad(n, "criterion %s has no text", id)
+			}
+			for _, prev := range c.Criteria {
+				if prev.ID == id {
+					return nil, bad(n, "duplicate criterion %s (first on line %d)", id, prev.Line)
+				}
+			}
+			c.Criteria = append(c.Criteria, Criterion{ID: id, Text: strings.TrimSpace(m[2]), Line: n})
+			cur = &c.Criteria[len(c.Criteria)-1]
+			curAttrs[id] = &attrs{}
+		}
+	}
+	for _, need := range []string{sectionRequest, sectionCriteria} {
+		if !seenSection[need] {
+			return nil, bad(1, "section %q is missing", need)
+		}
+	}
+	for _, cr := range c.Criteria {
+		a := curAttrs[cr.ID]
+		if (a.check != 0) != (a.expect != 0) {
+			line, has, lacks := a.check, "CHECK:", "EXPECT:"
+			if a.expect != 0 {
+				line, has, lacks = a.expect, "EXPECT:", "CHECK:"
+			}
+			return nil, bad(line, "%s has %s without %s: an oracle needs both", cr.ID, has, lacks)
+		}
+	}
+	for id, line := range abandonAt {
+		if _, ok := c.Criterion(id); !ok {
+			return nil, bad(line, "ABANDON names %s, which is not a criterion", id)
+		}
+	}
+	if len(c.Criteria) == 0 {
+		return nil, bad(1, "ACCEPTANCE CRITERIA lists no criterion")
+	}
+	c.Request = strings.TrimSpace(strings.Join(request, "\n"))
+	sort.SliceStable(c.Criteria, func(i, j int) bool { return c.Criteria[i].Line < c.Criteria[j].Line })
+	return c, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

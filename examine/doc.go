@@ -1,0 +1,11 @@
+// Package examine holds what nwdes judges: a feature's contract (parsed
+// fail-closed), the examiner's drafts (observations and verdicts), the close
+// that derives an outcome and publishes an immutable examination, and the
+// acceptance brief written as a git note on the candidate commit.
+//
+// nwdes never judges the evidence itself: it checks that every expectation
+// has a verdict, that every met or unmet verdict cites recorded text, and
+// derives the outcome from the verdicts.
+//
+// It imports gitstore and refusal; the CLI and hooks import it.
+package examine

@@ -1,0 +1,407 @@
+package examine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// DefaultContractPath is where a feature's contract is committed unless
+// another path is named.
+func DefaultContractPath(feature string) string { return ".nwave/features/" + feature + ".md" }
+
+// Examiner records examinations in a store.
+type Examiner struct {
+	Store *gitstore.Store
+	// Now stamps published examinations.
+	Now func() time.Time
+}
+
+// Target names what a verb works on: a feature, the candidate commit (a
+// revision, HEAD when empty) and the contract path (the default when empty).
+type Target struct {
+	Feature   string
+	Candidate string
+	Contract  string
+}
+
+// Candidate is a resolved target: the commit and the contract read from it.
+type Candidate struct {
+	Feature      string
+	Commit       plumbing.Hash
+	ContractPath string
+	ContractBlob plumbing.Hash
+	Contract     *Contract
+}
+
+// Load resolves the target's candidate commit and parses the contract
+// committed there (never the work tree). An absent contract is MissingFact;
+// a malformed one is ConfigurationMalformed.
+func Load(st *gitstore.Store, t Target) (*Candidate, error) {
+	if err := ValidFeature(t.Feature); err != nil {
+		return nil, err
+	}
+	commit, err := st.Resolve(t.Candidate)
+	if err != nil {
+		return nil, err
+	}
+	path := t.Contract
+	if path == "" {
+		path = DefaultContractPath(t.Feature)
+	}
+	f, err := st.ReadFile(commit, path)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return nil, refusal.New("MissingFact",
+			fmt.Sprintf("commit the contract at %s, or name it with --contract PATH", path),
+			"feature %s has no contract %s at candidate %s", t.Feature, path, commit.String()[:12])
+	}
+	if err != nil {
+		return nil, err
+	}
+	c, err := ParseContract(path, f.Data)
+	if err != nil {
+		return nil, err
+	}
+	return &Candidate{Feature: t.Feature, Commit: commit, ContractPath: path, ContractBlob: f.Blob, Contract: c}, nil
+}
+
+// Result is what a recording verb did, for the CLI to print.
+type Result struct {
+	// Message is the verb's main output line (an issued ID, "opened", …).
+	Message string
+	// Notices are withdrawals and other things the user must know.
+	Notices []string
+	// Unchanged is set when the verb found nothing to do.
+	Unchanged bool
+}
+
+func (x *Examiner) now() time.Time {
+	if x.Now != nil {
+		return x.Now()
+	}
+	return time.Now()
+}
+
+// edit loads the target, then runs fn on the feature's draft inside one
+// compare-and-swap update, after withdrawing verdicts of expectations the
+// contract dropped. fn may run again after a conflict.
+func (x *Examiner) edit(ctx context.Context, t Target, msg string, needDraft bool, fn func(*Candidate, *gitstore.Tx, **Draft, *Result) error) (*Result, error) {
+	cand, err := Load(x.Store, t)
+	if err != nil {
+		return nil, err
+	}
+	var res *Result
+	_, err = x.Store.Update(ctx, Ref, msg+" "+t.Feature, func(tx *gitstore.Tx) error {
+		res = &Result{}
+		d, err := loadDraft(tx, t.Feature)
+		if err != nil {
+			return err
+		}
+		if d == nil && needDraft {
+			return refusal.New("MissingFact", fmt.Sprintf("open one: git nwdes examine open --feature %s", t.Feature),
+				"feature %s has no draft examination", t.Feature)
+		}
+		if d != nil {
+			res.Notices = d.syncRows(cand.Contract)
+		}
+		if err := fn(cand, tx, &d, res); err != nil {
+			return err
+		}
+		if d != nil {
+			return saveDraft(tx, d)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Open starts a draft for the feature. On a feature that already has one it
+// changes nothing and says so. With fromCurrent it replaces the draft with
+// one rebuilt from the feature's last published examination.
+func (x *Examiner) Open(ctx context.Context, t Target, fromCurrent bool) (*Result, error) {
+	return x.edit(ctx, t, "open", false, func(c *Candidate, tx *gitstore.Tx, d **Draft, res *Result) error {
+		if !fromCurrent {
+			if *d != nil {
+				res.Message, res.Unchanged = fmt.Sprintf("feature %s already has a draft; nothing changed", t.Feature), true
+				return nil
+			}
+			*d = &Draft{Feature: t.Feature, NextID: 1, Rows: c.Contract.IDs()}
+			res.Message = fmt.Sprintf("opened a draft examination of %s", t.Feature)
+			return nil
+		}
+		ex, err := latestExamination(tx, t.Feature)
+		if err != nil {
+			return err
+		}
+		if ex == nil {
+			return refusal.New("MissingFact", "close an examination first, or open without --from-current",
+				"feature %s has no published examination to rebuild from", t.Feature)
+		}
+		*d = rebuild(ex, c.Contract)
+		res.Message = fmt.Sprintf("rebuilt the draft of %s from the examination of %s (%d observations)",
+			t.Feature, ex.Candidate[:12], len((*d).Observations))
+		return nil
+	})
+}
+
+// rebuild makes a draft from a published examination: cited texts in
+// first-citation order over E IDs in numeric order, identical texts
+// coalesced, fresh O IDs, verdicts kept for E IDs the contract still has.
+func rebuild(ex *Examination, c *Contract) *Draft {
+	d := &Draft{Feature: ex.Feature, NextID: 1, Rows: c.IDs()}
+	rows := append([]PublishedRow(nil), ex.Rows...)
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Expectation.Num() < rows[j].Expectation.Num() })
+	byText := map[string]ObservationID{}
+	for _, r := range rows {
+		var cites []ObservationID
+		for _, ti := range r.Cites {
+			t := ex.Texts[ti]
+			key := string(t.Source) + "\x00" + string(t.Text)
+			id, ok := byText[key]
+			if !ok {
+				id = d.add(t.Source, t.Text)
+				byText[key] = id
+			}
+			cites = append(cites, id)
+		}
+		if _, ok := c.Criterion(r.Expectation); ok {
+			d.Verdicts = append(d.Verdicts, VerdictRow{Expectation: r.Expectation, Verdict: r.Verdict, Class: r.Class, Reason: r.Reason, Observations: cites})
+		}
+	}
+	return d
+}
+
+// AddObservation records one observation, text kept byte for byte, and
+// returns its issued ID in Result.Message.
+func (x *Examiner) AddObservation(ctx context.Context, t Target, src Source, text []byte) (*Result, error) {
+	return x.edit(ctx, t, "observe", true, func(_ *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+		res.Message = string((*d).add(src, text))
+		return nil
+	})
+}
+
+// SetObservation replaces an observation's text; its ID does not change.
+func (x *Examiner) SetObservation(ctx context.Context, t Target, sel Selector, text []byte) (*Result, error) {
+	return x.edit(ctx, t, "observation set", true, func(_ *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+		i, err := (*d).selectObservation(sel)
+		if err != nil {
+			return err
+		}
+		(*d).Observations[i].Text = text
+		res.Message = string((*d).Observations[i].ID)
+		return nil
+	})
+}
+
+// RemoveObservation removes an observation. Citations of it stay, so a
+// close refuses them as dangling rather than silently changing a judgment.
+func (x *Examiner) RemoveObservation(ctx context.Context, t Target, sel Selector) (*Result, error) {
+	return x.edit(ctx, t, "observation remove", true, func(_ *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+		i, err := (*d).selectObservation(sel)
+		if err != nil {
+			return err
+		}
+		res.Message = string((*d).Observations[i].ID)
+		(*d).Observations = append((*d).Observations[:i], (*d).Observations[i+1:]...)
+		return nil
+	})
+}
+
+// VerdictInput is what `verdict set` asks for.
+type VerdictInput struct {
+	Expectation  ExpectationID
+	Verdict      Verdict
+	Class        Class
+	Reason       string
+	Observations []ObservationID
+}
+
+func (in VerdictInput) check() error {
+	switch in.Verdict {
+	case Met, Unmet:
+		if len(in.Observations) == 0 {
+			return refusal.New("UncitedVerdict",
+				"record what you observed with observation add, then cite its ID with --observation O<n>",
+				"a %s verdict on %s cites no observation", in.Verdict, in.Expectation)
+		}
+		if in.Reason != "" {
+			return refusal.New("PartInvalid", "drop --reason; a met or unmet verdict cites observations instead", "--reason is only for not_examined")
+		}
+		if in.Verdict == Unmet && !validClass(in.Class) {
+			return refusal.New("PartInvalid", "pass --class with one of: "+classList(),
+				"an unmet verdict on %s needs a class (got %q)", in.Expectation, in.Class)
+		}
+		if in.Verdict == Met && in.Class != "" {
+			return refusal.New("PartInvalid", "drop --class; only unmet verdicts carry a class", "a met verdict carries no class")
+		}
+		for _, o := range in.Observations {
+			if !obsID.MatchString(string(o)) {
+				return refusal.New("PartInvalid", "cite the O<n> ID that observation add printed", "%q is not an observation ID", o)
+			}
+		}
+	case NotExamined:
+		if strings.TrimSpace(in.Reason) == "" {
+			return refusal.New("PartInvalid", "say why with --reason TEXT", "a not_examined verdict on %s needs a reason", in.Expectation)
+		}
+		if len(in.Observations) > 0 || in.Class != "" {
+			return refusal.New("PartInvalid", "drop --observation and --class; not_examined carries a reason instead",
+				"a not_examined verdict cites nothing")
+		}
+	default:
+		return refusal.New("PartInvalid", "use --verdict met, unmet or not_examined", "unknown verdict %q", in.Verdict)
+	}
+	return nil
+}
+
+// SetVerdict sets (or replaces) the verdict on one expectation of the
+// current contract.
+func (x *Examiner) SetVerdict(ctx context.Context, t Target, in VerdictInput) (*Result, error) {
+	if err := in.check(); err != nil {
+		return nil, err
+	}
+	return x.edit(ctx, t, "verdict", true, func(c *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+		if _, ok := c.Contract.Criterion(in.Expectation); !ok {
+			return refusal.New("MissingFact", fmt.Sprintf("use one of the contract's IDs: %s", joinIDs(c.Contract.IDs())),
+				"the contract %s has no expectation %s", c.ContractPath, in.Expectation)
+		}
+		row := VerdictRow{Expectation: in.Expectation, Verdict: in.Verdict, Class: in.Class, Reason: in.Reason, Observations: in.Observations}
+		if i, ok := (*d).verdict(in.Expectation); ok {
+			(*d).Verdicts[i] = row
+		} else {
+			(*d).Verdicts = append((*d).Verdicts, row)
+		}
+		res.Message = fmt.Sprintf("%s %s", in.Expectation, in.Verdict)
+		return nil
+	})
+}
+
+func joinIDs(ids []ExpectationID) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = string(id)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Close checks the draft against the whole current contract and publishes
+// the examination with the outcome its verdicts derive. outcome must be
+// "accepted" (the examiner's role); the draft is kept.
+func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic string) (*Examination, []string, error) {
+	var ex *Examination
+	res, err := x.edit(ctx, t, "close", true, func(c *Candidate, tx *gitstore.Tx, d **Draft, res *Result) error {
+		var err error
+		ex, err = x.assemble(c, *d, diagnostic)
+		if err != nil {
+			return err
+		}
+		if outcome != string(Accepted) {
+			return refusal.New("RoleNotAccepted",
+				"close with --outcome accepted; nwdes publishes the outcome the verdicts derive, so change a verdict to change it",
+				"examine: --outcome %q is not the examiner's to give; the verdicts derive %s", outcome, ex.Outcome)
+		}
+		return publish(tx, ex)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := x.writeBrief(ctx, ex.Candidate); err != nil {
+		return ex, res.Notices, fmt.Errorf("examination published, but the brief note was not written: %w (closing again rewrites it)", err)
+	}
+	return ex, res.Notices, nil
+}
+
+// assemble validates a draft against the contract and builds the
+// examination a close would publish.
+func (x *Examiner) assemble(c *Candidate, d *Draft, diagnostic string) (*Examination, error) {
+	var missing []string
+	for _, id := range c.Contract.IDs() {
+		if _, ok := d.verdict(id); !ok {
+			missing = append(missing, string(id))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, refusal.New("PartInvalid",
+			"record observations and set a verdict on every expectation (git nwdes examine verdict set), then close again",
+			"%s has no verdict on %s; close needs the whole current set", c.Feature, strings.Join(missing, ", "))
+	}
+	var dangling []string
+	for _, v := range d.Verdicts {
+		for _, o := range v.Observations {
+			if _, ok := d.observation(o); !ok {
+				dangling = append(dangling, fmt.Sprintf("%s cites %s", v.Expectation, o))
+			}
+		}
+	}
+	if len(dangling) > 0 {
+		return nil, refusal.New("DanglingReference",
+			"record the observation and cite its printed ID, or set the verdict again citing recorded observations",
+			"%s: %s, which is not recorded in the draft", c.Feature, strings.Join(dangling, "; "))
+	}
+	if strings.TrimSpace(diagnostic) == "" {
+		return nil, refusal.New("PartInvalid", "say in --diagnostic what the examination found", "close needs a diagnostic")
+	}
+	ex := &Examination{
+		Feature: c.Feature, Candidate: c.Commit.String(), ContractPath: c.ContractPath,
+		ContractBlob: c.ContractBlob.String(), Diagnostic: diagnostic,
+		ClosedAt: x.now().UTC().Format(time.RFC3339),
+	}
+	textIndex := map[string]int{}
+	var verdicts []Verdict
+	for _, cr := range c.Contract.Criteria {
+		i, _ := d.verdict(cr.ID)
+		v := d.Verdicts[i]
+		row := PublishedRow{Expectation: cr.ID, Criterion: cr.Text, Verdict: v.Verdict, Class: v.Class, Reason: v.Reason, Cites: []int{}}
+		for _, o := range v.Observations {
+			oi, _ := d.observation(o)
+			obs := d.Observations[oi]
+			key := string(obs.Source) + "\x00" + string(obs.Text)
+			ti, ok := textIndex[key]
+			if !ok {
+				ti = len(ex.Texts)
+				textIndex[key] = ti
+				ex.Texts = append(ex.Texts, CitedText{Source: obs.Source, Text: obs.Text})
+			}
+			row.Cites = append(row.Cites, ti)
+		}
+		ex.Rows = append(ex.Rows, row)
+		verdicts = append(verdicts, v.Verdict)
+	}
+	ex.Outcome = DeriveOutcome(verdicts)
+	return ex, nil
+}
+
+// Show returns the feature's draft and its last published examination
+// (either may be nil).
+func (x *Examiner) Show(feature string) (*Draft, *Examination, error) {
+	if err := ValidFeature(feature); err != nil {
+		return nil, nil, err
+	}
+	tx, err := x.Store.View(Ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := loadDraft(tx, feature)
+	if err != nil {
+		return nil, nil, err
+	}
+	ex, err := latestExamination(tx, feature)
+	return d, ex, err
+}
+
+func contentID(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:6])
+}

@@ -1,0 +1,126 @@
+package examine
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// Ref holds every examination record: drafts, published examinations and
+// the per-feature index. One ref, however many examinations: every push
+// lists every ref, so records must not each get one.
+const Ref gitstore.RefName = "refs/nwdes/examine"
+
+// Record kinds and their versions.
+//
+// examine.draft v1: a feature's working draft (observations, verdicts, the
+// contract rows it last saw); observation texts are payloads O<n>.
+// examine.examination v1: one published, immutable examination; cited
+// texts are payloads t<n>.
+// examine.latest v1: per feature, where its newest examination is.
+const (
+	KindDraft       gitstore.Kind = "examine.draft"
+	KindExamination gitstore.Kind = "examine.examination"
+	KindLatest      gitstore.Kind = "examine.latest"
+)
+
+// Kinds are the record kinds this package writes, for fsck.
+func Kinds() gitstore.Kinds {
+	return gitstore.Kinds{KindDraft: 1, KindExamination: 1, KindLatest: 1}
+}
+
+// Verdict is an examiner's judgment of one expectation.
+type Verdict string
+
+const (
+	Met         Verdict = "met"
+	Unmet       Verdict = "unmet"
+	NotExamined Verdict = "not_examined"
+)
+
+// Class says why an unmet expectation is unmet.
+type Class string
+
+// The classes an unmet verdict may carry.
+var Classes = []Class{"oracle_gap", "product_violation", "expectation_defect", "observation_gap", "unstable"}
+
+// Outcome is what the verdicts of a closed examination derive.
+type Outcome string
+
+const (
+	Accepted      Outcome = "accepted"
+	Rejected      Outcome = "rejected"
+	Indeterminate Outcome = "indeterminate"
+	// None is reported for a feature with no published examination.
+	None Outcome = "none"
+)
+
+// Source says who recorded an observation.
+type Source string
+
+const (
+	SourceExaminer Source = "examiner"
+	SourceGate     Source = "gate"
+)
+
+// ObservationID is a draft-local label O<n>, issued by nwdes, never reused
+// within a draft.
+type ObservationID string
+
+func observationID(n int) ObservationID { return ObservationID("O" + strconv.Itoa(n)) }
+
+var (
+	featureName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+	obsID       = regexp.MustCompile(`^O[1-9][0-9]*$`)
+)
+
+// ValidFeature refuses feature names that cannot be a path component.
+func ValidFeature(f string) error {
+	if !featureName.MatchString(f) || strings.Contains(f, "..") {
+		return refusal.New("MissingFact", "name the feature with letters, digits, '.', '_' and '-' (--feature NAME)",
+			"feature name %q is not valid", f)
+	}
+	return nil
+}
+
+// DeriveOutcome applies the rule: any unmet row rejects; otherwise any
+// not_examined row is indeterminate; only an all-met set is accepted.
+func DeriveOutcome(verdicts []Verdict) Outcome {
+	out := Accepted
+	for _, v := range verdicts {
+		switch v {
+		case Unmet:
+			return Rejected
+		case NotExamined:
+			out = Indeterminate
+		}
+	}
+	return out
+}
+
+func validClass(c Class) bool {
+	for _, k := range Classes {
+		if k == c {
+			return true
+		}
+	}
+	return false
+}
+
+func classList() string {
+	s := make([]string, len(Classes))
+	for i, c := range Classes {
+		s[i] = string(c)
+	}
+	return strings.Join(s, ", ")
+}
+
+func fanout(commit string) string { return commit[:2] + "/" + commit[2:] }
+
+func publishedDir(commit, feature string) string {
+	return fmt.Sprintf("published/%s/%s", fanout(commit), feature)
+}

@@ -1,0 +1,265 @@
+package examine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// CitedText is one observation text cited by a published examination.
+// Identical texts are stored once and cited by index.
+type CitedText struct {
+	Source Source `json:"source"`
+	Text   []byte `json:"-"`
+}
+
+// PublishedRow is one expectation's judgment in a published examination.
+type PublishedRow struct {
+	Expectation ExpectationID `json:"expectation"`
+	Criterion   string        `json:"criterion"`
+	Verdict     Verdict       `json:"verdict"`
+	Class       Class         `json:"class,omitempty"`
+	Reason      string        `json:"reason,omitempty"`
+	Cites       []int         `json:"cites"`
+}
+
+// Examination is a published, immutable examination of one feature at one
+// candidate commit.
+type Examination struct {
+	Feature      string         `json:"feature"`
+	Candidate    string         `json:"candidate"`
+	ContractPath string         `json:"contract_path"`
+	ContractBlob string         `json:"contract_blob"`
+	Outcome      Outcome        `json:"outcome"`
+	Diagnostic   string         `json:"diagnostic"`
+	ClosedAt     string         `json:"closed_at"`
+	Rows         []PublishedRow `json:"rows"`
+	Texts        []CitedText    `json:"texts"`
+	// Path is where the record lives in Ref (not stored in the body).
+	Path string `json:"-"`
+}
+
+type latestBody struct {
+	Path      string  `json:"path"`
+	Candidate string  `json:"candidate"`
+	Outcome   Outcome `json:"outcome"`
+	ClosedAt  string  `json:"closed_at"`
+}
+
+// publish writes ex under published/<fanout commit>/<feature>/<stamp>-<id>:
+// a new name per close, so examinations are never overwritten and two
+// clones' records union without conflict; the newest sorts last.
+func publish(tx *gitstore.Tx, ex *Examination) error {
+	rec, err := gitstore.NewRecord(KindExamination, 1, ex)
+	if err != nil {
+		return err
+	}
+	rec.Payloads = map[string][]byte{}
+	for i, t := range ex.Texts {
+		rec.Payloads["t"+strconv.Itoa(i+1)] = t.Text
+	}
+	stamp := strings.NewReplacer("-", "", ":", "").Replace(ex.ClosedAt)
+	ex.Path = publishedDir(ex.Candidate, ex.Feature) + "/" + stamp + "-" + contentID(rec.Body)
+	if err := tx.Put(ex.Path, rec); err != nil {
+		return err
+	}
+	idx, err := gitstore.NewRecord(KindLatest, 1, latestBody{Path: ex.Path, Candidate: ex.Candidate, Outcome: ex.Outcome, ClosedAt: ex.ClosedAt})
+	if err != nil {
+		return err
+	}
+	return tx.Put("features/"+ex.Feature, idx)
+}
+
+func readExamination(tx *gitstore.Tx, path string) (*Examination, error) {
+	rec, err := tx.Get(path)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Kind != KindExamination || rec.V != 1 {
+		return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck", "%s is a %s v%d record, not an examination", path, rec.Kind, rec.V)
+	}
+	var ex Examination
+	if err := rec.Decode(&ex); err != nil {
+		return nil, err
+	}
+	for i := range ex.Texts {
+		t, ok := rec.Payloads["t"+strconv.Itoa(i+1)]
+		if !ok {
+			return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck", "%s lacks cited text %d", path, i+1)
+		}
+		ex.Texts[i].Text = t
+	}
+	for _, r := range ex.Rows {
+		for _, c := range r.Cites {
+			if c < 0 || c >= len(ex.Texts) {
+				return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck", "%s: %s cites text %d of %d", path, r.Expectation, c, len(ex.Texts))
+			}
+		}
+	}
+	ex.Path = path
+	return &ex, nil
+}
+
+// latestExamination is the feature's newest examination on any candidate.
+func latestExamination(tx *gitstore.Tx, feature string) (*Examination, error) {
+	rec, err := tx.Get("features/" + feature)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var l latestBody
+	if err := rec.Decode(&l); err != nil {
+		return nil, err
+	}
+	return readExamination(tx, l.Path)
+}
+
+// latestAt is the feature's newest examination of one commit, or nil.
+func latestAt(tx *gitstore.Tx, commit, feature string) (*Examination, error) {
+	dir := publishedDir(commit, feature)
+	names, err := tx.List(dir)
+	if err != nil || len(names) == 0 {
+		return nil, err
+	}
+	return readExamination(tx, dir+"/"+names[len(names)-1])
+}
+
+// Reader answers questions about published examinations; the hook, status,
+// verify and the exports use it. It reads one snapshot of Ref.
+type Reader struct {
+	st *gitstore.Store
+	tx *gitstore.Tx
+}
+
+// NewReader takes a snapshot of the examination records.
+func NewReader(st *gitstore.Store) (*Reader, error) {
+	tx, err := st.View(Ref)
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{st: st, tx: tx}, nil
+}
+
+// At returns the newest examination of feature at commit, or nil.
+func (r *Reader) At(commit plumbing.Hash, feature string) (*Examination, error) {
+	return latestAt(r.tx, commit.String(), feature)
+}
+
+// Examined returns the features examined at commit, sorted.
+func (r *Reader) Examined(commit plumbing.Hash) ([]string, error) {
+	return r.tx.List("published/" + fanout(commit.String()))
+}
+
+// Features returns the features whose contract exists, at the default
+// path, in commit's tree, sorted.
+func Features(st *gitstore.Store, commit plumbing.Hash) ([]string, error) {
+	names, err := st.ListFiles(commit, ".nwave/features")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range names {
+		if f, ok := strings.CutSuffix(n, ".md"); ok && ValidFeature(f) == nil {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// writeBrief re-renders the note on a commit from every feature's newest
+// examination of it. Rebuilding from the records, rather than appending,
+// makes the note converge: a crash between publishing and noting is
+// repaired by the next close, and concurrent closes cannot drop a feature.
+func (x *Examiner) writeBrief(ctx context.Context, commit string) error {
+	h := plumbing.NewHash(commit)
+	_, err := x.Store.UpdateNote(ctx, h, "brief "+commit[:12], func(old []byte, found bool) ([]byte, error) {
+		r, err := NewReader(x.Store)
+		if err != nil {
+			return nil, err
+		}
+		features, err := r.Examined(h)
+		if err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		for i, f := range features {
+			ex, err := r.At(h, f)
+			if err != nil {
+				return nil, err
+			}
+			if ex == nil {
+				continue
+			}
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(RenderBrief(ex))
+		}
+		return []byte(b.String()), nil
+	})
+	return err
+}
+
+// RenderBrief renders an examination as the Markdown a reviewer reads in
+// git log --notes=nwdes: feature, outcome, candidate, every row with its
+// verdict, class or reason and cited text, then the diagnostic.
+func RenderBrief(ex *Examination) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## nwdes acceptance brief: %s: %s\n\n", ex.Feature, ex.Outcome)
+	fmt.Fprintf(&b, "- candidate: %s\n- contract: %s (blob %s)\n- closed: %s\n", ex.Candidate, ex.ContractPath, ex.ContractBlob[:12], ex.ClosedAt)
+	for _, r := range ex.Rows {
+		fmt.Fprintf(&b, "\n### %s: %s", r.Expectation, r.Verdict)
+		switch {
+		case r.Class != "":
+			fmt.Fprintf(&b, " (%s)", r.Class)
+		case r.Reason != "":
+			fmt.Fprintf(&b, " (reason: %s)", oneLine(r.Reason))
+		}
+		fmt.Fprintf(&b, "\n\n%s\n", oneLine(r.Criterion))
+		for _, c := range r.Cites {
+			t := ex.Texts[c]
+			fence := Fence(t.Text)
+			fmt.Fprintf(&b, "\nobserved (%s):\n\n%stext\n%s", t.Source, fence, t.Text)
+			if len(t.Text) > 0 && t.Text[len(t.Text)-1] != '\n' {
+				b.WriteString("\n")
+			}
+			b.WriteString(fence + "\n")
+		}
+	}
+	fmt.Fprintf(&b, "\n### diagnostic\n\n%s\n", strings.TrimRight(ex.Diagnostic, "\n"))
+	return b.String()
+}
+
+// Fence returns a backtick fence longer than any backtick run in text (and
+// at least three), so cited text can never close its own fence.
+func Fence(text []byte) string {
+	longest, run := 0, 0
+	for _, c := range text {
+		if c == '`' {
+			run++
+			if run > longest {
+				longest = run
+			}
+		} else {
+			run = 0
+		}
+	}
+	n := 3
+	if longest >= n {
+		n = longest + 1
+	}
+	return strings.Repeat("`", n)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

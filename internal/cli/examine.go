@@ -1,0 +1,378 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+func targetFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "feature", Usage: "the feature examined (its contract is .nwave/features/`NAME`.md)", Required: true},
+		&cli.StringFlag{Name: "candidate", Usage: "the candidate commit (`REV`, default HEAD)"},
+		&cli.StringFlag{Name: "contract", Usage: "the committed contract `PATH` at the candidate"},
+	}
+}
+
+func target(c *cli.Context) examine.Target {
+	return examine.Target{Feature: c.String("feature"), Candidate: c.String("candidate"), Contract: c.String("contract")}
+}
+
+func (s *session) examiner() (*examine.Examiner, error) {
+	st, err := s.open()
+	if err != nil {
+		return nil, err
+	}
+	return &examine.Examiner{Store: st, Now: s.env.Now}, nil
+}
+
+// readText takes --text or --text-file (read byte for byte, relative to -C).
+func (s *session) readText(c *cli.Context) ([]byte, error) {
+	hasText, hasFile := c.IsSet("text"), c.IsSet("text-file")
+	if hasText == hasFile {
+		return nil, usagef("give exactly one of --text and --text-file")
+	}
+	if hasText {
+		return []byte(c.String("text")), nil
+	}
+	p := c.String("text-file")
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(s.dir, p)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, refusal.NewUnreadable("InputUnreadable", "name a readable file with --text-file",
+			"cannot read %s: %v", c.String("text-file"), err)
+	}
+	return b, nil
+}
+
+func textFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "text", Usage: "the observation `TEXT`, kept byte for byte"},
+		&cli.StringFlag{Name: "text-file", Usage: "read the observation from `PATH`, byte for byte"},
+	}
+}
+
+func selectorFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "id", Usage: "the observation `O<n>`"},
+		&cli.IntFlag{Name: "at", Usage: "the observation at 1-based position `N`"},
+	}
+}
+
+func selector(c *cli.Context) (examine.Selector, error) {
+	if c.IsSet("id") == c.IsSet("at") {
+		return examine.Selector{}, usagef("give exactly one of --id and --at")
+	}
+	return examine.Selector{ID: examine.ObservationID(c.String("id")), At: c.Int("at")}, nil
+}
+
+func (s *session) printResult(res *examine.Result) {
+	for _, n := range res.Notices {
+		fmt.Fprintf(s.env.Stderr, "notice: %s\n", n)
+	}
+	if res.Message != "" {
+		fmt.Fprintln(s.env.Stdout, res.Message)
+	}
+}
+
+func (s *session) examineCmd() *cli.Command {
+	run := func(fn func(c *cli.Context, x *examine.Examiner) (*examine.Result, error)) cli.ActionFunc {
+		return func(c *cli.Context) error {
+			x, err := s.examiner()
+			if err != nil {
+				return err
+			}
+			res, err := fn(c, x)
+			if err != nil {
+				return err
+			}
+			s.printResult(res)
+			return nil
+		}
+	}
+	return &cli.Command{
+		Name:  "examine",
+		Usage: "record observations and verdicts, and close an examination",
+		Description: `An examiner records what it observed, sets a verdict on every expectation
+of the feature's contract citing those observations, and closes. nwdes
+derives the outcome and publishes the acceptance brief as a note on the
+candidate commit (git log --notes=nwdes).
+
+EXAMPLES
+   git nwdes examine open --feature greeting
+   git nwdes examine observation add --feature greeting --text "greet prints Hello, Ada."
+   git nwdes examine verdict set --feature greeting --expectation E1 --verdict met --observation O1
+   git nwdes examine close --feature greeting --outcome accepted --diagnostic "judged from public behaviour"
+` + exitStatus,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "open",
+				Usage:     "start a draft examination of a feature",
+				UsageText: "git nwdes examine open --feature F [--from-current] [--candidate REV] [--contract PATH]",
+				Description: `Starts a draft. A feature that already has one is left as it is (exit 0).
+--from-current replaces the draft with one rebuilt from the feature's last
+published examination: its cited texts as fresh observations, its verdicts
+kept for expectations the contract still has.
+
+EXAMPLES
+   git nwdes examine open --feature greeting
+   git nwdes examine open --feature greeting --from-current
+` + exitStatus,
+				Flags: append(targetFlags(), &cli.BoolFlag{Name: "from-current", Usage: "rebuild the draft from the last published examination"}),
+				Action: run(func(c *cli.Context, x *examine.Examiner) (*examine.Result, error) {
+					return x.Open(c.Context, target(c), c.Bool("from-current"))
+				}),
+			},
+			{
+				Name:  "observation",
+				Usage: "add, replace or remove an observation",
+				Description: `EXAMPLES
+   git nwdes examine observation add --feature greeting --text-file out.txt
+   git nwdes examine observation set --feature greeting --id O2 --text "corrected"
+   git nwdes examine observation remove --feature greeting --at 1
+` + exitStatus,
+				Subcommands: []*cli.Command{
+					{
+						Name:      "add",
+						Usage:     "record one observation and print its issued ID",
+						UsageText: "git nwdes examine observation add --feature F (--text T | --text-file PATH)",
+						Description: `Prints the issued ID (O1, O2, …): cite that ID, never an invented one.
+The text is kept byte for byte (CRLF, trailing newlines, backticks, empty).
+
+EXAMPLES
+   git nwdes examine observation add --feature greeting --text "greet Ada prints Hello, Ada."
+` + exitStatus,
+						Flags: append(targetFlags(), textFlags()...),
+						Action: run(func(c *cli.Context, x *examine.Examiner) (*examine.Result, error) {
+							text, err := s.readText(c)
+							if err != nil {
+								return nil, err
+							}
+							return x.AddObservation(c.Context, target(c), examine.SourceExaminer, text)
+						}),
+					},
+					{
+						Name:      "set",
+						Usage:     "replace an observation's text, keeping its ID",
+						UsageText: "git nwdes examine observation set --feature F (--id O<n> | --at N) (--text T | --text-file PATH)",
+						Description: `EXAMPLES
+   git nwdes examine observation set --feature greeting --id O1 --text "greet Ada prints Hello, Ada!"
+` + exitStatus,
+						Flags: append(append(targetFlags(), selectorFlags()...), textFlags()...),
+						Action: run(func(c *cli.Context, x *examine.Examiner) (*examine.Result, error) {
+							sel, err := selector(c)
+							if err != nil {
+								return nil, err
+							}
+							text, err := s.readText(c)
+							if err != nil {
+								return nil, err
+							}
+							return x.SetObservation(c.Context, target(c), sel, text)
+						}),
+					},
+					{
+						Name:      "remove",
+						Usage:     "remove an observation (citations of it stay and make close refuse)",
+						UsageText: "git nwdes examine observation remove --feature F (--id O<n> | --at N)",
+						Description: `Removed IDs are never issued again in this draft.
+
+EXAMPLES
+   git nwdes examine observation remove --feature greeting --id O2
+` + exitStatus,
+						Flags: append(targetFlags(), selectorFlags()...),
+						Action: run(func(c *cli.Context, x *examine.Examiner) (*examine.Result, error) {
+							sel, err := selector(c)
+							if err != nil {
+								return nil, err
+							}
+							return x.RemoveObservation(c.Context, target(c), sel)
+						}),
+					},
+				},
+			},
+			{
+				Name:  "verdict",
+				Usage: "set the verdict on an expectation",
+				Subcommands: []*cli.Command{{
+					Name:      "set",
+					Usage:     "set (or replace) the verdict on one expectation",
+					UsageText: "git nwdes examine verdict set --feature F --expectation E<n> --verdict met|unmet|not_examined [--class C] [--reason R] [--observation O<n> ...]",
+					Description: `met and unmet cite at least one recorded observation; unmet also takes
+--class (oracle_gap, product_violation, expectation_defect, observation_gap,
+unstable); not_examined takes --reason and cites nothing.
+
+EXAMPLES
+   git nwdes examine verdict set --feature greeting --expectation E1 --verdict met --observation O1
+   git nwdes examine verdict set --feature greeting --expectation E2 --verdict unmet --class product_violation --observation O2
+   git nwdes examine verdict set --feature greeting --expectation E3 --verdict not_examined --reason "needs a network"
+` + exitStatus,
+					Flags: append(targetFlags(),
+						&cli.StringFlag{Name: "expectation", Usage: "the expectation `E<n>`", Required: true},
+						&cli.StringFlag{Name: "verdict", Usage: "met, unmet or not_examined", Required: true},
+						&cli.StringFlag{Name: "class", Usage: "why unmet: oracle_gap, product_violation, expectation_defect, observation_gap, unstable"},
+						&cli.StringFlag{Name: "reason", Usage: "why not examined"},
+						&cli.StringSliceFlag{Name: "observation", Usage: "cite observation `O<n>` (repeatable)"},
+					),
+					Action: run(func(c *cli.Context, x *examine.Examiner) (*examine.Result, error) {
+						var obs []examine.ObservationID
+						for _, o := range c.StringSlice("observation") {
+							obs = append(obs, examine.ObservationID(o))
+						}
+						return x.SetVerdict(c.Context, target(c), examine.VerdictInput{
+							Expectation: examine.ExpectationID(c.String("expectation")), Verdict: examine.Verdict(c.String("verdict")),
+							Class: examine.Class(c.String("class")), Reason: c.String("reason"), Observations: obs,
+						})
+					}),
+				}},
+			},
+			{
+				Name:      "close",
+				Usage:     "check the draft and publish the examination and its brief",
+				UsageText: "git nwdes examine close --feature F --outcome accepted --diagnostic TEXT [--candidate REV] [--json]",
+				Description: `Checks every expectation of the current contract at once, publishes the
+examination with the outcome the verdicts derive (accepted when all are met,
+rejected when any is unmet, indeterminate otherwise), writes the brief note,
+and prints the outcome as the last line. The draft is kept. Exit 0 when
+accepted, 1 when the published outcome is rejected or indeterminate.
+
+EXAMPLES
+   git nwdes examine close --feature greeting --outcome accepted --diagnostic "every expectation judged from public behaviour"
+` + exitStatus,
+				Flags: append(targetFlags(),
+					&cli.StringFlag{Name: "outcome", Usage: "always accepted: nwdes derives the published outcome", Required: true},
+					&cli.StringFlag{Name: "diagnostic", Usage: "what the examination found", Required: true},
+					jsonFlag(),
+				),
+				Action: func(c *cli.Context) error {
+					asJSON := s.wantJSON(c)
+					x, err := s.examiner()
+					if err != nil {
+						return err
+					}
+					ex, notices, err := x.Close(c.Context, target(c), c.String("outcome"), c.String("diagnostic"))
+					for _, n := range notices {
+						fmt.Fprintf(s.env.Stderr, "notice: %s\n", n)
+					}
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						writeJSON(s.env.Stdout, examinationJSON(ex))
+					} else {
+						fmt.Fprintf(s.env.Stdout, "published %s at %s\nbrief: git log -1 --notes=nwdes %s\n%s\n",
+							ex.Feature, ex.Candidate[:12], ex.Candidate[:12], ex.Outcome)
+					}
+					if ex.Outcome != examine.Accepted {
+						return negative(string(ex.Outcome))
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "show",
+				Usage:     "show the draft and the last published examination",
+				UsageText: "git nwdes examine show --feature F [--json]",
+				Description: `EXAMPLES
+   git nwdes examine show --feature greeting
+   git nwdes examine show --feature greeting --json
+` + exitStatus,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "feature", Usage: "the feature `NAME`", Required: true},
+					jsonFlag(),
+				},
+				Action: func(c *cli.Context) error {
+					asJSON := s.wantJSON(c)
+					x, err := s.examiner()
+					if err != nil {
+						return err
+					}
+					d, ex, err := x.Show(c.String("feature"))
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						return writeJSON(s.env.Stdout, map[string]any{"draft": draftJSON(d), "published": examinationJSON(ex)})
+					}
+					s.renderDraft(c.String("feature"), d)
+					if ex == nil {
+						fmt.Fprintln(s.env.Stdout, "\nno published examination")
+					} else {
+						fmt.Fprintf(s.env.Stdout, "\npublished: %s\n\n%s", ex.Path, examine.RenderBrief(ex))
+					}
+					return nil
+				},
+			},
+		},
+	}
+}
+
+func (s *session) renderDraft(feature string, d *examine.Draft) {
+	w := s.env.Stdout
+	if d == nil {
+		fmt.Fprintf(w, "feature %s has no draft\n", feature)
+		return
+	}
+	fmt.Fprintf(w, "draft of %s: %d observations, %d verdicts\n", feature, len(d.Observations), len(d.Verdicts))
+	for _, o := range d.Observations {
+		fmt.Fprintf(w, "  %s (%s) %q\n", o.ID, o.Source, truncateText(string(o.Text), 70))
+	}
+	for _, v := range d.Verdicts {
+		extra := string(v.Class)
+		if v.Reason != "" {
+			extra = "reason: " + v.Reason
+		}
+		var cites []string
+		for _, o := range v.Observations {
+			cites = append(cites, string(o))
+		}
+		fmt.Fprintf(w, "  %s %s %s cites [%s]\n", v.Expectation, v.Verdict, extra, strings.Join(cites, " "))
+	}
+}
+
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+type observationJSON struct {
+	ID     examine.ObservationID `json:"id"`
+	Source examine.Source        `json:"source"`
+	Text   string                `json:"text"`
+}
+
+func draftJSON(d *examine.Draft) any {
+	if d == nil {
+		return nil
+	}
+	obs := []observationJSON{}
+	for _, o := range d.Observations {
+		obs = append(obs, observationJSON{o.ID, o.Source, string(o.Text)})
+	}
+	return map[string]any{"feature": d.Feature, "observations": obs, "verdicts": d.Verdicts, "rows": d.Rows}
+}
+
+func examinationJSON(ex *examine.Examination) any {
+	if ex == nil {
+		return nil
+	}
+	texts := []map[string]string{}
+	for _, t := range ex.Texts {
+		texts = append(texts, map[string]string{"source": string(t.Source), "text": string(t.Text)})
+	}
+	return map[string]any{
+		"feature": ex.Feature, "candidate": ex.Candidate, "contract_path": ex.ContractPath,
+		"contract_blob": ex.ContractBlob, "outcome": ex.Outcome, "diagnostic": ex.Diagnostic,
+		"closed_at": ex.ClosedAt, "rows": ex.Rows, "texts": texts, "record": ex.Path,
+	}
+}
