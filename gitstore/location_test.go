@@ -25,9 +25,9 @@ func TestDiscoverFindsTheRepositoryAsGitDoes(t *testing.T) {
 		return func(k string) string { return m[k] }
 	}
 	cases := []struct {
-		name                      string
-		dir                       string
-		env                       gitstore.Getenv
+		name                     string
+		dir                      string
+		env                      gitstore.Getenv
 		gitDir, common, workTree string
 	}{
 		{"from the top", repo, nil, dotgit, dotgit, repo},
