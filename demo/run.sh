@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# make demo: the main nwdes job, end to end, on the embedded sample candidate
+# (demo/sample). Everything happens in a temporary directory; nothing outside
+# it is touched. Usage: demo/run.sh path/to/git-nwdes
+set -euo pipefail
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/nwdes-demo.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# git finds `git nwdes` as git-nwdes on PATH.
+mkdir -p "$work/bin"
+cp "$bin" "$work/bin/git-nwdes"
+export PATH="$work/bin:$PATH"
+export HOME="$work/home" GIT_CONFIG_NOSYSTEM=1 NO_COLOR=${NO_COLOR:-}
+mkdir -p "$HOME"
+git config --global user.name "Demo Producer"
+git config --global user.email producer@example.com
+git config --global init.defaultBranch main
+git config --global advice.detachedHead false
+
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then b=$'\033[1m' n=$'\033[0m'; else b= n=; fi
+step() { printf '\n%s== %s%s\n' "$b" "$*" "$n"; }
+run() { printf '$ %s\n' "$*"; "$@"; }
+# expect_fail runs a command that must fail, and shows its exit code.
+expect_fail() {
+  printf '$ %s\n' "$*"
+  if "$@"; then echo "demo: expected a refusal" >&2; exit 1; fi
+  echo "(exit $?)"
+}
+
+step "A candidate commit with its contract (.nwave/features/greeting.md)"
+git init -q "$work/candidate"
+cp -R "$here/sample/." "$work/candidate/"
+cd "$work/candidate"
+git add -A
+git commit -q -m "greet: greet the visitor by name"
+run git nwdes version
+run cat .nwave/features/greeting.md
+
+if git nwdes gate -h >/dev/null 2>&1; then
+  step "Gates: every CHECK runs on the committed tree; MET needs exit 0 and the marker"
+  run git nwdes gate run --feature greeting
+  run git nwdes gate status --feature greeting
+fi
+
+step "The examiner records what it observed and judges every expectation"
+run git nwdes examine open --feature greeting
+run git nwdes examine observation add --feature greeting --text "$(bin/greet Ada)"
+run git nwdes examine observation add --feature greeting --text "$(bin/greet 2>&1; echo "exit $?")"
+run git nwdes examine verdict set --feature greeting --expectation E1 --verdict met --observation O1
+run git nwdes examine verdict set --feature greeting --expectation E2 --verdict met --observation O2
+
+step "A close with an expectation left unjudged is refused, and nothing is published"
+expect_fail git nwdes examine close --feature greeting --outcome accepted --diagnostic "too early"
+
+step "Judge E3 and close: nwdes derives the outcome and publishes the brief"
+run git nwdes examine observation add --feature greeting --text "$(cat README.md)"
+run git nwdes examine verdict set --feature greeting --expectation E3 --verdict met --observation O3
+run git nwdes examine close --feature greeting --outcome accepted --diagnostic "Every expectation was judged from public behaviour."
+
+if git nwdes verify -h >/dev/null 2>&1; then
+  step "verify: the mechanical verdict over the diff"
+  run git nwdes verify --feature greeting --diff "$(git rev-list --max-parents=0 HEAD)...HEAD" || true
+fi
+
+step "Reviewers read the brief with plain git"
+run git log -1 --notes=nwdes
+
+if git nwdes hooks -h >/dev/null 2>&1; then
+  step "The pre-push hook refuses a commit without an accepted examination"
+  git init -q --bare "$work/remote.git"
+  run git remote add origin "$work/remote.git"
+  run git nwdes hooks install
+  echo "change" >> README.md
+  git commit -q -am "docs: unexamined change"
+  expect_fail git push -q origin main
+  step "…and lets an accepted one through"
+  git reset -q --hard HEAD~1
+  run git push origin main
+  run git nwdes push origin
+  run git nwdes status --json
+fi
+
+step "Everything nwdes wrote re-validates, and git agrees"
+run git nwdes fsck
+run git fsck --strict --no-dangling
+printf '\nThe demo ran in %s (removed on exit).\n' "$work"
