@@ -41,7 +41,7 @@ func (s *Store) Resolve(rev string) (plumbing.Hash, error) {
 	if isHex40(rev) {
 		return s.peelToCommit(plumbing.NewHash(rev), rev)
 	}
-	repo, err := git.Open(s.obj.storage(false), nil)
+	repo, err := git.Open(s.obj.storage(), nil)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("resolve %s: %w", rev, err)
 	}

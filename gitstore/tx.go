@@ -299,13 +299,9 @@ func (tx *Tx) Put(path string, rec *Record) error {
 // writeTrees writes staged blobs and every dirty tree bottom-up and returns
 // the root tree id. Objects are all written before any ref moves.
 func (tx *Tx) writeTrees() (plumbing.Hash, error) {
-	for h, b := range tx.blobs {
-		got, err := tx.s.obj.write(plumbing.BlobObject, b)
-		if err != nil {
+	for _, b := range tx.blobs {
+		if _, err := tx.s.obj.write(plumbing.BlobObject, b); err != nil {
 			return plumbing.ZeroHash, err
-		}
-		if got != h {
-			return plumbing.ZeroHash, fmt.Errorf("blob hash mismatch: %s != %s", got, h)
 		}
 	}
 	return tx.writeNode(tx.root)

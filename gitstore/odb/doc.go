@@ -1,0 +1,26 @@
+// Package odb reads objects straight out of a git objects directory: loose
+// objects, version-2 pack indexes with their packs, and the object
+// directories named in objects/info/alternates.
+//
+// It exists because nwdes's pre-push hook is a freshly started process that
+// needs only a handful of objects (a commit, a couple of trees, a blob) from
+// repositories that may hold hundreds of thousands. go-git's filesystem
+// storage decodes a whole pack index into memory before answering its first
+// lookup, which costs tens of milliseconds per process; this package opens
+// nothing until it is asked for an object and then reads only the index
+// bytes on the path to it (fanout entry, a few probes of the sorted name
+// table, one offset), so a cold lookup costs a few system calls.
+//
+// Every object returned has been re-hashed and compared with the id it was
+// requested by, so on-disk corruption surfaces as ErrCorrupt instead of
+// wrong content. A miss rescans the pack directory once before reporting
+// ErrNotFound, because a concurrent git gc or git repack may have moved the
+// object into a pack that did not exist when the DB was opened.
+//
+// Only SHA-1 repositories are supported.
+//
+// Imports are restricted to the standard library, go-git's plumbing
+// packages (for plumbing.Hash, plumbing.ObjectType and packfile.PatchDelta)
+// and golang.org/x/sys; the package must stay cheap to link into the hook
+// binary and must not pull in go-git's storage or repository layers.
+package odb

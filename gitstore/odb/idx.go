@@ -1,0 +1,203 @@
+package odb
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Version-2 pack index layout (gitformat-pack(5)):
+//
+//	magic "\377tOc", version 2
+//	fanout   256 × uint32: number of objects whose first byte is <= i
+//	names    N × 20 bytes, sorted
+//	crc32    N × uint32
+//	offsets  N × uint32; MSB set means "index into the large table"
+//	large    L × uint64
+//	trailer  pack checksum, index checksum
+const (
+	idxHeaderLen = 8
+	idxFanoutLen = 256 * 4
+	idxNamesOff  = idxHeaderLen + idxFanoutLen
+	idxTrailer   = 2 * hashLen
+	hashLen      = 20
+	// idxScanMax is the largest run of names fetched with one read; wider
+	// ranges are first narrowed by single-name probes so that a lookup
+	// reads a few KiB even in an index of millions of objects.
+	idxScanMax = 128
+)
+
+// Fails to compile if go-git is built for SHA-256 object ids, which this
+// package does not read.
+var _ [hashLen]byte = plumbing.Hash{}
+
+const idxMagic = "\xfftOc"
+
+// idx answers lookups from an open index file without loading it: only the
+// fanout table and trailer are kept in memory.
+type idx struct {
+	r       io.ReaderAt
+	size    int64
+	fanout  [256]uint32
+	n       int64 // number of objects
+	nLarge  int64 // entries in the 64-bit offset table
+	packSum [hashLen]byte
+}
+
+func (x *idx) crcOff() int64   { return idxNamesOff + x.n*hashLen }
+func (x *idx) offsOff() int64  { return x.crcOff() + x.n*4 }
+func (x *idx) largeOff() int64 { return x.offsOff() + x.n*4 }
+
+// parseIdx validates the header, fanout and overall size of an index and
+// reads the pack checksum from its trailer. Everything a later lookup will
+// index into is bounds-checked here against size.
+func parseIdx(r io.ReaderAt, size int64) (*idx, error) {
+	var head [idxNamesOff]byte
+	if size < idxHeaderLen {
+		return nil, fmt.Errorf("index too short (%d bytes): %w", size, ErrCorrupt)
+	}
+	if err := readAt(r, head[:idxHeaderLen], 0); err != nil {
+		return nil, fmt.Errorf("read index header: %w", err)
+	}
+	if string(head[:4]) != idxMagic {
+		// Version 1 has no header and starts straight with the fanout.
+		return nil, fmt.Errorf("index version 1 (no magic) is not supported, run git index-pack to rewrite it: %w", errors.ErrUnsupported)
+	}
+	if v := binary.BigEndian.Uint32(head[4:8]); v != 2 {
+		return nil, fmt.Errorf("index version %d is not supported: %w", v, errors.ErrUnsupported)
+	}
+	if size < idxNamesOff+idxTrailer {
+		return nil, fmt.Errorf("index too short (%d bytes): %w", size, ErrCorrupt)
+	}
+	if err := readAt(r, head[idxHeaderLen:], idxHeaderLen); err != nil {
+		return nil, fmt.Errorf("read index fanout: %w", err)
+	}
+	x := &idx{r: r, size: size}
+	var prev uint32
+	for i := range x.fanout {
+		v := binary.BigEndian.Uint32(head[idxHeaderLen+4*i:])
+		if v < prev {
+			return nil, fmt.Errorf("index fanout not monotonic at %d: %w", i, ErrCorrupt)
+		}
+		x.fanout[i], prev = v, v
+	}
+	x.n = int64(x.fanout[255])
+	want := x.largeOff() + idxTrailer
+	if size < want {
+		return nil, fmt.Errorf("index of %d objects truncated to %d bytes: %w", x.n, size, ErrCorrupt)
+	}
+	extra := size - want
+	if extra%8 != 0 || extra/8 > x.n {
+		return nil, fmt.Errorf("index of %d objects has unexpected size %d: %w", x.n, size, ErrCorrupt)
+	}
+	x.nLarge = extra / 8
+	if err := readAt(r, x.packSum[:], size-idxTrailer); err != nil {
+		return nil, fmt.Errorf("read index trailer: %w", err)
+	}
+	return x, nil
+}
+
+// find returns the pack offset of h, or ok=false.
+func (x *idx) find(h plumbing.Hash) (off int64, ok bool, err error) {
+	lo := int64(0)
+	if h[0] > 0 {
+		lo = int64(x.fanout[h[0]-1])
+	}
+	hi := int64(x.fanout[h[0]])
+	var name [hashLen]byte
+	for hi-lo > idxScanMax {
+		mid := lo + (hi-lo)/2
+		if err := readAt(x.r, name[:], idxNamesOff+mid*hashLen); err != nil {
+			return 0, false, fmt.Errorf("read index name %d: %w", mid, err)
+		}
+		switch c := bytes.Compare(h[:], name[:]); {
+		case c == 0:
+			off, err := x.offset(mid)
+			return off, err == nil, err
+		case c < 0:
+			hi = mid
+		default:
+			lo = mid + 1
+		}
+	}
+	if lo >= hi {
+		return 0, false, nil
+	}
+	var buf [idxScanMax * hashLen]byte
+	run := buf[:(hi-lo)*hashLen]
+	if err := readAt(x.r, run, idxNamesOff+lo*hashLen); err != nil {
+		return 0, false, fmt.Errorf("read index names %d..%d: %w", lo, hi, err)
+	}
+	i, j := 0, int(hi-lo)
+	for i < j {
+		m := i + (j-i)/2
+		switch c := bytes.Compare(h[:], run[m*hashLen:(m+1)*hashLen]); {
+		case c == 0:
+			off, err := x.offset(lo + int64(m))
+			return off, err == nil, err
+		case c < 0:
+			j = m
+		default:
+			i = m + 1
+		}
+	}
+	return 0, false, nil
+}
+
+// offset returns the pack offset of the i-th object, following the large
+// offset table for packs over 2 GiB.
+func (x *idx) offset(i int64) (int64, error) {
+	if i < 0 || i >= x.n {
+		return 0, fmt.Errorf("index entry %d out of range: %w", i, ErrCorrupt)
+	}
+	var b [8]byte
+	if err := readAt(x.r, b[:4], x.offsOff()+4*i); err != nil {
+		return 0, fmt.Errorf("read offset %d: %w", i, err)
+	}
+	v := binary.BigEndian.Uint32(b[:4])
+	if v&0x80000000 == 0 {
+		return int64(v), nil
+	}
+	k := int64(v & 0x7fffffff)
+	if k >= x.nLarge {
+		return 0, fmt.Errorf("offset %d refers to large offset %d of %d: %w", i, k, x.nLarge, ErrCorrupt)
+	}
+	if err := readAt(x.r, b[:], x.largeOff()+8*k); err != nil {
+		return 0, fmt.Errorf("read large offset %d: %w", k, err)
+	}
+	big := binary.BigEndian.Uint64(b[:])
+	if big > 1<<62 {
+		return 0, fmt.Errorf("large offset %d out of range: %w", big, ErrCorrupt)
+	}
+	return int64(big), nil
+}
+
+// name returns the i-th object id; used by tests and the fuzzer to walk an
+// index.
+func (x *idx) name(i int64) (plumbing.Hash, error) {
+	var h plumbing.Hash
+	if i < 0 || i >= x.n {
+		return h, fmt.Errorf("index entry %d out of range: %w", i, ErrCorrupt)
+	}
+	if err := readAt(x.r, h[:], idxNamesOff+i*hashLen); err != nil {
+		return h, fmt.Errorf("read index name %d: %w", i, err)
+	}
+	return h, nil
+}
+
+// readAt fills b from r at off. io.ReaderAt may report io.EOF alongside a
+// full read at the end of the input; only a short read is an error here.
+func readAt(r io.ReaderAt, b []byte, off int64) error {
+	n, err := r.ReadAt(b, off)
+	if n == len(b) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
