@@ -209,11 +209,11 @@ func ParseContract(path string, src []byte) (*Contract, error) {
 	for _, cr := range c.Criteria {
 		a := curAttrs[cr.ID]
 		if (a.check != 0) != (a.expect != 0) {
-			line, has, lacks := a.check, "CHECK:", "EXPECT:"
+			line, has, lacks := a.check, "CHECK", "EXPECT"
 			if a.expect != 0 {
-				line, has, lacks = a.expect, "EXPECT:", "CHECK:"
+				line, has, lacks = a.expect, "EXPECT", "CHECK"
 			}
-			return nil, bad(line, "%s has %s without %s: an oracle needs both", cr.ID, has, lacks)
+			return nil, bad(line, "%s has %s: but no %s: (an oracle needs both)", cr.ID, has, lacks)
 		}
 	}
 	for id, line := range abandonAt {

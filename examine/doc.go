@@ -7,5 +7,8 @@
 // has a verdict, that every met or unmet verdict cites recorded text, and
 // derives the outcome from the verdicts.
 //
-// It imports gitstore and refusal; the CLI and hooks import it.
+// It also holds the gates (command oracles run through sandbox, evidence
+// recorded in refs/nwdes/gates) and verify, the mechanical verdict.
+//
+// It imports gitstore, sandbox and refusal; the CLI, hooks and report import it.
 package examine

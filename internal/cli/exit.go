@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -46,7 +47,12 @@ func report(err error, stdout, stderr io.Writer, jsonOut bool, st style) int {
 		return ExitNegative
 	}
 	var u *usageError
-	if errors.As(err, &u) {
+	// urfave/cli reports a missing required flag with an unexported type;
+	// its message is the only handle on it.
+	if !errors.As(err, &u) && strings.HasPrefix(err.Error(), "Required flag") {
+		u = &usageError{err}
+	}
+	if u != nil {
 		fmt.Fprintf(stderr, "%s %s\n", st.red("usage:"), u.err)
 		fmt.Fprintln(stderr, "remedy: run the verb with -h for its usage and examples")
 		return ExitRefused

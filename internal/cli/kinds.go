@@ -11,5 +11,8 @@ func allKinds() gitstore.Kinds {
 	for kind, v := range examine.Kinds() {
 		k[kind] = v
 	}
+	for kind, v := range examine.GateKinds() {
+		k[kind] = v
+	}
 	return k
 }

@@ -1,0 +1,543 @@
+package examine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/refusal"
+	"github.com/nwdes/nwdes/sandbox"
+)
+
+// GateRef holds the mechanical judgments: gate evidence (the outcome of
+// every oracle ever run) and verify results. Like Ref it is one ref however
+// many records it holds.
+const GateRef gitstore.RefName = "refs/nwdes/gates"
+
+// Record kinds of gates and verify, and their versions.
+//
+// gate.evidence v1: one oracle run on one candidate commit: the command and
+// marker, state, how the process ended, duration, output sizes and sha256;
+// the bounded output tails are payloads stdout.tail and stderr.tail.
+// Immutable, at evidence/<fanout candidate>/<feature>/<E id>/<stamp>-<id>.
+// gate.latest v1: per feature, where the newest evidence of each E id is
+// and for which candidate; at latest/<feature>. Derived from the evidence.
+// verify.result v1: one verify verdict over a diff; the printed block is
+// the payload report. Immutable, at
+// verify/<fanout head>/<feature>/<stamp>-<id>.
+const (
+	KindEvidence     gitstore.Kind = "gate.evidence"
+	KindGateLatest   gitstore.Kind = "gate.latest"
+	KindVerifyResult gitstore.Kind = "verify.result"
+)
+
+// GateKinds are the record kinds gates and verify write, for fsck.
+func GateKinds() gitstore.Kinds {
+	return gitstore.Kinds{KindEvidence: 1, KindGateLatest: 1, KindVerifyResult: 1}
+}
+
+// GateState is an oracle's state for one candidate.
+type GateState string
+
+const (
+	// GateMet: the command exited 0 and its standard output held the marker.
+	GateMet GateState = "MET"
+	// GateNotMet: anything else that ran: a non-zero exit, a missing
+	// marker, a timeout, a signal, a failure to start.
+	GateNotMet GateState = "NOT-MET"
+	// GatePending: no evidence for this candidate and this oracle.
+	GatePending GateState = "pending"
+)
+
+// DefaultGateTimeout is how long one oracle may run.
+const DefaultGateTimeout = sandbox.DefaultTimeout
+
+// observationTail bounds each output tail quoted in a draft observation;
+// the evidence record keeps the runner's (longer) tail.
+const observationTail = 2048
+
+// OutputDigest describes one whole output stream of an oracle.
+type OutputDigest struct {
+	Bytes     int64  `json:"bytes"`
+	SHA256    string `json:"sha256"`
+	TailBytes int    `json:"tail_bytes"`
+}
+
+// Evidence is what one oracle run showed, recorded for its candidate.
+type Evidence struct {
+	Feature        string        `json:"feature"`
+	Expectation    ExpectationID `json:"expectation"`
+	Candidate      string        `json:"candidate"`
+	ContractPath   string        `json:"contract_path"`
+	Check          string        `json:"check"`
+	Expect         string        `json:"expect"`
+	State          GateState     `json:"state"`
+	Cause          sandbox.Cause `json:"cause"`
+	ExitStatus     int           `json:"exit_status"`
+	Signal         string        `json:"signal,omitempty"`
+	StartError     string        `json:"start_error,omitempty"`
+	MarkerFound    bool          `json:"marker_found"`
+	MarkerOnStderr bool          `json:"marker_on_stderr,omitempty"`
+	StartedAt      string        `json:"started_at"`
+	DurationMS     int64         `json:"duration_ms"`
+	TimeoutMS      int64         `json:"timeout_ms"`
+	Stdout         OutputDigest  `json:"stdout"`
+	Stderr         OutputDigest  `json:"stderr"`
+	OutputCut      bool          `json:"output_cut,omitempty"`
+
+	// Path is where the record lives in GateRef (not stored in the body).
+	Path       string `json:"-"`
+	StdoutTail []byte `json:"-"`
+	StderrTail []byte `json:"-"`
+}
+
+// Summary says in a few words how the run ended and why that is its state.
+func (e *Evidence) Summary() string {
+	switch e.Cause {
+	case sandbox.StartFailed:
+		return "did not start: " + e.StartError
+	case sandbox.TimedOut:
+		return fmt.Sprintf("timeout after %s: its process group was killed", time.Duration(e.TimeoutMS)*time.Millisecond)
+	case sandbox.Signaled:
+		return "ended by " + e.Signal
+	}
+	s := fmt.Sprintf("exit %d", e.ExitStatus)
+	switch {
+	case e.ExitStatus != 0 && e.MarkerFound:
+		s += ", marker in stdout, but a non-zero exit never passes"
+	case e.MarkerFound:
+		s += ", marker in stdout"
+	case e.MarkerOnStderr:
+		s += ", marker only on stderr, which does not count"
+	default:
+		s += ", marker not in stdout"
+	}
+	return s
+}
+
+// Location names the record for a reader: ref and path.
+func (e *Evidence) Location() string { return string(GateRef) + ":" + e.Path }
+
+func evidenceDir(commit, feature string, id ExpectationID) string {
+	return fmt.Sprintf("evidence/%s/%s/%s", fanout(commit), feature, id)
+}
+
+func gateLatestPath(feature string) string { return "latest/" + feature }
+
+// stamp names records so that the newest sorts last (fixed width, UTC).
+func stamp(t time.Time) string { return t.UTC().Format("20060102T150405.000000000Z") }
+
+func (e *Evidence) record() (*gitstore.Record, error) {
+	rec, err := gitstore.NewRecord(KindEvidence, 1, e)
+	if err != nil {
+		return nil, err
+	}
+	rec.Payloads = map[string][]byte{"stdout.tail": e.StdoutTail, "stderr.tail": e.StderrTail}
+	return rec, nil
+}
+
+func readEvidence(tx *gitstore.Tx, path string) (*Evidence, error) {
+	rec, err := tx.Get(path)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Kind != KindEvidence || rec.V != 1 {
+		return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck",
+			"%s is a %s v%d record, not gate evidence", path, rec.Kind, rec.V)
+	}
+	var e Evidence
+	if err := rec.Decode(&e); err != nil {
+		return nil, err
+	}
+	e.Path, e.StdoutTail, e.StderrTail = path, rec.Payloads["stdout.tail"], rec.Payloads["stderr.tail"]
+	return &e, nil
+}
+
+// latestEvidence is the newest evidence of one criterion at commit, or nil.
+func latestEvidence(tx *gitstore.Tx, commit, feature string, id ExpectationID) (*Evidence, error) {
+	dir := evidenceDir(commit, feature, id)
+	names, err := tx.List(dir)
+	if err != nil || len(names) == 0 {
+		return nil, err
+	}
+	return readEvidence(tx, dir+"/"+names[len(names)-1])
+}
+
+type gateLatest struct {
+	Feature  string                            `json:"feature"`
+	Criteria map[ExpectationID]gateLatestEntry `json:"criteria"`
+}
+
+type gateLatestEntry struct {
+	Candidate string    `json:"candidate"`
+	Path      string    `json:"path"`
+	State     GateState `json:"state"`
+	RanAt     string    `json:"ran_at"`
+}
+
+func loadGateLatest(tx *gitstore.Tx, feature string) (*gateLatest, error) {
+	l := &gateLatest{Feature: feature, Criteria: map[ExpectationID]gateLatestEntry{}}
+	rec, err := tx.Get(gateLatestPath(feature))
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return l, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rec.Kind != KindGateLatest || rec.V != 1 {
+		return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck",
+			"%s is a %s v%d record, not a gate index", gateLatestPath(feature), rec.Kind, rec.V)
+	}
+	if err := rec.Decode(l); err != nil {
+		return nil, err
+	}
+	if l.Criteria == nil {
+		l.Criteria = map[ExpectationID]gateLatestEntry{}
+	}
+	return l, nil
+}
+
+// GateRow is one oracle's state, as gate run and gate status report it.
+type GateRow struct {
+	Expectation ExpectationID `json:"expectation"`
+	Criterion   string        `json:"criterion"`
+	Check       string        `json:"check"`
+	Expect      string        `json:"expect"`
+	State       GateState     `json:"state"`
+	// Note says why the state is what it is.
+	Note string `json:"note"`
+	// Abandoned is the contract's reason when the criterion is abandoned;
+	// such a row is not run and does not count for the exit status.
+	Abandoned string `json:"abandoned,omitempty"`
+	// StaleFor is the candidate the newest evidence is for, when that is
+	// another commit than this one.
+	StaleFor     string `json:"stale_for,omitempty"`
+	EvidencePath string `json:"evidence,omitempty"`
+	// Evidence is the record the state comes from, if any.
+	Evidence    *Evidence     `json:"result,omitempty"`
+	Observation ObservationID `json:"observation,omitempty"`
+}
+
+// GateReport is every oracle of a feature at one candidate.
+type GateReport struct {
+	Feature      string          `json:"feature"`
+	Candidate    string          `json:"candidate"`
+	ContractPath string          `json:"contract_path"`
+	Rows         []GateRow       `json:"rows"`
+	NoOracle     []ExpectationID `json:"without_oracle"`
+	// Notices are draft withdrawals and the like, for stderr.
+	Notices []string `json:"-"`
+}
+
+// Passed reports whether every oracle that counts is MET: abandoned
+// criteria do not count. A feature with no oracle passes vacuously.
+func (r *GateReport) Passed() bool {
+	for _, row := range r.Rows {
+		if row.Abandoned == "" && row.State != GateMet {
+			return false
+		}
+	}
+	return true
+}
+
+func newGateReport(c *Candidate) *GateReport {
+	r := &GateReport{Feature: c.Feature, Candidate: c.Commit.String(), ContractPath: c.ContractPath,
+		Rows: []GateRow{}, NoOracle: []ExpectationID{}}
+	for _, cr := range c.Contract.Criteria {
+		if cr.Oracle == nil {
+			r.NoOracle = append(r.NoOracle, cr.ID)
+			continue
+		}
+		r.Rows = append(r.Rows, GateRow{Expectation: cr.ID, Criterion: cr.Text, Check: cr.Oracle.Check,
+			Expect: cr.Oracle.Expect, State: GatePending, Abandoned: c.Contract.Abandoned[cr.ID]})
+	}
+	return r
+}
+
+// Gates runs a feature's oracles and records what they showed.
+type Gates struct {
+	Store *gitstore.Store
+	// Runner starts every oracle; nothing else here starts a process.
+	Runner sandbox.Runner
+	// TempRoot is where candidate trees are exported; sandbox.DefaultTempRoot
+	// when empty.
+	TempRoot string
+	// Timeout bounds each oracle; DefaultGateTimeout when zero.
+	Timeout time.Duration
+	// Now stamps the evidence.
+	Now func() time.Time
+}
+
+func (g *Gates) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+// Run runs every oracle of the feature's contract at the candidate, each in
+// a fresh export of the candidate's committed tree, records every outcome
+// as evidence in one update of GateRef, and, when the feature has a draft
+// examination, adds each outcome to it as a gate observation.
+//
+// It always runs: evidence already recorded is never trusted in place of a
+// run. A contract that does not parse runs nothing at all. Abandoned
+// criteria are not run.
+func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
+	cand, err := Load(g.Store, t)
+	if err != nil {
+		return nil, err
+	}
+	rep := newGateReport(cand)
+	var evs []*Evidence
+	for i := range rep.Rows {
+		row := &rep.Rows[i]
+		if row.Abandoned != "" {
+			row.Note = "abandoned, not run: " + row.Abandoned
+			continue
+		}
+		ev, err := g.runOne(ctx, cand, row)
+		if err != nil {
+			return nil, fmt.Errorf("gate %s %s: %w", cand.Feature, row.Expectation, err)
+		}
+		row.State, row.Note, row.Evidence, row.EvidencePath = ev.State, ev.Summary(), ev, ev.Location()
+		evs = append(evs, ev)
+	}
+	if len(evs) == 0 {
+		return rep, nil
+	}
+	msg := fmt.Sprintf("gate run %s at %s", cand.Feature, cand.Commit.String()[:12])
+	if _, err := g.Store.Update(ctx, GateRef, msg, func(tx *gitstore.Tx) error {
+		idx, err := loadGateLatest(tx, cand.Feature)
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			rec, err := ev.record()
+			if err != nil {
+				return err
+			}
+			if err := tx.Put(ev.Path, rec); err != nil {
+				return err
+			}
+			idx.Criteria[ev.Expectation] = gateLatestEntry{Candidate: ev.Candidate, Path: ev.Path, State: ev.State, RanAt: ev.StartedAt}
+		}
+		rec, err := gitstore.NewRecord(KindGateLatest, 1, idx)
+		if err != nil {
+			return err
+		}
+		return tx.Put(gateLatestPath(cand.Feature), rec)
+	}); err != nil {
+		return nil, fmt.Errorf("record gate evidence of %s: %w", cand.Feature, err)
+	}
+	return rep, g.observe(ctx, cand, rep)
+}
+
+// observe adds each outcome to the feature's draft, if it has one.
+func (g *Gates) observe(ctx context.Context, cand *Candidate, rep *GateReport) error {
+	x := &Examiner{Store: g.Store, Now: g.Now}
+	d, _, err := x.Show(cand.Feature)
+	if err != nil || d == nil {
+		return err
+	}
+	t := Target{Feature: cand.Feature, Candidate: cand.Commit.String(), Contract: cand.ContractPath}
+	for i := range rep.Rows {
+		row := &rep.Rows[i]
+		if row.Evidence == nil {
+			continue
+		}
+		res, err := x.AddObservation(ctx, t, SourceGate, row.Evidence.ObservationText())
+		if refusal.Named(err, "MissingFact") {
+			return nil // the draft was closed away meanwhile
+		}
+		if err != nil {
+			return fmt.Errorf("evidence recorded, but adding it to the draft of %s failed: %w", cand.Feature, err)
+		}
+		row.Observation = ObservationID(res.Message)
+		rep.Notices = append(rep.Notices, res.Notices...)
+	}
+	return nil
+}
+
+// runOne exports the candidate's tree, runs one oracle in it and removes it.
+func (g *Gates) runOne(ctx context.Context, cand *Candidate, row *GateRow) (*Evidence, error) {
+	root := g.TempRoot
+	if root == "" {
+		root = sandbox.DefaultTempRoot
+	}
+	dir, err := os.MkdirTemp(root, "nwdes-tree-")
+	if err != nil {
+		return nil, fmt.Errorf("export candidate tree: %w", err)
+	}
+	defer sandbox.RemoveAll(dir)
+	if err := ExportTree(g.Store, cand.Commit, dir); err != nil {
+		return nil, err
+	}
+	timeout := g.Timeout
+	if timeout <= 0 {
+		timeout = DefaultGateTimeout
+	}
+	out, errOut := newMarkerWatch(row.Expect), newMarkerWatch(row.Expect)
+	res, err := g.Runner.Run(ctx, sandbox.Command{
+		Args: sandbox.Shell(row.Check), Dir: dir, Timeout: timeout, Stdout: out, Stderr: errOut,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ev := &Evidence{
+		Feature: cand.Feature, Expectation: row.Expectation, Candidate: cand.Commit.String(),
+		ContractPath: cand.ContractPath, Check: row.Check, Expect: row.Expect,
+		State: GateNotMet, Cause: res.Cause, ExitStatus: res.ExitStatus, Signal: res.Signal, StartError: res.Err,
+		MarkerFound: out.found, MarkerOnStderr: errOut.found && !out.found,
+		StartedAt: res.Started.UTC().Format(time.RFC3339Nano), DurationMS: res.Duration.Milliseconds(),
+		TimeoutMS: timeout.Milliseconds(), OutputCut: res.OutputCut,
+		Stdout:     OutputDigest{Bytes: res.Stdout.Bytes, SHA256: res.Stdout.SHA256, TailBytes: len(res.Stdout.Tail)},
+		Stderr:     OutputDigest{Bytes: res.Stderr.Bytes, SHA256: res.Stderr.SHA256, TailBytes: len(res.Stderr.Tail)},
+		StdoutTail: res.Stdout.Tail, StderrTail: res.Stderr.Tail,
+	}
+	if res.Cause == sandbox.Exited && res.ExitStatus == 0 && out.found {
+		ev.State = GateMet
+	}
+	rec, err := ev.record()
+	if err != nil {
+		return nil, err
+	}
+	ev.Path = evidenceDir(ev.Candidate, ev.Feature, ev.Expectation) + "/" + stamp(g.now()) + "-" + contentID(rec.Body)
+	return ev, nil
+}
+
+// ObservationText renders the evidence as a draft observation: what ran,
+// how it ended, where the record is, and the end of each stream.
+func (e *Evidence) ObservationText() []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "gate %s %s: %s\n", e.Expectation, e.State, e.Summary())
+	fmt.Fprintf(&b, "check: %s\nexpect: %s\ncandidate: %s\n", e.Check, e.Expect, e.Candidate)
+	fmt.Fprintf(&b, "duration: %s (timeout %s)\n", time.Duration(e.DurationMS)*time.Millisecond, time.Duration(e.TimeoutMS)*time.Millisecond)
+	fmt.Fprintf(&b, "stdout: %d bytes, sha256 %s\nstderr: %d bytes, sha256 %s\n", e.Stdout.Bytes, e.Stdout.SHA256, e.Stderr.Bytes, e.Stderr.SHA256)
+	fmt.Fprintf(&b, "evidence: %s\n", e.Location())
+	for _, s := range []struct {
+		name string
+		tail []byte
+		all  int64
+	}{{"stdout", e.StdoutTail, e.Stdout.Bytes}, {"stderr", e.StderrTail, e.Stderr.Bytes}} {
+		if len(s.tail) == 0 {
+			continue
+		}
+		t := s.tail
+		if len(t) > observationTail {
+			t = t[len(t)-observationTail:]
+		}
+		if int64(len(t)) < s.all {
+			fmt.Fprintf(&b, "%s, last %d bytes:\n", s.name, len(t))
+		} else {
+			fmt.Fprintf(&b, "%s:\n", s.name)
+		}
+		b.Write(t)
+		if t[len(t)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}
+
+// markerWatch reports whether a marker occurs anywhere in a stream written
+// to it in chunks of any size, keeping only the last len(marker)-1 bytes.
+type markerWatch struct {
+	marker []byte
+	carry  []byte
+	found  bool
+}
+
+func newMarkerWatch(marker string) *markerWatch { return &markerWatch{marker: []byte(marker)} }
+
+func (m *markerWatch) Write(p []byte) (int, error) {
+	if m.found || len(m.marker) == 0 {
+		m.found = m.found || len(m.marker) == 0
+		return len(p), nil
+	}
+	buf := append(m.carry, p...)
+	if bytes.Contains(buf, m.marker) {
+		m.found, m.carry = true, nil
+		return len(p), nil
+	}
+	keep := len(m.marker) - 1
+	if len(buf) > keep {
+		buf = buf[len(buf)-keep:]
+	}
+	m.carry = append(m.carry[:0:0], buf...)
+	return len(p), nil
+}
+
+// GateStatus reports, without running anything and without writing, the
+// state of every oracle of the feature at the candidate, from the newest
+// evidence recorded for that commit and that exact oracle. Evidence only
+// for another commit (or for another command or marker) leaves the state
+// pending, and the note says why.
+func GateStatus(st *gitstore.Store, t Target) (*GateReport, error) {
+	cand, err := Load(st, t)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := st.View(GateRef)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := loadGateLatest(tx, cand.Feature)
+	if err != nil {
+		return nil, err
+	}
+	rep := newGateReport(cand)
+	for i := range rep.Rows {
+		row := &rep.Rows[i]
+		ev, err := latestEvidence(tx, rep.Candidate, cand.Feature, row.Expectation)
+		if err != nil {
+			return nil, err
+		}
+		judgeRow(row, ev, idx.Criteria[row.Expectation], rep.Candidate)
+		switch {
+		case row.Abandoned != "" && ev == nil:
+			row.Note = "abandoned, not run: " + row.Abandoned
+		case row.Abandoned != "":
+			row.Note += "; abandoned, does not count: " + row.Abandoned
+		}
+	}
+	return rep, nil
+}
+
+// judgeRow sets a row's state from the newest evidence at the candidate,
+// falling back on the feature's index to say that evidence is stale.
+func judgeRow(row *GateRow, ev *Evidence, latest gateLatestEntry, candidate string) {
+	switch {
+	case ev != nil && ev.Check == row.Check && ev.Expect == row.Expect:
+		row.State, row.Note, row.Evidence, row.EvidencePath = ev.State, ev.Summary(), ev, ev.Location()
+	case ev != nil:
+		row.State, row.EvidencePath = GatePending, ev.Location()
+		row.Note = fmt.Sprintf("the newest evidence at this candidate ran another oracle (%q expecting %q); run git nwdes gate run", ev.Check, ev.Expect)
+	case latest.Candidate != "" && latest.Candidate != candidate:
+		row.State, row.StaleFor = GatePending, latest.Candidate
+		row.Note = fmt.Sprintf("stale: evidence is for %s, not this candidate; run git nwdes gate run", short(latest.Candidate))
+	default:
+		row.State, row.Note = GatePending, "never run at this candidate; run git nwdes gate run"
+	}
+}
+
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
+}
+
+// RenderGateRows writes one line per oracle, each beginning "E<n> STATE".
+func RenderGateRows(rep *GateReport) string {
+	var b strings.Builder
+	for _, r := range rep.Rows {
+		fmt.Fprintf(&b, "%s %s — %s\n", r.Expectation, r.State, r.Note)
+	}
+	return b.String()
+}

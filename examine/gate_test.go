@@ -1,0 +1,389 @@
+package examine_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/refusal"
+	"github.com/nwdes/nwdes/sandbox"
+)
+
+const gateHead = "# REQUEST\nr\n# ACCEPTANCE CRITERIA\n"
+
+var gateClock = func() time.Time { return time.Date(2026, 4, 1, 12, 0, 0, 0, time.UTC) }
+
+// gateRepo makes a repository whose HEAD commits contract as feature f's
+// contract, plus files, and returns it with a store over it.
+func gateRepo(t *testing.T, contract string, files map[string]string) (string, *gitstore.Store) {
+	t.Helper()
+	dir := gittest.Init(t, false)
+	gateCommit(t, dir, contract, files)
+	return dir, openStore(t, dir)
+}
+
+func gateCommit(t *testing.T, dir, contract string, files map[string]string) string {
+	t.Helper()
+	if contract != "" {
+		gittest.WriteFile(t, dir, ".nwave/features/f.md", contract)
+	}
+	for name, content := range files {
+		gittest.WriteFile(t, dir, name, content)
+	}
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "change")
+	return gittest.Git(t, dir, "rev-parse", "HEAD")
+}
+
+func newGates(t *testing.T, st *gitstore.Store) *examine.Gates {
+	t.Helper()
+	root := t.TempDir()
+	return &examine.Gates{
+		Store:    st,
+		Runner:   &sandbox.Exec{Path: "/usr/bin:/bin", TempRoot: root, Grace: 500 * time.Millisecond, Now: gateClock},
+		TempRoot: root,
+		Timeout:  time.Minute,
+		Now:      gateClock,
+	}
+}
+
+func runGates(t *testing.T, g *examine.Gates) *examine.GateReport {
+	t.Helper()
+	rep, err := g.Run(context.Background(), examine.Target{Feature: "f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func row(t *testing.T, rep *examine.GateReport, id examine.ExpectationID) examine.GateRow {
+	t.Helper()
+	for _, r := range rep.Rows {
+		if r.Expectation == id {
+			return r
+		}
+	}
+	t.Fatalf("no row %s in %+v", id, rep.Rows)
+	return examine.GateRow{}
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func TestAMalformedContractRunsNothingAtAll(t *testing.T) {
+	t.Parallel()
+	sentinel := filepath.Join(t.TempDir(), "sentinel")
+	oracle := "E1. the gate runs\n  CHECK: touch " + sentinel + " && echo made\n  EXPECT: made\n"
+
+	dir, st := gateRepo(t, gateHead+oracle, nil)
+	g := newGates(t, st)
+	if rep := runGates(t, g); row(t, rep, "E1").State != examine.GateMet || !exists(sentinel) {
+		t.Fatalf("positive control: the well-formed oracle did not run (state %s, sentinel %v)", row(t, rep, "E1").State, exists(sentinel))
+	}
+	if err := os.Remove(sentinel); err != nil {
+		t.Fatal(err)
+	}
+
+	cases := []struct{ name, tail, line string }{
+		{"a CHECK without EXPECT", "E2. b\n  CHECK: true\n", ":8:"},
+		{"an EXPECT without CHECK", "E2. b\n  EXPECT: ok\n", ":8:"},
+		{"a duplicate attribute", "E2. b\n  CHECK: true\n  EXPECT: ok\n  EXPECT: ok\n", ":10:"},
+		{"an unindented attribute", "E2. b\nCHECK: true\n", ":8:"},
+		{"an unknown attribute", "E2. b\n  RUN: true\n", ":8:"},
+		{"a duplicate E ID", "E1. again\n", ":7:"},
+	}
+	for _, c := range cases {
+		gateCommit(t, dir, gateHead+oracle+c.tail, nil)
+		before, _ := st.Tip(examine.GateRef)
+		_, err := g.Run(context.Background(), examine.Target{Feature: "f"})
+		if !refusal.Named(err, "ConfigurationMalformed") || !strings.Contains(err.Error(), "f.md"+c.line) {
+			t.Fatalf("%s: err = %v, want ConfigurationMalformed naming line %s", c.name, err, c.line)
+		}
+		if exists(sentinel) {
+			t.Fatalf("%s: the sentinel oracle ran although the contract is malformed", c.name)
+		}
+		if after, _ := st.Tip(examine.GateRef); after != before {
+			t.Fatalf("%s: evidence was recorded for a malformed contract", c.name)
+		}
+	}
+}
+
+func TestANonZeroExitIsNotMetEvenWhenItPrintsTheMarker(t *testing.T) {
+	t.Parallel()
+	_, st := gateRepo(t, gateHead+"E1. a\n  CHECK: echo PASS; exit 1\n  EXPECT: PASS\n", nil)
+	rep := runGates(t, newGates(t, st))
+	r := row(t, rep, "E1")
+	ev := r.Evidence
+	if r.State != examine.GateNotMet || ev.ExitStatus != 1 || !ev.MarkerFound || ev.Cause != sandbox.Exited {
+		t.Fatalf("state %s, evidence %+v", r.State, ev)
+	}
+	if !strings.Contains(r.Note, "non-zero exit never passes") || rep.Passed() {
+		t.Fatalf("note %q, passed %v", r.Note, rep.Passed())
+	}
+}
+
+func TestAMarkerOnStderrOnlyIsNotMet(t *testing.T) {
+	t.Parallel()
+	_, st := gateRepo(t, gateHead+"E1. a\n  CHECK: echo PASS >&2\n  EXPECT: PASS\n", nil)
+	r := row(t, runGates(t, newGates(t, st)), "E1")
+	if r.State != examine.GateNotMet || r.Evidence.ExitStatus != 0 || r.Evidence.MarkerFound || !r.Evidence.MarkerOnStderr {
+		t.Fatalf("state %s, evidence %+v", r.State, r.Evidence)
+	}
+	if r.Note != "exit 0, marker only on stderr, which does not count" {
+		t.Fatalf("note %q", r.Note)
+	}
+}
+
+func TestStatusReflectsTheRunNeverExecutesAndGoesStaleOnANewCommit(t *testing.T) {
+	t.Parallel()
+	sentinel := filepath.Join(t.TempDir(), "ran")
+	contract := gateHead + "E1. a\n  CHECK: touch " + sentinel + "; echo PASS\n  EXPECT: PASS\nE2. b\n  CHECK: echo nope\n  EXPECT: PASS\nE3. c\n"
+	dir, st := gateRepo(t, contract, nil)
+	tg := examine.Target{Feature: "f"}
+
+	rep, err := examine.GateStatus(st, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := row(t, rep, "E1"); r.State != examine.GatePending || !strings.HasPrefix(r.Note, "never run") {
+		t.Fatalf("before any run: %+v", r)
+	}
+
+	run := runGates(t, newGates(t, st))
+	if err := os.Remove(sentinel); err != nil {
+		t.Fatalf("the run did not execute E1: %v", err)
+	}
+	tip, _ := st.Tip(examine.GateRef)
+	rep, err = examine.GateStatus(st, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exists(sentinel) {
+		t.Fatal("gate status executed an oracle")
+	}
+	if after, _ := st.Tip(examine.GateRef); after != tip {
+		t.Fatal("gate status wrote to the store")
+	}
+	for _, id := range []examine.ExpectationID{"E1", "E2"} {
+		got, want := row(t, rep, id), row(t, run, id)
+		if got.State != want.State || got.EvidencePath != want.EvidencePath || got.Note != want.Note {
+			t.Fatalf("%s: status %+v, run %+v", id, got, want)
+		}
+	}
+	if rep.Rows[0].State != examine.GateMet || rep.Rows[1].State != examine.GateNotMet || len(rep.Rows) != 2 || rep.NoOracle[0] != "E3" {
+		t.Fatalf("rows %+v without oracle %v", rep.Rows, rep.NoOracle)
+	}
+
+	old := rep.Candidate
+	gateCommit(t, dir, "", map[string]string{"new.txt": "x\n"})
+	rep, err = examine.GateStatus(st, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Rows {
+		if r.State != examine.GatePending || r.StaleFor != old || !strings.HasPrefix(r.Note, "stale: evidence is for "+old[:12]) {
+			t.Fatalf("after a new commit: %+v", r)
+		}
+	}
+	if rep, err = examine.GateStatus(st, examine.Target{Feature: "f", Candidate: "HEAD~1"}); err != nil || rep.Rows[0].State != examine.GateMet {
+		t.Fatalf("the old candidate keeps its evidence: %v %+v", err, rep)
+	}
+}
+
+func TestStatusIgnoresEvidenceOfAnotherOracleAtTheSameCommit(t *testing.T) {
+	t.Parallel()
+	_, st := gateRepo(t, gateHead+"E1. a\n  CHECK: echo PASS\n  EXPECT: PASS\n",
+		map[string]string{".nwave/other.md": gateHead + "E1. a\n  CHECK: echo PASS; true\n  EXPECT: PASS\n"})
+	runGates(t, newGates(t, st))
+	rep, err := examine.GateStatus(st, examine.Target{Feature: "f", Contract: ".nwave/other.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := row(t, rep, "E1"); r.State != examine.GatePending || !strings.Contains(r.Note, "ran another oracle") {
+		t.Fatalf("row %+v", r)
+	}
+}
+
+func TestATimeoutIsNotMetWithCauseTimeoutAndEndsTheProcessGroup(t *testing.T) {
+	t.Parallel()
+	late := filepath.Join(t.TempDir(), "late")
+	_, st := gateRepo(t, gateHead+"E1. a\n  CHECK: (sleep 1; touch "+late+") & echo PASS; sleep 30\n  EXPECT: PASS\n", nil)
+	g := newGates(t, st)
+	g.Timeout = 300 * time.Millisecond
+	start := time.Now()
+	r := row(t, runGates(t, g), "E1")
+	if r.State != examine.GateNotMet || r.Evidence.Cause != sandbox.TimedOut || r.Evidence.TimeoutMS != 300 || !r.Evidence.MarkerFound {
+		t.Fatalf("state %s evidence %+v", r.State, r.Evidence)
+	}
+	if !strings.HasPrefix(r.Note, "timeout after 300ms") {
+		t.Fatalf("note %q", r.Note)
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Fatalf("the run took %v after a 300ms timeout", took)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if exists(late) {
+		t.Fatal("a background child of the timed-out oracle survived and wrote its file")
+	}
+}
+
+func TestOraclesRunOnTheCommittedTreeNotTheWorkTree(t *testing.T) {
+	t.Parallel()
+	contract := gateHead + "E1. a\n  CHECK: cat data.txt; test ! -e untracked.txt && test -x tool.sh && test -L link && cat link && pwd\n  EXPECT: committed\n"
+	dir, st := gateRepo(t, contract, map[string]string{"data.txt": "committed\n", "tool.sh": "#!/bin/sh\n"})
+	if err := os.Chmod(filepath.Join(dir, "tool.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("data.txt", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "-m", "tool and link")
+	gittest.WriteFile(t, dir, "data.txt", "dirty\n")
+	gittest.WriteFile(t, dir, "untracked.txt", "x\n")
+
+	g := newGates(t, st)
+	r := row(t, runGates(t, g), "E1")
+	if r.State != examine.GateMet {
+		t.Fatalf("state %s: %s\nstdout %q stderr %q", r.State, r.Note, r.Evidence.StdoutTail, r.Evidence.StderrTail)
+	}
+	out := string(r.Evidence.StdoutTail)
+	if strings.Contains(out, "dirty") || !strings.HasPrefix(out, "committed\ncommitted\n"+g.TempRoot+"/nwdes-tree-") {
+		t.Fatalf("stdout %q", out)
+	}
+	if entries, _ := os.ReadDir(g.TempRoot); len(entries) != 0 {
+		t.Fatalf("exported trees were left behind: %v", entries)
+	}
+}
+
+func TestEvidenceRecordsTheRunWithADigestOfTheWholeOutputAndABoundedTail(t *testing.T) {
+	t.Parallel()
+	_, st := gateRepo(t, gateHead+"E1. a\n  CHECK: echo PASS; i=0; while [ $i -lt 3000 ]; do echo line $i; i=$((i+1)); done\n  EXPECT: PASS\n", nil)
+	g := newGates(t, st)
+	g.Runner.(*sandbox.Exec).TailBytes = 512
+	runGates(t, g)
+	rep, err := examine.GateStatus(st, examine.Target{Feature: "f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := row(t, rep, "E1").Evidence
+	var want strings.Builder
+	want.WriteString("PASS\n")
+	for i := 0; i < 3000; i++ {
+		want.WriteString("line " + strconv.Itoa(i) + "\n")
+	}
+	sum := sha256.Sum256([]byte(want.String()))
+	if ev.Stdout.SHA256 != hex.EncodeToString(sum[:]) || ev.Stdout.Bytes != int64(want.Len()) {
+		t.Fatalf("stdout digest %+v", ev.Stdout)
+	}
+	if len(ev.StdoutTail) != 512 || !strings.HasSuffix(want.String(), string(ev.StdoutTail)) || ev.Stdout.TailBytes != 512 {
+		t.Fatalf("tail of %d bytes: %q", len(ev.StdoutTail), ev.StdoutTail[:20])
+	}
+	if ev.State != examine.GateMet || !ev.MarkerFound || ev.Check == "" || ev.Expect != "PASS" || ev.Candidate != rep.Candidate ||
+		ev.StartedAt != "2026-04-01T12:00:00Z" || ev.TimeoutMS != 60000 || ev.ContractPath != ".nwave/features/f.md" {
+		t.Fatalf("evidence %+v", ev)
+	}
+	if !strings.HasPrefix(ev.Path, "evidence/"+rep.Candidate[:2]+"/"+rep.Candidate[2:]+"/f/E1/20260401T120000.000000000Z-") {
+		t.Fatalf("path %s", ev.Path)
+	}
+	fsck, err := st.Fsck()
+	if err != nil || !fsck.OK() {
+		t.Fatalf("fsck: %v %+v", err, fsck)
+	}
+}
+
+func TestEveryRunExecutesAgainAndRecordsAgain(t *testing.T) {
+	t.Parallel()
+	counter := filepath.Join(t.TempDir(), "counter")
+	_, st := gateRepo(t, gateHead+"E1. a\n  CHECK: echo x >> "+counter+"; echo PASS\n  EXPECT: PASS\n", nil)
+	g := newGates(t, st)
+	clock := gateClock()
+	g.Now = func() time.Time { clock = clock.Add(time.Second); return clock }
+	first := row(t, runGates(t, g), "E1")
+	second := row(t, runGates(t, g), "E1")
+	if b, _ := os.ReadFile(counter); string(b) != "x\nx\n" {
+		t.Fatalf("the oracle ran %d times, want 2", strings.Count(string(b), "x"))
+	}
+	if first.EvidencePath == second.EvidencePath || second.EvidencePath < first.EvidencePath {
+		t.Fatalf("evidence paths %s then %s: want a new one that sorts last", first.EvidencePath, second.EvidencePath)
+	}
+	rep, _ := examine.GateStatus(st, examine.Target{Feature: "f"})
+	if row(t, rep, "E1").EvidencePath != second.EvidencePath {
+		t.Fatal("status does not read the newest evidence")
+	}
+}
+
+func TestAbandonedCriteriaAreNotRunAndDoNotCount(t *testing.T) {
+	t.Parallel()
+	sentinel := filepath.Join(t.TempDir(), "sentinel")
+	contract := gateHead + "E1. a\n  CHECK: echo PASS\n  EXPECT: PASS\nE2. b\n  CHECK: touch " + sentinel + "\n  EXPECT: never\nABANDON: E2 needs hardware we lack\n"
+	_, st := gateRepo(t, contract, nil)
+	rep := runGates(t, newGates(t, st))
+	r := row(t, rep, "E2")
+	if exists(sentinel) || r.State != examine.GatePending || r.Abandoned != "needs hardware we lack" || !rep.Passed() {
+		t.Fatalf("row %+v passed %v sentinel %v", r, rep.Passed(), exists(sentinel))
+	}
+	status, err := examine.GateStatus(st, examine.Target{Feature: "f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := row(t, status, "E2"); r.Note != "abandoned, not run: needs hardware we lack" || !status.Passed() {
+		t.Fatalf("status row %+v passed %v", r, status.Passed())
+	}
+}
+
+func TestOutcomesAreAddedToTheDraftAsGateObservations(t *testing.T) {
+	t.Parallel()
+	_, st := gateRepo(t, gateHead+"E1. a\n  CHECK: echo PASS\n  EXPECT: PASS\nE2. b\n", nil)
+	x := &examine.Examiner{Store: st, Now: gateClock}
+	ctx := context.Background()
+	tg := examine.Target{Feature: "f"}
+
+	if rep := runGates(t, newGates(t, st)); row(t, rep, "E1").Observation != "" {
+		t.Fatal("an observation was added without a draft")
+	}
+	if _, err := x.Open(ctx, tg, false); err != nil {
+		t.Fatal(err)
+	}
+	rep := runGates(t, newGates(t, st))
+	r := row(t, rep, "E1")
+	if r.Observation != "O1" {
+		t.Fatalf("observation %q", r.Observation)
+	}
+	d, _, err := x.Show("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := d.Observations[0]
+	text := string(o.Text)
+	if o.Source != examine.SourceGate || !strings.HasPrefix(text, "gate E1 MET: exit 0, marker in stdout\ncheck: echo PASS\nexpect: PASS\ncandidate: "+rep.Candidate+"\n") ||
+		!strings.Contains(text, "evidence: "+r.EvidencePath+"\n") || !strings.HasSuffix(text, "stdout:\nPASS\n") {
+		t.Fatalf("observation %s (%s):\n%s", o.ID, o.Source, text)
+	}
+	if _, err := x.AddObservation(ctx, tg, examine.SourceExaminer, []byte("README read")); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []examine.VerdictInput{
+		{Expectation: "E1", Verdict: examine.Met, Observations: []examine.ObservationID{"O1"}},
+		{Expectation: "E2", Verdict: examine.Met, Observations: []examine.ObservationID{"O2"}},
+	} {
+		if _, err := x.SetVerdict(ctx, tg, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ex, _, err := x.Close(ctx, tg, "accepted", "gate evidence cited like any observation")
+	if err != nil || ex.Outcome != examine.Accepted || ex.Texts[0].Source != examine.SourceGate {
+		t.Fatalf("close: %v %+v", err, ex)
+	}
+}

@@ -1,0 +1,95 @@
+package examine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// Tree entry modes, as git writes them.
+const (
+	modeFile    = 0o100644
+	modeExec    = 0o100755
+	modeGroupW  = 0o100664 // written by very old gits; read as a plain file
+	modeSymlink = 0o120000
+	modeGitlink = 0o160000
+)
+
+// ExportTree writes the committed tree of commit into dir, an existing
+// empty directory: files with their executable bit, symlinks as symlinks,
+// and each gitlink (submodule) as an empty directory, as a checkout leaves
+// it. Only committed content is written, never a work tree's. Symlinks are
+// made last, so that no file is ever written through one.
+func ExportTree(st *gitstore.Store, commit plumbing.Hash, dir string) error {
+	type link struct{ path, target string }
+	var links []link
+	err := st.Walk(commit, func(p string, mode uint32, blob plumbing.Hash) error {
+		if err := safeTreePath(p); err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		switch mode {
+		case modeGitlink:
+			return os.Mkdir(dst, 0o755)
+		case modeSymlink:
+			target, err := st.ReadBlob(blob)
+			if err != nil {
+				return err
+			}
+			links = append(links, link{dst, string(target)})
+			return nil
+		case modeFile, modeExec, modeGroupW:
+			data, err := st.ReadBlob(blob)
+			if err != nil {
+				return err
+			}
+			perm := os.FileMode(0o644)
+			if mode == modeExec {
+				perm = 0o755
+			}
+			f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+			if err != nil {
+				return err
+			}
+			if _, err := f.Write(data); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		default:
+			return refusal.NewUnreadable("TreeUnreadable", "check the commit with git fsck",
+				"%s in %s has mode %o, which no checkout writes", p, commit.String()[:12], mode)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("export %s: %w", commit.String()[:12], err)
+	}
+	for _, l := range links {
+		if err := os.Symlink(l.target, l.path); err != nil {
+			return fmt.Errorf("export %s: %w", commit.String()[:12], err)
+		}
+	}
+	return nil
+}
+
+// safeTreePath refuses a tree path that would land outside the export or
+// inside a .git directory: git refuses to check such trees out, and so
+// does this.
+func safeTreePath(p string) error {
+	for _, c := range strings.Split(p, "/") {
+		if c == "" || c == "." || c == ".." || strings.EqualFold(c, ".git") || strings.ContainsRune(c, 0) {
+			return refusal.NewUnreadable("TreeUnreadable", "check the commit with git fsck",
+				"tree path %q has an empty, '.', '..' or '.git' component", p)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,17 @@
+package gitstore
+
+import (
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Parents returns a commit's parents, in order, and its committer time:
+// what a history walk (a merge base, for one) needs to step and to order.
+func (s *Store) Parents(commit plumbing.Hash) ([]plumbing.Hash, time.Time, error) {
+	c, err := s.readCommit(commit)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return c.Parents, c.Time, nil
+}

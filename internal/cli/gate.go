@@ -1,0 +1,227 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/sandbox"
+)
+
+const gateExitStatus = `
+EXIT STATUS
+   0  every oracle that counts is MET (abandoned criteria do not count)
+   1  some oracle is NOT-MET or pending, or input could not be read
+   2  refused request or usage error (a malformed contract runs nothing)`
+
+// tempRoot is where candidate trees and private homes are made.
+func (s *session) tempRoot() string {
+	if t := s.env.Getenv("TMPDIR"); t != "" {
+		return t
+	}
+	return sandbox.DefaultTempRoot
+}
+
+func (s *session) gateCmd() *cli.Command {
+	return &cli.Command{
+		Name:  "gate",
+		Usage: "run a feature's command oracles and read their evidence",
+		Description: `A criterion of the contract may carry an oracle, two indented lines under
+it: CHECK: a shell command, EXPECT: a marker. The oracle is MET only when
+the command exits 0 and the marker is in its standard output. gate run
+executes every oracle against the candidate's committed tree and records
+what happened as evidence in refs/nwdes/gates; gate status reads that
+evidence and never executes anything.
+
+EXAMPLES
+   git nwdes gate run --feature greeting
+   git nwdes gate status --feature greeting
+` + gateExitStatus,
+		Subcommands: []*cli.Command{s.gateRunCmd(), s.gateStatusCmd()},
+	}
+}
+
+func (s *session) gateRunCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "run",
+		Usage:     "run every oracle against the candidate's committed tree and record the evidence",
+		UsageText: "git nwdes gate run --feature F [--candidate REV] [--contract PATH] [--timeout D] [--json]",
+		Description: `Always runs, whatever evidence exists. A contract that does not parse runs
+nothing at all. Each oracle runs with /bin/sh -c in a fresh export of the
+candidate commit's tree (never the working tree), with its own process
+group killed at --timeout, and an environment of PATH, LANG, and a private
+HOME and TMPDIR only. Each outcome is recorded as evidence for the
+candidate commit; when the feature has a draft examination, it is also
+added to the draft as an observation with source gate, to be cited like
+any other. Abandoned criteria are not run. Prints one line per oracle,
+beginning with its E ID and its state.
+
+EXAMPLES
+   git nwdes gate run --feature greeting
+   git nwdes gate run --feature greeting --candidate HEAD~1 --timeout 30s
+` + gateExitStatus,
+		Flags: append(targetFlags(),
+			&cli.DurationFlag{Name: "timeout", Usage: "end each oracle's process group after `D`", Value: examine.DefaultGateTimeout},
+			jsonFlag(),
+		),
+		Action: func(c *cli.Context) error {
+			asJSON := s.wantJSON(c)
+			st, err := s.open()
+			if err != nil {
+				return err
+			}
+			if c.Duration("timeout") <= 0 {
+				return usagef("--timeout must be positive")
+			}
+			g := &examine.Gates{
+				Store:    st,
+				Runner:   &sandbox.Exec{Path: s.env.Getenv("PATH"), TempRoot: s.tempRoot(), Now: s.env.Now},
+				TempRoot: s.tempRoot(),
+				Timeout:  c.Duration("timeout"),
+				Now:      s.env.Now,
+			}
+			rep, err := g.Run(c.Context, target(c))
+			if rep != nil {
+				s.renderGates(rep, asJSON, true)
+			}
+			if err != nil {
+				return err
+			}
+			return gateJudgment(rep)
+		},
+	}
+}
+
+func (s *session) gateStatusCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "status",
+		Usage:     "show each oracle's state at the candidate from recorded evidence (runs nothing)",
+		UsageText: "git nwdes gate status --feature F [--candidate REV] [--contract PATH] [--json]",
+		Description: `Never executes and never writes. One line per oracle: E<n> MET, NOT-MET
+or pending, from the newest evidence recorded for this candidate commit and
+this very oracle. Evidence recorded only for another commit leaves the
+state pending and says that it is stale.
+
+EXAMPLES
+   git nwdes gate status --feature greeting
+   git nwdes gate status --feature greeting --candidate main --json
+` + gateExitStatus,
+		Flags: append(targetFlags(), jsonFlag()),
+		Action: func(c *cli.Context) error {
+			asJSON := s.wantJSON(c)
+			st, err := s.open()
+			if err != nil {
+				return err
+			}
+			rep, err := examine.GateStatus(st, target(c))
+			if err != nil {
+				return err
+			}
+			s.renderGates(rep, asJSON, false)
+			return gateJudgment(rep)
+		},
+	}
+}
+
+func gateJudgment(rep *examine.GateReport) error {
+	if rep.Passed() {
+		return nil
+	}
+	return negative("some oracle is not MET")
+}
+
+func (s *session) renderGates(rep *examine.GateReport, asJSON, ran bool) {
+	for _, n := range rep.Notices {
+		fmt.Fprintf(s.env.Stderr, "notice: %s\n", n)
+	}
+	if asJSON {
+		writeJSON(s.env.Stdout, rep)
+		return
+	}
+	w := s.env.Stdout
+	for _, r := range rep.Rows {
+		line := fmt.Sprintf("%s %s — %s", r.Expectation, r.State, r.Note)
+		if r.Observation != "" {
+			line += fmt.Sprintf(" (draft observation %s)", r.Observation)
+		}
+		fmt.Fprintln(w, line)
+	}
+	if len(rep.NoOracle) > 0 {
+		ids := make([]string, len(rep.NoOracle))
+		for i, id := range rep.NoOracle {
+			ids[i] = string(id)
+		}
+		fmt.Fprintf(w, "without an oracle: %s (judged by the examination)\n", strings.Join(ids, ", "))
+	}
+	switch {
+	case len(rep.Rows) == 0:
+		fmt.Fprintf(w, "%s has no oracle at %s: nothing to run\n", rep.Feature, rep.Candidate[:12])
+	case ran:
+		fmt.Fprintf(w, "candidate %s; evidence recorded in refs/nwdes/gates\n", rep.Candidate[:12])
+	default:
+		fmt.Fprintf(w, "candidate %s\n", rep.Candidate[:12])
+	}
+}
+
+func (s *session) verifyCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "verify",
+		Usage:     "judge a diff against a feature's contract from recorded evidence (runs nothing)",
+		UsageText: "git nwdes verify --feature F --diff BASE...HEAD [--contract PATH] [--json]",
+		Description: `Prints the verifier's block for the contract committed at HEAD:
+
+   VERIFY — VERDICT: CONFORME | ECARTS(n) | ABANDONED(n) | ERROR(<reason>)
+   CONTRACT: <path>
+   CRITERIA:
+     E<n>. <criterion> — MET | NOT-MET | UNVERIFIABLE | ABANDONED — <evidence or reason>
+   SCOPE: in-scope <n> files; out-of-scope: <list | none>
+   PROOF: read <n> files, ran nothing, checked <n>/<n> criteria
+
+A criterion with an oracle is judged from HEAD's gate evidence (pending or
+stale is NOT-MET); one without takes the verdict of HEAD's published
+examination, else it is UNVERIFIABLE. Every file touched between the base
+and HEAD must match a FILE SCOPE glob. First match wins: ERROR (contract
+missing or unreadable), ECARTS(n) with n = NOT-MET + UNVERIFIABLE +
+out-of-scope files, ABANDONED(n), CONFORME. BASE...HEAD diffs from the
+merge base, BASE..HEAD from BASE. The result is recorded in
+refs/nwdes/gates.
+
+EXAMPLES
+   git nwdes verify --feature greeting --diff main...HEAD
+   git nwdes verify --feature greeting --diff HEAD~3..HEAD --json
+` + `
+EXIT STATUS
+   0  CONFORME
+   1  ECARTS, ABANDONED or ERROR, or input that could not be read
+   2  refused request or usage error (a range that does not resolve)`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "feature", Usage: "the feature (its contract is .nwave/features/`NAME`.md)", Required: true},
+			&cli.StringFlag{Name: "diff", Usage: "the range `BASE...HEAD` or BASE..HEAD", Required: true},
+			&cli.StringFlag{Name: "contract", Usage: "the committed contract `PATH` at HEAD"},
+			jsonFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			asJSON := s.wantJSON(c)
+			st, err := s.open()
+			if err != nil {
+				return err
+			}
+			v := &examine.Verifier{Store: st, Now: s.env.Now}
+			r, err := v.Verify(c.Context, examine.VerifyInput{Feature: c.String("feature"), Diff: c.String("diff"), Contract: c.String("contract")})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				writeJSON(s.env.Stdout, map[string]any{"result": r, "token": r.Token(), "report": r.Render(), "record": r.Location()})
+			} else {
+				fmt.Fprint(s.env.Stdout, r.Render())
+			}
+			if r.Verdict != examine.VerdictConforme {
+				return negative(r.Token())
+			}
+			return nil
+		},
+	}
+}
