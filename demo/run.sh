@@ -21,34 +21,48 @@ git config --global advice.detachedHead false
 
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then b=$'\033[1m' n=$'\033[0m'; else b= n=; fi
 step() { printf '\n%s== %s%s\n' "$b" "$*" "$n"; }
-run() { printf '$ %s\n' "$*"; "$@"; }
+# show prints a command as a user would type it, quoting where needed.
+show() {
+  local out='$' a q="'"
+  for a in "$@"; do
+    if [[ $a =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then out+=" $a"; else out+=" '${a//$q/$q\\$q$q}'"; fi
+  done
+  printf '%s\n' "$out"
+}
+run() { show "$@"; "$@"; }
 # expect_fail runs a command that must fail, and shows its exit code.
 expect_fail() {
-  printf '$ %s\n' "$*"
-  if "$@"; then echo "demo: expected a refusal" >&2; exit 1; fi
-  echo "(exit $?)"
+  show "$@"
+  local rc=0
+  "$@" || rc=$?
+  if [ "$rc" = 0 ]; then echo "demo: expected a refusal" >&2; exit 1; fi
+  echo "(exit $rc)"
 }
 
 step "A candidate commit with its contract (.nwave/features/greeting.md)"
 git init -q "$work/candidate"
-cp -R "$here/sample/." "$work/candidate/"
 cd "$work/candidate"
+cp "$here/sample/README.md" README.md
+git add -A
+git commit -q -m "start the project"
+base=$(git rev-parse HEAD)
+cp -R "$here/sample/." .
 git add -A
 git commit -q -m "greet: greet the visitor by name"
 run git nwdes version
 run cat .nwave/features/greeting.md
 
-if git nwdes gate -h >/dev/null 2>&1; then
-  step "Gates: every CHECK runs on the committed tree; MET needs exit 0 and the marker"
-  run git nwdes gate run --feature greeting
-  run git nwdes gate status --feature greeting
-fi
-
-step "The examiner records what it observed and judges every expectation"
+step "The examiner opens a draft; gate outcomes will land in it as observations"
 run git nwdes examine open --feature greeting
+
+step "Gates: every CHECK runs on the committed tree; MET needs exit 0 and the marker"
+run git nwdes gate run --feature greeting
+run git nwdes gate status --feature greeting
+
+step "The examiner adds its own observations and judges every expectation"
 run git nwdes examine observation add --feature greeting --text "$(bin/greet Ada)"
-run git nwdes examine observation add --feature greeting --text "$(bin/greet 2>&1; echo "exit $?")"
-run git nwdes examine verdict set --feature greeting --expectation E1 --verdict met --observation O1
+run git nwdes examine show --feature greeting
+run git nwdes examine verdict set --feature greeting --expectation E1 --verdict met --observation O1 --observation O3
 run git nwdes examine verdict set --feature greeting --expectation E2 --verdict met --observation O2
 
 step "A close with an expectation left unjudged is refused, and nothing is published"
@@ -56,13 +70,11 @@ expect_fail git nwdes examine close --feature greeting --outcome accepted --diag
 
 step "Judge E3 and close: nwdes derives the outcome and publishes the brief"
 run git nwdes examine observation add --feature greeting --text "$(cat README.md)"
-run git nwdes examine verdict set --feature greeting --expectation E3 --verdict met --observation O3
+run git nwdes examine verdict set --feature greeting --expectation E3 --verdict met --observation O4
 run git nwdes examine close --feature greeting --outcome accepted --diagnostic "Every expectation was judged from public behaviour."
 
-if git nwdes verify -h >/dev/null 2>&1; then
-  step "verify: the mechanical verdict over the diff"
-  run git nwdes verify --feature greeting --diff "$(git rev-list --max-parents=0 HEAD)...HEAD" || true
-fi
+step "verify: the mechanical verdict over the diff, from recorded evidence only"
+run git nwdes verify --feature greeting --diff "$base...HEAD"
 
 step "Reviewers read the brief with plain git"
 run git log -1 --notes=nwdes
