@@ -34,6 +34,9 @@ type objects struct {
 	mu  sync.Mutex
 	st  *filesystem.Storage
 	db  *odb.DB
+	// wmu serialises writes: go-git's storage is not safe for concurrent
+	// writers (it keeps an unguarded object list).
+	wmu sync.Mutex
 }
 
 func newObjects(commonDir string) *objects {
@@ -100,6 +103,8 @@ func (o *objects) write(t plumbing.ObjectType, data []byte) (plumbing.Hash, erro
 		return h, nil
 	}
 	st := o.storage()
+	o.wmu.Lock()
+	defer o.wmu.Unlock()
 	for attempt := 0; ; attempt++ {
 		obj := st.NewEncodedObject()
 		obj.SetType(t)

@@ -101,7 +101,7 @@ func setUsageErrors(cmd *cli.Command) {
 }
 
 func (s *session) commands() []*cli.Command {
-	cmds := []*cli.Command{s.examineCmd(), s.fsckCmd(), s.gateCmd(), s.verifyCmd(), s.versionCmd()}
+	cmds := []*cli.Command{s.examineCmd(), s.fsckCmd(), s.gateCmd(), s.verifyCmd(), s.hooksCmd(), s.hookCmd(), s.statusCmd(), s.exportCmd(), s.remoteCmd(), s.syncCmd("fetch"), s.syncCmd("push"), s.versionCmd()}
 	cmds = append(cmds, s.hiddenCommands()...)
 	return cmds
 }

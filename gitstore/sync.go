@@ -1,0 +1,949 @@
+package gitstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// This file moves nwdes refs and notes between clones. Transport goes
+// through the git binary, so that users' SSH configuration, credential
+// helpers, proxies and URL rewrites apply; it is the only place nwdes runs
+// git. Nothing else here trusts git: merges of record trees are computed in
+// process and local refs move only by compare-and-swap.
+//
+// Remote state lands in a tracking namespace, never on the local refs:
+//
+//	refs/nwdes/<name>   on the remote  →  refs/nwdes-remotes/<remote>/nwdes/<name>
+//	refs/notes/nwdes    on the remote  →  refs/nwdes-remotes/<remote>/notes/nwdes
+//
+// and is then merged into the local refs: a fast-forward when local is
+// behind, nothing when it is ahead, otherwise a merge commit whose tree is
+// the three-way union of both sides (see mergeTrees).
+
+// TrackingPrefix is where fetched nwdes refs are kept, per remote.
+const TrackingPrefix = "refs/nwdes-remotes/"
+
+// DefaultSyncAttempts bounds Push's fetch-merge-push rounds.
+const DefaultSyncAttempts = 8
+
+// Side names one side of a merge.
+type Side int
+
+const (
+	// Ours is the local ref's side.
+	Ours Side = iota
+	// Theirs is the remote's side.
+	Theirs
+)
+
+// Resolver decides which side's record to keep when both sides changed the
+// record at path differently since their merge base (a record is a
+// directory holding record.json). It must be deterministic and symmetric —
+// swapping ours and theirs must swap the answer — so that two clones merging
+// the same pair build the same tree. The side not kept stays reachable in
+// the merge commit's other parent.
+type Resolver func(ref RefName, path string, ours, theirs *Record) (Side, error)
+
+// SyncOptions configure Fetch, Push and SetupRemote.
+type SyncOptions struct {
+	// Environ is the caller's environment ("KEY=value"). Only what git needs
+	// for transport, SSH, credentials and configuration is passed on (see
+	// GitEnv); the library never reads the process environment itself.
+	Environ []string
+	// Resolve decides records both sides changed; nil uses DefaultResolve.
+	Resolve Resolver
+	// MaxAttempts bounds Push's rounds when the remote keeps moving.
+	MaxAttempts int
+	// GitPath is the git binary; "git" (looked up on PATH) when empty.
+	GitPath string
+}
+
+func (o *SyncOptions) fill() {
+	if o.Resolve == nil {
+		o.Resolve = DefaultResolve
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = DefaultSyncAttempts
+	}
+	if o.GitPath == "" {
+		o.GitPath = "git"
+	}
+}
+
+// SyncAction says what happened to one local ref.
+type SyncAction string
+
+const (
+	SyncCreated     SyncAction = "created"      // the ref did not exist locally
+	SyncFastForward SyncAction = "fast-forward" // local was behind the remote
+	SyncMerged      SyncAction = "merged"       // both had advanced: merge commit
+	SyncUpToDate    SyncAction = "up-to-date"   // same commit on both sides
+	SyncAhead       SyncAction = "ahead"        // the remote is behind local
+	SyncPushed      SyncAction = "pushed"       // the remote was moved to local
+)
+
+// RefSync is what a sync did to one ref.
+type RefSync struct {
+	Ref    RefName    `json:"ref"`
+	Action SyncAction `json:"action"`
+	// Before and After are the local ref's values around a merge, or the
+	// remote's around a push; absent refs are "".
+	Before string `json:"before,omitempty"`
+	After  string `json:"after,omitempty"`
+	// Remote is the remote's value that was merged, or pushed over.
+	Remote string `json:"remote,omitempty"`
+	// Resolved lists paths where both sides had changed a record or note
+	// differently and a merge rule chose (records) or concatenated (notes).
+	Resolved []string `json:"resolved,omitempty"`
+}
+
+// SyncReport is what Fetch or Push did.
+type SyncReport struct {
+	Remote string `json:"remote"`
+	// Merged is the fetch-and-merge of every tracked ref (the last round's).
+	Merged []RefSync `json:"merged"`
+	// Pushed lists the refs moved on the remote (Push only).
+	Pushed []RefSync `json:"pushed"`
+	// Attempts is how many fetch-merge-push rounds Push took.
+	Attempts int `json:"attempts"`
+}
+
+// RemoteSetup is what SetupRemote found and changed.
+type RemoteSetup struct {
+	Remote   string   `json:"remote"`
+	Added    []string `json:"added"`
+	Present  []string `json:"present"`
+	Warnings []string `json:"warnings"`
+}
+
+// FetchRefspecs are the refspecs that bring a remote's nwdes refs and notes
+// into the tracking namespace. The notes refspec is a pattern so that a
+// remote without nwdes notes yet does not make `git fetch` fail (an exact
+// refspec for a missing ref does); it may also bring other notes refs whose
+// names start with "nwdes", which only ever land in the tracking namespace.
+func FetchRefspecs(remote string) []string {
+	base := TrackingPrefix + remote + "/"
+	return []string{
+		"+refs/nwdes/*:" + base + "nwdes/*",
+		"+refs/notes/nwdes*:" + base + "notes/nwdes*",
+	}
+}
+
+// TrackingRef is where the remote's value of a local nwdes ref is kept.
+func TrackingRef(remote string, ref RefName) RefName {
+	return RefName(TrackingPrefix + remote + "/" + strings.TrimPrefix(string(ref), "refs/"))
+}
+
+// localOf maps a tracking ref back to the local ref it tracks, or "".
+func localOf(remote string, tracking RefName) RefName {
+	rest, ok := strings.CutPrefix(string(tracking), TrackingPrefix+remote+"/")
+	if !ok {
+		return ""
+	}
+	switch {
+	case strings.HasPrefix(rest, "nwdes/"):
+		return RefName("refs/" + rest)
+	case rest == "notes/nwdes":
+		return NotesRef
+	}
+	return ""
+}
+
+// ValidRemoteName refuses names git could not use as a remote.
+func ValidRemoteName(remote string) error {
+	if remote == "" || strings.HasPrefix(remote, "-") || RefName(TrackingPrefix+remote+"/x").Validate() != nil {
+		return refusal.New("MissingFact", "name a remote listed by git remote",
+			"%q is not a remote name", remote)
+	}
+	return nil
+}
+
+// gitEnvExact and gitEnvPrefixes are what git may need from the caller's
+// environment: finding programs and the user's configuration, SSH agents and
+// askpass helpers, proxies and certificates, and git's own tracing.
+var (
+	gitEnvExact = map[string]bool{
+		"HOME": true, "PATH": true, "USER": true, "LOGNAME": true, "TMPDIR": true, "TERM": true,
+		"DISPLAY": true, "WAYLAND_DISPLAY": true, "XDG_CONFIG_HOME": true, "XDG_RUNTIME_DIR": true,
+		"SSH_AUTH_SOCK": true, "SSH_AGENT_PID": true, "SSH_ASKPASS": true, "SSH_ASKPASS_REQUIRE": true,
+		"GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_SSH_VARIANT": true, "GIT_ASKPASS": true,
+		"GIT_TERMINAL_PROMPT": true, "GIT_EXEC_PATH": true, "GIT_PROXY_COMMAND": true,
+		"GIT_ALLOW_PROTOCOL": true, "GIT_PROTOCOL_FROM_USER": true,
+		"GIT_CONFIG_NOSYSTEM": true, "GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true,
+		"GIT_CONFIG_PARAMETERS": true, "GIT_CONFIG_COUNT": true,
+		"GIT_SSL_NO_VERIFY": true, "GIT_SSL_CAINFO": true, "GIT_SSL_CAPATH": true,
+		"GIT_SSL_CERT": true, "GIT_SSL_KEY": true, "GIT_HTTP_USER_AGENT": true,
+		"SSL_CERT_FILE": true, "SSL_CERT_DIR": true, "CURL_CA_BUNDLE": true, "KRB5CCNAME": true,
+		"http_proxy": true, "https_proxy": true, "HTTP_PROXY": true, "HTTPS_PROXY": true,
+		"no_proxy": true, "NO_PROXY": true, "all_proxy": true, "ALL_PROXY": true,
+		"SYSTEMROOT": true,
+	}
+	gitEnvPrefixes = []string{"GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_TRACE"}
+)
+
+// GitEnv filters environ down to what git needs for transport and
+// credentials. Everything that would point git at another repository
+// (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY, …) is
+// dropped; the repository is always named explicitly. LC_ALL=C keeps git's
+// messages parseable.
+func GitEnv(environ []string) []string {
+	out := []string{}
+	for _, kv := range environ {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		keep := gitEnvExact[k]
+		for _, p := range gitEnvPrefixes {
+			keep = keep || strings.HasPrefix(k, p)
+		}
+		if keep {
+			out = append(out, kv)
+		}
+	}
+	return append(out, "LC_ALL=C", "LANGUAGE=C")
+}
+
+// GitError is a git command that failed; Stderr is what git said.
+type GitError struct {
+	Args   []string
+	Code   int
+	Stderr string
+}
+
+func (e *GitError) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" {
+		msg = "no message"
+	}
+	return fmt.Sprintf("git %s: exit %d: %s", strings.Join(e.Args, " "), e.Code, msg)
+}
+
+// git runs the git binary on this repository with a filtered environment.
+func (s *Store) git(ctx context.Context, o SyncOptions, args ...string) ([]byte, error) {
+	full := append([]string{"--git-dir=" + s.loc.GitDir}, args...)
+	cmd := exec.CommandContext(ctx, o.GitPath, full...)
+	cmd.Dir = s.loc.GitDir
+	if s.loc.WorkTree != "" {
+		cmd.Dir = s.loc.WorkTree
+	}
+	cmd.Env = GitEnv(o.Environ)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err != nil {
+		code := -1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else {
+			return nil, fmt.Errorf("run git %s: %w", strings.Join(args, " "), err)
+		}
+		return stdout.Bytes(), &GitError{Args: args, Code: code, Stderr: stderr.String()}
+	}
+	return stdout.Bytes(), nil
+}
+
+// GitConfig returns every value of key as git itself reads it (all scopes,
+// includes and conditional includes), or nil when it is unset. Callers that
+// parse configuration in process fall back to it for what they cannot
+// evaluate, such as includeIf.
+func (s *Store) GitConfig(ctx context.Context, key string, o SyncOptions) ([]string, error) {
+	o.fill()
+	out, err := s.git(ctx, o, "config", "--get-all", key)
+	var ge *GitError
+	if errors.As(err, &ge) && ge.Code == 1 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(strings.TrimRight(string(out), "\n"), "\n"), nil
+}
+
+func (s *Store) checkRemote(ctx context.Context, remote string, o SyncOptions) error {
+	if err := ValidRemoteName(remote); err != nil {
+		return err
+	}
+	urls, err := s.GitConfig(ctx, "remote."+remote+".url", o)
+	if err != nil {
+		return err
+	}
+	if len(urls) == 0 {
+		return refusal.New("MissingFact", "add it with git remote add "+remote+" URL, or name a remote listed by git remote -v",
+			"there is no remote named %q", remote)
+	}
+	return nil
+}
+
+// SetupRemote adds FetchRefspecs to remote.<remote>.fetch (each once), so
+// that a plain `git fetch` brings nwdes refs and notes into the tracking
+// namespace. It never writes remote.<remote>.push: a bare `git push` would
+// then push only what that lists. It warns about fetch refspecs already
+// configured that would force the remote's values onto local nwdes refs or
+// notes, which drops local records not yet pushed.
+func (s *Store) SetupRemote(ctx context.Context, remote string, o SyncOptions) (*RemoteSetup, error) {
+	o.fill()
+	if err := s.checkRemote(ctx, remote, o); err != nil {
+		return nil, err
+	}
+	have, err := s.GitConfig(ctx, "remote."+remote+".fetch", o)
+	if err != nil {
+		return nil, err
+	}
+	res := &RemoteSetup{Remote: remote, Added: []string{}, Present: []string{}, Warnings: []string{}}
+	for _, spec := range have {
+		if clobbersLocal(spec) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf(
+				"remote.%s.fetch %q overwrites local nwdes refs or notes on every fetch, dropping records not yet pushed; remove it with: git config --unset remote.%s.fetch '%s'",
+				remote, spec, remote, regexpQuote(spec)))
+		}
+	}
+	for _, spec := range FetchRefspecs(remote) {
+		if contains(have, spec) {
+			res.Present = append(res.Present, spec)
+			continue
+		}
+		if _, err := s.git(ctx, o, "config", "--add", "remote."+remote+".fetch", spec); err != nil {
+			return nil, err
+		}
+		res.Added = append(res.Added, spec)
+	}
+	return res, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func regexpQuote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `.`, `\.`, `*`, `\*`, `+`, `\+`, `^`, `\^`, `$`, `\$`, `[`, `\[`, `]`, `\]`, `?`, `\?`, `(`, `\(`, `)`, `\)`, `|`, `\|`, `{`, `\{`, `}`, `\}`)
+	return r.Replace(s)
+}
+
+// clobbersLocal reports whether a fetch refspec writes onto refs/nwdes/ or
+// refs/notes/nwdes (negative refspecs write nothing).
+func clobbersLocal(spec string) bool {
+	spec = strings.TrimPrefix(spec, "+")
+	if strings.HasPrefix(spec, "^") {
+		return false
+	}
+	_, dst, ok := strings.Cut(spec, ":")
+	if !ok || dst == "" {
+		return false
+	}
+	covers := func(target string) bool {
+		if i := strings.IndexByte(dst, '*'); i >= 0 {
+			prefix := dst[:i]
+			return strings.HasPrefix(target, prefix) || strings.HasPrefix(prefix, target)
+		}
+		return dst == target || strings.HasPrefix(dst, target+"/")
+	}
+	return covers("refs/nwdes/") || covers("refs/notes/nwdes")
+}
+
+// Fetch brings the remote's nwdes refs and notes into the tracking
+// namespace and merges each into the local ref (see MergeInto). Local refs
+// the remote lacks are left alone.
+func (s *Store) Fetch(ctx context.Context, remote string, o SyncOptions) (*SyncReport, error) {
+	o.fill()
+	if err := s.checkRemote(ctx, remote, o); err != nil {
+		return nil, err
+	}
+	merged, err := s.fetchAndMerge(ctx, remote, o)
+	if err != nil {
+		return nil, err
+	}
+	return &SyncReport{Remote: remote, Merged: merged, Pushed: []RefSync{}, Attempts: 1}, nil
+}
+
+func (s *Store) fetchAndMerge(ctx context.Context, remote string, o SyncOptions) ([]RefSync, error) {
+	args := append([]string{"fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head",
+		"--no-recurse-submodules", remote}, FetchRefspecs(remote)...)
+	if _, err := s.git(ctx, o, args...); err != nil {
+		return nil, transportRefusal("fetch", remote, err)
+	}
+	return s.MergeTracking(ctx, remote, o)
+}
+
+func transportRefusal(verb, remote string, err error) error {
+	var ge *GitError
+	if !errors.As(err, &ge) {
+		return err
+	}
+	return refusal.NewUnreadable("RemoteFailed",
+		fmt.Sprintf("check that git %s %s works (network, credentials, URL), then run the command again", verb, remote),
+		"git %s %s failed (exit %d): %s", verb, remote, ge.Code, oneLineTrim(ge.Stderr)).Wrap(err)
+}
+
+func oneLineTrim(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// MergeTracking merges every tracking ref of remote into its local ref,
+// without any transport: what an ordinary `git fetch` brought (after
+// SetupRemote) becomes visible to nwdes.
+func (s *Store) MergeTracking(ctx context.Context, remote string, o SyncOptions) ([]RefSync, error) {
+	o.fill()
+	if err := ValidRemoteName(remote); err != nil {
+		return nil, err
+	}
+	tracked, err := s.refs.List(TrackingPrefix + remote + "/")
+	if err != nil {
+		return nil, err
+	}
+	out := []RefSync{}
+	for _, t := range SortedNames(tracked) {
+		local := localOf(remote, t)
+		if local == "" {
+			continue
+		}
+		rs, err := s.MergeInto(ctx, local, tracked[t], remote, o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs)
+	}
+	return out, nil
+}
+
+// MergeInto merges commit theirs into the local ref: it creates the ref when
+// absent, fast-forwards it when it is an ancestor of theirs, leaves it when
+// theirs is already contained, and otherwise writes a merge commit (parents:
+// local tip, theirs) whose tree is the three-way merge of both over their
+// merge base. The ref moves by compare-and-swap; when another writer moved
+// it meanwhile, the merge is recomputed (bounded by the store's
+// MaxAttempts).
+func (s *Store) MergeInto(ctx context.Context, ref RefName, theirs plumbing.Hash, from string, o SyncOptions) (RefSync, error) {
+	o.fill()
+	if err := ref.Validate(); err != nil {
+		return RefSync{}, err
+	}
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return RefSync{}, err
+		}
+		ours, err := s.refs.Read(ref)
+		if err != nil {
+			return RefSync{}, err
+		}
+		rs := RefSync{Ref: ref, Before: hexOrEmpty(ours), After: hexOrEmpty(ours), Remote: hexOrEmpty(theirs)}
+		var next plumbing.Hash
+		switch {
+		case theirs.IsZero() || ours == theirs:
+			rs.Action = SyncUpToDate
+			return rs, nil
+		case ours.IsZero():
+			rs.Action, next = SyncCreated, theirs
+		default:
+			base, err := s.mergeBase(ours, theirs)
+			if err != nil {
+				return RefSync{}, err
+			}
+			switch base {
+			case theirs:
+				rs.Action = SyncAhead
+				return rs, nil
+			case ours:
+				rs.Action, next = SyncFastForward, theirs
+			default:
+				m := &merger{s: s, ref: ref, resolve: o.Resolve}
+				next, err = m.commit(ours, theirs, base, fmt.Sprintf("merge %s from %s", ref, from))
+				if err != nil {
+					return RefSync{}, err
+				}
+				rs.Action, rs.Resolved = SyncMerged, m.resolved
+			}
+		}
+		err = s.swap(ref, ours, next)
+		if err == nil {
+			rs.After = next.String()
+			return rs, nil
+		}
+		if !errors.Is(err, ErrConflict) {
+			return RefSync{}, err
+		}
+		if attempt >= s.opts.MaxAttempts {
+			return RefSync{}, refusal.New("Conflict", "too many writers at once; try again",
+				"%s kept moving while merging %s: gave up after %d attempts", ref, from, attempt).Wrap(err)
+		}
+		s.opts.Sleep(jitter(time.Millisecond))
+	}
+}
+
+func hexOrEmpty(h plumbing.Hash) string {
+	if h.IsZero() {
+		return ""
+	}
+	return h.String()
+}
+
+// mergeBase returns a best common ancestor of a and b, zero when the two
+// histories share nothing (as when two clones each created a ref). After
+// criss-cross merges any best base serves: the merge is a union with
+// deterministic rules, so the choice cannot lose a record.
+func (s *Store) mergeBase(a, b plumbing.Hash) (plumbing.Hash, error) {
+	best, err := s.MergeBases(a, b)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("merge base of %s and %s: %w", a, b, err)
+	}
+	if len(best) == 0 {
+		return plumbing.ZeroHash, nil
+	}
+	return best[0], nil
+}
+
+// Push sends every local nwdes ref and the notes ref to remote without ever
+// overwriting a remote update it has not seen: each round fetches and
+// merges (so local contains the remote's value), then runs one atomic
+// `git push --no-verify` whose every ref carries --force-with-lease with the
+// remote value just fetched. When the remote moved in between, the lease
+// fails, nothing is written, and the round repeats (bounded by MaxAttempts,
+// with jittered backoff). --no-verify keeps the user's pre-push hooks out of
+// nwdes's own pushes.
+func (s *Store) Push(ctx context.Context, remote string, o SyncOptions) (*SyncReport, error) {
+	o.fill()
+	if err := s.checkRemote(ctx, remote, o); err != nil {
+		return nil, err
+	}
+	wait := 20 * time.Millisecond
+	var lastErr error
+	for attempt := 1; attempt <= o.MaxAttempts; attempt++ {
+		merged, err := s.fetchAndMerge(ctx, remote, o)
+		if err != nil {
+			return nil, err
+		}
+		rep := &SyncReport{Remote: remote, Merged: merged, Pushed: []RefSync{}, Attempts: attempt}
+		locals, err := s.refs.List("refs/nwdes/")
+		if err != nil {
+			return nil, err
+		}
+		if h, err := s.refs.Read(NotesRef); err != nil {
+			return nil, err
+		} else if !h.IsZero() {
+			locals[NotesRef] = h
+		}
+		args := []string{"push", "--no-verify", "--atomic", "--porcelain", "--no-recurse-submodules"}
+		var specs []string
+		for _, ref := range SortedNames(locals) {
+			tracked, err := s.refs.Read(TrackingRef(remote, ref))
+			if err != nil {
+				return nil, err
+			}
+			if tracked == locals[ref] {
+				continue
+			}
+			args = append(args, "--force-with-lease="+string(ref)+":"+hexOrEmpty(tracked))
+			specs = append(specs, locals[ref].String()+":"+string(ref))
+			rep.Pushed = append(rep.Pushed, RefSync{Ref: ref, Action: SyncPushed, Before: hexOrEmpty(tracked), After: locals[ref].String(), Remote: hexOrEmpty(tracked)})
+		}
+		if len(specs) == 0 {
+			return rep, nil
+		}
+		args = append(append(args, remote), specs...)
+		out, err := s.git(ctx, o, args...)
+		if err == nil {
+			for _, p := range rep.Pushed {
+				// What the remote now holds; a failure here only delays
+				// the next fetch's knowledge of it.
+				t := TrackingRef(remote, p.Ref)
+				if cur, err := s.refs.Read(t); err == nil {
+					_ = s.refs.CompareAndSwap(t, cur, plumbing.NewHash(p.After))
+				}
+			}
+			return rep, nil
+		}
+		if !pushRaced(out) {
+			return nil, transportRefusal("push", remote, err)
+		}
+		lastErr = err
+		s.opts.Sleep(jitter(wait))
+		if wait < 500*time.Millisecond {
+			wait *= 2
+		}
+	}
+	return nil, refusal.New("Conflict", "the remote keeps moving, or its refs cannot be updated; run git nwdes push again",
+		"%s kept rejecting the push of nwdes refs: gave up after %d attempts (last: %v)", remote, o.MaxAttempts, oneLineTrim(fmt.Sprint(lastErr))).Wrap(lastErr)
+}
+
+// pushRaced reports whether git's porcelain output shows a push rejected
+// only because the remote moved (a failed lease, a non-fast-forward, the
+// remote's ref update losing to a concurrent push, or the rest of an atomic
+// push failing with it), which another round repairs.
+func pushRaced(porcelain []byte) bool {
+	raced := false
+	for _, line := range strings.Split(string(porcelain), "\n") {
+		f := strings.SplitN(line, "\t", 3)
+		if len(f) < 3 || f[0] != "!" {
+			continue
+		}
+		switch {
+		case strings.Contains(f[2], "(stale info)"), strings.Contains(f[2], "(fetch first)"),
+			strings.Contains(f[2], "(non-fast-forward)"), strings.Contains(f[2], "(atomic push failed)"),
+			strings.Contains(f[2], "(already exists)"),
+			// The remote's own ref update lost a race with another push
+			// (its lock, or the old value under it).
+			strings.Contains(f[2], "(atomic transaction failed)"), strings.Contains(f[2], "(failed to update ref)"),
+			strings.Contains(f[2], "(cannot lock ref"):
+			raced = true
+		default:
+			return false
+		}
+	}
+	return raced
+}
+
+// DefaultResolve keeps the record whose canonical record.json sorts last
+// byte-wise, then the one whose payloads (by name) sort last. It knows
+// nothing of kinds: packages whose records are rewritten in place (an
+// index, a draft) give a Resolver that knows which one is newer.
+func DefaultResolve(_ RefName, _ string, ours, theirs *Record) (Side, error) {
+	eo, err := ours.encode()
+	if err != nil {
+		return Ours, err
+	}
+	et, err := theirs.encode()
+	if err != nil {
+		return Ours, err
+	}
+	c := bytes.Compare(eo, et)
+	if c == 0 {
+		c = comparePayloads(ours.Payloads, theirs.Payloads)
+	}
+	if c < 0 {
+		return Theirs, nil
+	}
+	return Ours, nil
+}
+
+func comparePayloads(a, b map[string][]byte) int {
+	names := map[string]bool{}
+	for n := range a {
+		names[n] = true
+	}
+	for n := range b {
+		names[n] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	for _, n := range sorted {
+		x, inA := a[n]
+		y, inB := b[n]
+		switch {
+		case inA && !inB:
+			return 1
+		case inB && !inA:
+			return -1
+		}
+		if c := bytes.Compare(x, y); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// merger computes a three-way merge of one ref's trees.
+type merger struct {
+	s        *Store
+	ref      RefName
+	resolve  Resolver
+	resolved []string
+}
+
+func (m *merger) commit(ours, theirs, base plumbing.Hash, message string) (plumbing.Hash, error) {
+	treeOf := func(h plumbing.Hash) (plumbing.Hash, error) {
+		if h.IsZero() {
+			return plumbing.ZeroHash, nil
+		}
+		c, err := m.s.readCommit(h)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		return c.Tree, nil
+	}
+	bt, err := treeOf(base)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	ot, err := treeOf(ours)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	tt, err := treeOf(theirs)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	tree, err := m.tree("", bt, ot, tt)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if tree.IsZero() {
+		if tree, err = m.s.obj.write(plumbing.TreeObject, nil); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	return m.s.obj.write(plumbing.CommitObject,
+		encodeCommit(tree, []plumbing.Hash{ours, theirs}, Identity, m.s.opts.Now(), message))
+}
+
+func (m *merger) entries(h plumbing.Hash) (map[string]treeEntry, error) {
+	out := map[string]treeEntry{}
+	if h.IsZero() {
+		return out, nil
+	}
+	t, b, err := m.s.obj.read(h)
+	if err != nil {
+		return nil, err
+	}
+	if t != plumbing.TreeObject {
+		return nil, fmt.Errorf("object %s is a %s, expected a tree", h, t)
+	}
+	es, err := decodeTree(h, b)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range es {
+		out[e.name] = e
+	}
+	return out, nil
+}
+
+// tree merges three versions of the directory at path (a zero id is an
+// absent directory) and returns the merged tree, zero when it is empty.
+//
+// Per entry: the same on both sides is kept; changed on one side only
+// (against the base) takes that side, a deletion included; changed on both:
+// directories merge recursively (a deleted directory counts as empty, so
+// what the other side left alone in it stays deleted), except a record
+// directory (one holding record.json) outside the notes ref, which is
+// decided whole: by the Resolver when both sides changed it, and kept when
+// one side changed it and the other deleted it; a note changed on both
+// sides becomes the concatenation of both texts; a deleted file against a
+// changed one keeps the change.
+func (m *merger) tree(path string, base, ours, theirs plumbing.Hash) (plumbing.Hash, error) {
+	switch {
+	case ours == theirs:
+		return ours, nil
+	case base == ours:
+		return theirs, nil
+	case base == theirs:
+		return ours, nil
+	}
+	o, err := m.entries(ours)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	t, err := m.entries(theirs)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if m.ref != NotesRef && path != "" && (isRecordDir(o) || isRecordDir(t)) {
+		switch {
+		case ours.IsZero():
+			return theirs, nil // deleted here, changed there: keep the change, whole
+		case theirs.IsZero():
+			return ours, nil
+		case isRecordDir(o) && isRecordDir(t):
+			return m.record(path, ours, theirs, o, t)
+		}
+	}
+	b, err := m.entries(base)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	names := map[string]bool{}
+	for _, set := range []map[string]treeEntry{b, o, t} {
+		for n := range set {
+			names[n] = true
+		}
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	var out []treeEntry
+	for _, n := range sorted {
+		e, keep, err := m.entry(join(path, n), b[n], o[n], t[n])
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if keep {
+			e.name = n
+			out = append(out, e)
+		}
+	}
+	if len(out) == 0 {
+		return plumbing.ZeroHash, nil
+	}
+	return m.s.obj.write(plumbing.TreeObject, encodeTree(out))
+}
+
+func join(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+func isRecordDir(es map[string]treeEntry) bool {
+	e, ok := es["record.json"]
+	return ok && !e.isTree()
+}
+
+// entry merges one name; keep is false when the merged result is absent.
+func (m *merger) entry(path string, b, o, t treeEntry) (treeEntry, bool, error) {
+	present := func(e treeEntry) bool { return e.mode != 0 }
+	same := func(x, y treeEntry) bool { return x.mode == y.mode && x.hash == y.hash }
+	switch {
+	case same(o, t):
+		return o, present(o), nil
+	case same(b, o):
+		return t, present(t), nil
+	case same(b, t):
+		return o, present(o), nil
+	case (o.isTree() || !present(o)) && (t.isTree() || !present(t)):
+		// Two directories, or one against its deletion: merge inside, so a
+		// deletion of what the other side left alone still applies.
+		var bh, oh, th plumbing.Hash
+		if b.isTree() {
+			bh = b.hash
+		}
+		if o.isTree() {
+			oh = o.hash
+		}
+		if t.isTree() {
+			th = t.hash
+		}
+		h, err := m.tree(path, bh, oh, th)
+		if err != nil || h.IsZero() {
+			return treeEntry{}, false, err
+		}
+		return treeEntry{mode: modeTree, hash: h}, true, nil
+	case !present(o):
+		return t, true, nil // deleted here, changed there: keep the change
+	case !present(t):
+		return o, true, nil
+	case m.ref == NotesRef && !o.isTree() && !t.isTree():
+		h, err := m.concatNotes(o.hash, t.hash)
+		if err != nil {
+			return treeEntry{}, false, err
+		}
+		m.resolved = append(m.resolved, path)
+		return treeEntry{mode: modeBlob, hash: h}, true, nil
+	default:
+		// A blob against a tree, or two blobs outside any record: nothing
+		// nwdes writes looks like this. Keep the larger id, which both
+		// sides compute alike.
+		m.resolved = append(m.resolved, path)
+		if bytes.Compare(o.hash[:], t.hash[:]) >= 0 {
+			return o, true, nil
+		}
+		return t, true, nil
+	}
+}
+
+// record decides a record directory both sides changed.
+func (m *merger) record(path string, ours, theirs plumbing.Hash, o, t map[string]treeEntry) (plumbing.Hash, error) {
+	m.resolved = append(m.resolved, path)
+	rawO, ro, errO := m.readRecord(o)
+	rawT, rt, errT := m.readRecord(t)
+	if errO != nil || errT != nil {
+		// An unreadable record cannot be judged by kind; the byte rule
+		// still decides the same way on both clones.
+		c := bytes.Compare(rawO, rawT)
+		if c == 0 {
+			c = bytes.Compare(ours[:], theirs[:])
+		}
+		if c < 0 {
+			return theirs, nil
+		}
+		return ours, nil
+	}
+	side, err := m.resolve(m.ref, path, ro, rt)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("merge %s in %s: %w", path, m.ref, err)
+	}
+	if side == Theirs {
+		return theirs, nil
+	}
+	return ours, nil
+}
+
+// readRecord reads a record directory (record.json and payload/), returning
+// record.json's bytes even when the record does not decode.
+func (m *merger) readRecord(es map[string]treeEntry) ([]byte, *Record, error) {
+	_, raw, err := m.s.obj.read(es["record.json"].hash)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := decodeRecord(raw)
+	if err != nil {
+		return raw, nil, err
+	}
+	if p, ok := es["payload"]; ok && p.isTree() {
+		pes, err := m.entries(p.hash)
+		if err != nil {
+			return raw, nil, err
+		}
+		r.Payloads = map[string][]byte{}
+		for name, e := range pes {
+			_, data, err := m.s.obj.read(e.hash)
+			if err != nil {
+				return raw, nil, err
+			}
+			r.Payloads[name] = data
+		}
+	}
+	return raw, r, nil
+}
+
+// concatNotes merges two versions of one note without losing either: when
+// one already contains the other it is kept as is (so repeated merges
+// converge); otherwise both texts are joined, in byte order, separated by a
+// blank line.
+func (m *merger) concatNotes(a, b plumbing.Hash) (plumbing.Hash, error) {
+	_, x, err := m.s.obj.read(a)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	_, y, err := m.s.obj.read(b)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	switch {
+	case bytes.Contains(x, y):
+		return a, nil
+	case bytes.Contains(y, x):
+		return b, nil
+	}
+	if bytes.Compare(x, y) > 0 {
+		x, y = y, x
+	}
+	var buf bytes.Buffer
+	buf.Write(x)
+	if len(x) > 0 && x[len(x)-1] != '\n' {
+		buf.WriteByte('\n')
+	}
+	buf.WriteByte('\n')
+	buf.Write(y)
+	return m.s.obj.write(plumbing.BlobObject, buf.Bytes())
+}

@@ -1,0 +1,297 @@
+package hooks_test
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/hooks"
+	"github.com/nwdes/nwdes/internal/gittest"
+)
+
+// The pre-push benchmark's repository: a main history of benchCommits
+// commits, each examined once (accepted) in refs/nwdes/examine and noted in
+// refs/notes/nwdes, both refs growing by benchPerCommit entries per commit
+// so that, as in real use, their trees have histories that git gc stores
+// as delta chains. Everything is packed by git gc. About 120k objects.
+const (
+	benchCommits   = 10_000
+	benchPerCommit = 100 // examinations per commit of the examine ref
+)
+
+// benchDirEnv names a directory to build the fixture in and keep (reused
+// when already built there), to look at it with git afterwards.
+const benchDirEnv = "NWDES_HOOK_BENCH_DIR"
+
+var bench struct {
+	once sync.Once
+	root string // removed by TestMain unless benchDirEnv names it
+	repo string
+	bin  string // directory holding git-nwdes
+	head string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bench.root != "" && os.Getenv(benchDirEnv) == "" {
+		os.RemoveAll(bench.root)
+	}
+	os.Exit(code)
+}
+
+func benchFixture(b *testing.B) {
+	b.Helper()
+	bench.once.Do(func() { bench.err = buildBenchFixture() })
+	if bench.err != nil {
+		b.Fatal(bench.err)
+	}
+}
+
+func benchGit(dir string, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = gittest.Env(filepath.Dir(dir))
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out, nil
+}
+
+func buildBenchFixture() error {
+	root := os.Getenv(benchDirEnv)
+	if root == "" {
+		var err error
+		if root, err = os.MkdirTemp("", "nwdes-hook-bench"); err != nil {
+			return err
+		}
+	}
+	bench.root = root
+	bench.bin = filepath.Join(root, "bin")
+	build := exec.Command("go", "build", "-o", filepath.Join(bench.bin, "git-nwdes"), "./cmd/git-nwdes")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build git-nwdes: %v\n%s", err, out)
+	}
+	bench.repo = filepath.Join(root, "repo")
+	if head, err := os.ReadFile(filepath.Join(root, "head")); err == nil {
+		bench.head = strings.TrimSpace(string(head))
+		return nil
+	}
+	if err := os.RemoveAll(bench.repo); err != nil {
+		return err
+	}
+	if _, err := benchGit(root, nil, "init", "-q", "-b", "main", bench.repo); err != nil {
+		return err
+	}
+	// 1. The main history, with the contract in every tree.
+	var s bytes.Buffer
+	contract := "# REQUEST\nGreet.\n# ACCEPTANCE CRITERIA\nE1. greet NAME prints Hello, NAME.\nE2. greet prints usage\n"
+	for i := 1; i <= benchCommits; i++ {
+		fmt.Fprintf(&s, "commit refs/heads/main\nmark :%d\ncommitter T <t@e> %d +0000\n", i, 1767225600+i)
+		msg := fmt.Sprintf("change %d\n", i)
+		fmt.Fprintf(&s, "data %d\n%s", len(msg), msg)
+		if i > 1 {
+			fmt.Fprintf(&s, "from :%d\n", i-1)
+		} else {
+			fmt.Fprintf(&s, "M 100644 inline .nwave/features/greet.md\ndata %d\n%s\n", len(contract), contract)
+		}
+		body := fmt.Sprintf("revision %d of file %d\n", i, i%100)
+		fmt.Fprintf(&s, "M 100644 inline src/file%02d.txt\ndata %d\n%s\n", i%100, len(body), body)
+	}
+	marks := filepath.Join(root, "marks")
+	if _, err := benchGit(bench.repo, s.Bytes(), "fast-import", "--quiet", "--export-marks="+marks); err != nil {
+		return err
+	}
+	commits, err := readMarks(marks)
+	if err != nil {
+		return err
+	}
+	bench.head = commits[benchCommits]
+	blob, err := benchGit(bench.repo, nil, "rev-parse", "main:.nwave/features/greet.md")
+	if err != nil {
+		return err
+	}
+	// 2. One accepted examination per commit, and its brief as a note.
+	s.Reset()
+	when := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := 1; i <= benchCommits; i++ {
+		if (i-1)%benchPerCommit == 0 {
+			fmt.Fprintf(&s, "commit %s\ncommitter nwdes <nwdes@localhost> %d +0000\ndata 6\nclose\n", examine.Ref, when.Unix()+int64(i))
+		}
+		ex := &examine.Examination{
+			Feature: "greet", Candidate: commits[i], ContractPath: ".nwave/features/greet.md",
+			ContractBlob: strings.TrimSpace(string(blob)), Outcome: examine.Accepted,
+			Diagnostic: "judged from public behaviour", ClosedAt: when.Add(time.Duration(i) * time.Second).Format("2006-01-02T15:04:05.000000000Z07:00"),
+			Rows: []examine.PublishedRow{
+				{Expectation: "E1", Criterion: "greet NAME prints Hello, NAME.", Verdict: examine.Met, Cites: []int{0}},
+				{Expectation: "E2", Criterion: "greet prints usage", Verdict: examine.Met, Cites: []int{0}},
+			},
+			Texts: []examine.CitedText{{Source: examine.SourceExaminer}},
+		}
+		rec, err := gitstore.NewRecord(examine.KindExamination, 1, ex)
+		if err != nil {
+			return err
+		}
+		env, err := gitstore.Canonical(map[string]any{"body": json.RawMessage(rec.Body), "kind": rec.Kind, "v": 1})
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(rec.Body)
+		stamp := strings.NewReplacer("-", "", ":", "").Replace(ex.ClosedAt)
+		path := fmt.Sprintf("published/%s/%s/greet/%s-%s", commits[i][:2], commits[i][2:], stamp, hex.EncodeToString(sum[:6]))
+		text := fmt.Sprintf("greet Ada printed Hello, Ada. (run %d)\n", i)
+		fmt.Fprintf(&s, "M 100644 inline %s/record.json\ndata %d\n%s\n", path, len(env), env)
+		fmt.Fprintf(&s, "M 100644 inline %s/payload/t1\ndata %d\n%s\n", path, len(text), text)
+		latest, err := gitstore.Canonical(map[string]any{"body": map[string]any{
+			"path": path, "candidate": commits[i], "outcome": "accepted", "closed_at": ex.ClosedAt,
+		}, "kind": examine.KindLatest, "v": 1})
+		if err != nil {
+			return err
+		}
+		if i%benchPerCommit == 0 || i == benchCommits {
+			fmt.Fprintf(&s, "M 100644 inline features/greet/record.json\ndata %d\n%s\n", len(latest), latest)
+		}
+	}
+	for i := 1; i <= benchCommits; i++ {
+		if (i-1)%benchPerCommit == 0 {
+			fmt.Fprintf(&s, "commit %s\ncommitter nwdes <nwdes@localhost> %d +0000\ndata 6\nnotes\n", gitstore.NotesRef, when.Unix()+int64(i))
+		}
+		note := fmt.Sprintf("## nwdes acceptance brief: greet: accepted\n\n- candidate: %s\n", commits[i])
+		fmt.Fprintf(&s, "N inline %s\ndata %d\n%s\n", commits[i], len(note), note)
+	}
+	if _, err := benchGit(bench.repo, s.Bytes(), "fast-import", "--quiet"); err != nil {
+		return err
+	}
+	if _, err := benchGit(bench.repo, nil, "gc", "-q", "--prune=now"); err != nil {
+		return err
+	}
+	if _, err := hooks.Install(filepath.Join(bench.repo, ".git", "hooks")); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(root, "head"), []byte(bench.head+"\n"), 0o644)
+}
+
+func readMarks(path string) (map[int]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[int]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var n int
+		var sha string
+		if _, err := fmt.Sscanf(sc.Text(), ":%d %s", &n, &sha); err != nil {
+			return nil, err
+		}
+		out[n] = sha
+	}
+	return out, sc.Err()
+}
+
+func countObjects(b *testing.B) int {
+	out, err := benchGit(bench.repo, nil, "count-objects", "-v")
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		var v int
+		if _, err := fmt.Sscanf(l, "in-pack: %d", &v); err == nil {
+			n += v
+		}
+		if _, err := fmt.Sscanf(l, "count: %d", &v); err == nil {
+			n += v
+		}
+	}
+	return n
+}
+
+// BenchmarkPrePushHook runs the installed pre-push hook — sh, then
+// git-nwdes checking one pushed ref of main — exactly as git push would,
+// side by side with `git notes --ref nwdes show <commit>` on the same
+// repository, alternating the two so both see the same machine. It
+// reports both times per run and their ratio (the goal is at most 2).
+func BenchmarkPrePushHook(b *testing.B) {
+	benchFixture(b)
+	hook := filepath.Join(bench.repo, ".git", "hooks", "pre-push")
+	input := fmt.Sprintf("refs/heads/main %s refs/heads/main %s\n", bench.head, strings.Repeat("0", 40))
+	env := append(gittest.Env(bench.root), "PATH="+bench.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	runHook := func() time.Duration {
+		cmd := exec.Command(hook, "origin", "../remote.git")
+		cmd.Dir, cmd.Env, cmd.Stdin = bench.repo, env, strings.NewReader(input)
+		start := time.Now()
+		out, err := cmd.CombinedOutput()
+		d := time.Since(start)
+		if err != nil || !bytes.Contains(out, []byte("accepted (greet)")) {
+			b.Fatalf("hook: %v\n%s", err, out)
+		}
+		return d
+	}
+	runNotes := func() time.Duration {
+		cmd := exec.Command("git", "notes", "--ref", "nwdes", "show", bench.head)
+		cmd.Dir, cmd.Env = bench.repo, env
+		start := time.Now()
+		out, err := cmd.Output()
+		d := time.Since(start)
+		if err != nil || !bytes.Contains(out, []byte(bench.head)) {
+			b.Fatalf("git notes show: %v\n%s", err, out)
+		}
+		return d
+	}
+	runHook()
+	runNotes()
+	b.ResetTimer()
+	var hookTotal, notesTotal time.Duration
+	for i := 0; i < b.N; i++ {
+		hookTotal += runHook()
+		notesTotal += runNotes()
+	}
+	b.StopTimer()
+	hookMS := float64(hookTotal.Microseconds()) / 1000 / float64(b.N)
+	notesMS := float64(notesTotal.Microseconds()) / 1000 / float64(b.N)
+	b.ReportMetric(hookMS, "hook-ms/op")
+	b.ReportMetric(notesMS, "notes-show-ms/op")
+	b.ReportMetric(hookMS/notesMS, "ratio")
+	b.Logf("%d objects: hook %.2f ms, git notes show %.2f ms, ratio %.2f", countObjects(b), hookMS, notesMS, hookMS/notesMS)
+}
+
+// BenchmarkCheckInProcess is the check alone, in a warm process: what the
+// hook costs beyond starting sh and git-nwdes.
+func BenchmarkCheckInProcess(b *testing.B) {
+	benchFixture(b)
+	loc, err := gitstore.Discover(bench.repo, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := hooks.Policy{Protect: hooks.DefaultProtect}
+	us := []hooks.Update{{LocalRef: "refs/heads/main", LocalOID: bench.head, RemoteRef: "refs/heads/main", RemoteOID: strings.Repeat("0", 40)}}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		open := func() (*gitstore.Store, error) { return gitstore.Open(loc, gitstore.Options{}) }
+		rep, err := hooks.Check(open, p, us)
+		if err != nil || rep.Refs[0].Verdict != hooks.Accepted {
+			b.Fatalf("%+v %v", rep, err)
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package hooks
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/nwdes/nwdes/gitstore"
+)
+
+func TestConfigFilesParseAsGitReadsThem(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      []string // key=value
+	}{
+		{"plain", "[core]\n\thooksPath = .githooks\n", []string{"core.hookspath=.githooks"}},
+		{"subsection keeps its case", "[remote \"Up\"]\n url = x\n", []string{"remote.Up.url=x"}},
+		{"old dotted subsection is lower-cased", "[Remote.Up]\nURL=x\n", []string{"remote.up.url=x"}},
+		{"bare key is true", "[nwdes]\n\tdurable\n", []string{"nwdes.durable=true"}},
+		{"comments and trailing space", "# c\n[a] ; c\n b = v  # c\n", []string{"a.b=v"}},
+		{"quotes keep space and hashes", "[a]\n b = \" x # y \"\n", []string{"a.b= x # y "}},
+		{"escapes", "[a]\n b = one\\ttwo\\n\\\"q\\\\\n", []string{"a.b=one\ttwo\n\"q\\"}},
+		{"continuation", "[a]\n b = one \\\ntwo\n c = 3\n", []string{"a.b=one two", "a.c=3"}},
+		{"key on the header line", "[a] b = 1\n", []string{"a.b=1"}},
+		{"multi-valued in order", "[nwdes]\nprotect = main\nprotect = release/*\n", []string{"nwdes.protect=main", "nwdes.protect=release/*"}},
+		{"empty value", "[a]\nb =\n", []string{"a.b="}},
+		{"crlf", "[a]\r\nb = c\r\n", []string{"a.b=c"}},
+		{"bom", "\ufeff[a]\nb=c\n", []string{"a.b=c"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			es, err := parseConfig([]byte(c.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range es {
+				got = append(got, e.key+"="+e.value)
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestMalformedConfigFilesAreRefused(t *testing.T) {
+	for _, src := range []string{"key = outside\n", "[a\nb=c\n", "[a \"x]\n", "[a]\nb = \"open\n", "[a]\nb = \\q\n", "[a]\n= v\n"} {
+		if _, err := parseConfig([]byte(src)); err == nil {
+			t.Errorf("%q parsed", src)
+		}
+	}
+}
+
+func TestGitConfigParametersAreReadInBothForms(t *testing.T) {
+	es, err := parseParameters(`'core.hooksPath'='/x y' 'nwdes.protect=main' 'a.b' 'c.d'='it'\''s'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range es {
+		got = append(got, e.key+"="+e.value)
+	}
+	want := []string{"core.hookspath=/x y", "nwdes.protect=main", "a.b=true", "c.d=it's"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func writeFile(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConfigScopesApplyInGitsOrderWithIncludes(t *testing.T) {
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	common := filepath.Join(root, "repo", ".git")
+	writeFile(t, filepath.Join(root, "system"), "[nwdes]\nprotect = sys\n[core]\nhooksPath = /sys\n")
+	writeFile(t, filepath.Join(home, ".config", "git", "config"), "[nwdes]\nprotect = xdg\n")
+	writeFile(t, filepath.Join(home, ".gitconfig"), "[include]\npath = ~/more.inc\n")
+	writeFile(t, filepath.Join(home, "more.inc"), "[core]\nhooksPath = /global\n[include]\npath = nested.inc\n")
+	writeFile(t, filepath.Join(home, "nested.inc"), "[nwdes]\nprotect = nested\n")
+	writeFile(t, filepath.Join(common, "config"), "[nwdes]\nprotect = local\n[extensions]\nworktreeConfig = true\n")
+	writeFile(t, filepath.Join(common, "config.worktree"), "[nwdes]\nprotect = worktree\n")
+	env := map[string]string{
+		"HOME": home, "GIT_CONFIG_SYSTEM": filepath.Join(root, "system"),
+		"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "nwdes.protect", "GIT_CONFIG_VALUE_0": "count",
+		"GIT_CONFIG_PARAMETERS": "'nwdes.protect'='param'",
+	}
+	loc := gitstore.Location{GitDir: common, CommonDir: common, WorkTree: filepath.Dir(common)}
+	cfg, err := ReadConfig(loc, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"sys", "xdg", "nested", "local", "worktree", "count", "param"}
+	if got := cfg.GetAll("nwdes.protect"); !reflect.DeepEqual(got, want) {
+		t.Fatalf("nwdes.protect = %q, want %q", got, want)
+	}
+	if v, _ := cfg.Get("core.hooksPath"); v != "/global" {
+		t.Fatalf("core.hooksPath = %q", v)
+	}
+	env["GIT_CONFIG_NOSYSTEM"] = "1"
+	env["GIT_CONFIG_GLOBAL"] = filepath.Join(root, "none")
+	cfg, err = ReadConfig(loc, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.GetAll("nwdes.protect"); strings.Join(got, ",") != "local,worktree,count,param" {
+		t.Fatalf("without system and global: %q", got)
+	}
+}
+
+func TestIncludeIfIsAskedOfGit(t *testing.T) {
+	root := t.TempDir()
+	common := filepath.Join(root, ".git")
+	writeFile(t, filepath.Join(common, "config"), "[includeIf \"gitdir:~/work/\"]\n\tpath = work.inc\n[nwdes]\nprotect = local\n")
+	loc := gitstore.Location{GitDir: common, CommonDir: common, WorkTree: root}
+	asked := []string{}
+	ask := func(key string) ([]string, error) {
+		asked = append(asked, key)
+		if key == "nwdes.protect" {
+			return []string{"trunk"}, nil
+		}
+		return nil, nil
+	}
+	set, err := LoadSettings(loc, nil, ask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(set.Policy.Protect, []string{"refs/heads/trunk"}) || len(asked) != 2 {
+		t.Fatalf("policy %q, asked %q", set.Policy.Protect, asked)
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range []string{"[a]\nb=c\n", "[a \"x\\\"y\"]\n b = \"q\" # c\n", "[a]\nb = x\\\ny\n", "[a.B]\nc\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		es, err := parseConfig(b)
+		if err != nil {
+			return
+		}
+		for _, e := range es {
+			if e.key == "" || strings.Count(e.key, ".") < 1 {
+				t.Fatalf("entry with a bad key %q", e.key)
+			}
+		}
+	})
+}
+
+func FuzzParseParameters(f *testing.F) {
+	for _, s := range []string{`'a.b'='c'`, `'a.b=c' 'd.e'`, `'x.y'='it'\''s'`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		es, err := parseParameters(s)
+		if err != nil {
+			return
+		}
+		for _, e := range es {
+			if e.key != normKey(e.key) {
+				t.Fatalf("key %q not normalised", e.key)
+			}
+		}
+	})
+}

@@ -1,0 +1,325 @@
+package hooks
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// Update is one line of git's pre-push protocol:
+//
+//	<local ref> SP <local object name> SP <remote ref> SP <remote object name> LF
+//
+// The local ref is as the user typed it (HEAD~1, a tag, "(delete)"); an
+// object name is 40 hexadecimal digits, or 64 in a SHA-256 repository, all
+// zeros for a deletion (local) or a ref the remote lacks (remote).
+type Update struct {
+	LocalRef  string `json:"local_ref"`
+	LocalOID  string `json:"local_oid"`
+	RemoteRef string `json:"remote_ref"`
+	RemoteOID string `json:"remote_oid"`
+}
+
+// Delete reports whether the update deletes the remote ref.
+func (u Update) Delete() bool { return isZeroOID(u.LocalOID) }
+
+func isZeroOID(s string) bool { return strings.Trim(s, "0") == "" }
+
+func isOID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseUpdates reads git's pre-push input. Empty input (a push with nothing
+// to update) gives no updates. A line that does not follow the protocol is
+// refused, so a check never runs on input it half understood.
+func ParseUpdates(r io.Reader) ([]Update, error) {
+	var out []Update
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4096), 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		if line == "" {
+			continue
+		}
+		// The last three fields are fixed; the local ref, as typed, is
+		// whatever comes before them (a revision such as ":/fix it" may
+		// hold spaces).
+		f := strings.Split(line, " ")
+		if len(f) > 4 {
+			f = append([]string{strings.Join(f[:len(f)-3], " ")}, f[len(f)-3:]...)
+		}
+		if len(f) != 4 || f[0] == "" || !isOID(f[1]) || !strings.HasPrefix(f[2], "refs/") || !isOID(f[3]) || len(f[1]) != len(f[3]) {
+			return nil, refusal.NewUnreadable("InputUnreadable",
+				"run the hook only from git push, which writes \"<local ref> <local oid> <remote ref> <remote oid>\" lines",
+				"pre-push input line %d is not \"<local ref> <local oid> <remote ref> <remote oid>\": %q", n, truncate(line, 120))
+		}
+		out = append(out, Update{LocalRef: f[0], LocalOID: f[1], RemoteRef: f[2], RemoteOID: f[3]})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, refusal.NewUnreadable("InputUnreadable", "run the hook only from git push", "read pre-push input: %v", err)
+	}
+	return out, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// DefaultProtect are the refs protected when nwdes.protect is not set.
+var DefaultProtect = []string{"refs/heads/main", "refs/heads/master"}
+
+// Policy says which remote refs a push may move only to an accepted commit.
+type Policy struct {
+	// Protect holds full ref names or path.Match patterns ("*" stays within
+	// one path component), from git config nwdes.protect or DefaultProtect.
+	Protect []string
+}
+
+// PolicyFrom reads nwdes.protect (multi-valued) from cfg. A value that does
+// not start with refs/ names a branch (main means refs/heads/main). Setting
+// it replaces the defaults. A malformed pattern is refused, so a typo never
+// silently protects nothing.
+func PolicyFrom(cfg *Config) (Policy, error) {
+	vals := cfg.GetAll("nwdes.protect")
+	if len(vals) == 0 {
+		return Policy{Protect: append([]string(nil), DefaultProtect...)}, nil
+	}
+	return policyOf(vals)
+}
+
+func policyOf(vals []string) (Policy, error) {
+	var p Policy
+	for _, v := range vals {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		if !strings.HasPrefix(v, "refs/") {
+			v = "refs/heads/" + v
+		}
+		if _, err := path.Match(v, "refs/heads/x"); err != nil {
+			return Policy{}, refusal.New("ConfigurationMalformed",
+				"fix it with git config --replace-all nwdes.protect PATTERN (see docs/hooks.md)",
+				"git config nwdes.protect %q is not a valid pattern", v)
+		}
+		p.Protect = append(p.Protect, v)
+	}
+	return p, nil
+}
+
+// Protected reports whether pushing to ref needs acceptance. nwdes's own
+// refs and notes never do: they carry the verdicts, they are not judged.
+func (p Policy) Protected(ref string) bool {
+	if strings.HasPrefix(ref, "refs/nwdes/") || strings.HasPrefix(ref, "refs/notes/") || strings.HasPrefix(ref, gitstore.TrackingPrefix) {
+		return false
+	}
+	for _, pat := range p.Protect {
+		if ok, _ := path.Match(pat, ref); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Verdict is the check's judgment of one pushed ref.
+type Verdict string
+
+const (
+	// Pass: not protected, a deletion, or nothing to examine.
+	Pass Verdict = "pass"
+	// Accepted: every feature with a contract has an accepted examination.
+	Accepted Verdict = "accepted"
+	// Refused: some feature lacks an accepted examination.
+	Refused Verdict = "refused"
+)
+
+// FeatureResult is one feature's standing at the pushed commit.
+type FeatureResult struct {
+	Feature string          `json:"feature"`
+	Outcome examine.Outcome `json:"outcome"`
+	// Record is the examination's path in refs/nwdes/examine ("" if none).
+	Record string `json:"record,omitempty"`
+}
+
+// RefResult is the check of one update.
+type RefResult struct {
+	Update  Update  `json:"update"`
+	Verdict Verdict `json:"verdict"`
+	// Why a passed ref was not examined: "deletion", "not protected",
+	// "no feature contracts".
+	Why string `json:"why,omitempty"`
+	// Commit is the pushed commit (tags peeled), for a checked ref.
+	Commit   string          `json:"commit,omitempty"`
+	Features []FeatureResult `json:"features,omitempty"`
+}
+
+// Report is the whole check; OK when no ref is refused.
+type Report struct {
+	Refs []RefResult `json:"refs"`
+}
+
+// OK reports whether the push may proceed.
+func (r *Report) OK() bool {
+	for _, x := range r.Refs {
+		if x.Verdict == Refused {
+			return false
+		}
+	}
+	return true
+}
+
+// NeedsStore reports whether any update must be checked against the
+// records; when none does, the store need not even be opened.
+func NeedsStore(p Policy, updates []Update) bool {
+	for _, u := range updates {
+		if !u.Delete() && p.Protected(u.RemoteRef) {
+			return true
+		}
+	}
+	return false
+}
+
+// Check judges each update. For a protected ref that is not deleted, the
+// pushed commit (an annotated tag is peeled to it) must carry an accepted
+// published examination of every feature whose contract exists at
+// .nwave/features/<feature>.md in that commit's tree. It reads only that
+// commit's tree and the newest examination of each feature at that commit:
+// no history walk. open is called once, and only if some ref needs the
+// records; any failure to read them fails closed with StoreUnreadable.
+func Check(open func() (*gitstore.Store, error), p Policy, updates []Update) (*Report, error) {
+	rep := &Report{Refs: []RefResult{}}
+	var st *gitstore.Store
+	var rd *examine.Reader
+	for _, u := range updates {
+		res := RefResult{Update: u, Verdict: Pass}
+		switch {
+		case u.Delete():
+			res.Why = "deletion"
+		case !p.Protected(u.RemoteRef):
+			res.Why = "not protected"
+		default:
+			if st == nil {
+				var err error
+				if st, err = open(); err != nil {
+					return nil, unreadable(u, err)
+				}
+				if rd, err = examine.NewReader(st); err != nil {
+					return nil, unreadable(u, err)
+				}
+			}
+			if err := judge(st, rd, &res); err != nil {
+				return nil, err
+			}
+		}
+		rep.Refs = append(rep.Refs, res)
+	}
+	return rep, nil
+}
+
+func judge(st *gitstore.Store, rd *examine.Reader, res *RefResult) error {
+	u := res.Update
+	if len(u.LocalOID) != 40 {
+		return unreadable(u, fmt.Errorf("object name %s is not SHA-1", u.LocalOID))
+	}
+	commit, err := st.Resolve(u.LocalOID)
+	if err != nil {
+		return unreadable(u, err)
+	}
+	res.Commit = commit.String()
+	features, err := examine.Features(st, commit)
+	if err != nil {
+		return unreadable(u, err)
+	}
+	if len(features) == 0 {
+		res.Verdict, res.Why = Pass, "no feature contracts"
+		return nil
+	}
+	res.Verdict = Accepted
+	for _, f := range features {
+		ex, err := rd.At(commit, f)
+		if err != nil {
+			return unreadable(u, err)
+		}
+		fr := FeatureResult{Feature: f, Outcome: examine.None}
+		if ex != nil {
+			fr.Outcome, fr.Record = ex.Outcome, ex.Path
+		}
+		if fr.Outcome != examine.Accepted {
+			res.Verdict = Refused
+		}
+		res.Features = append(res.Features, fr)
+	}
+	return nil
+}
+
+// unreadable is the fail-closed refusal: the records could not be read, so
+// the push is stopped rather than let through unchecked.
+func unreadable(u Update, err error) error {
+	detail := err.Error()
+	if r, ok := refusal.As(err); ok {
+		detail = r.Name + ": " + r.Detail
+	}
+	return refusal.NewUnreadable("StoreUnreadable",
+		"run git nwdes fsck to find what is damaged; the push stays refused until the check can read the records (git push --no-verify skips it, and CI re-validates)",
+		"cannot check the push to %s (%s): %s", u.RemoteRef, short(u.LocalOID), detail).Wrap(err)
+}
+
+func short(oid string) string {
+	if len(oid) > 12 {
+		return oid[:12]
+	}
+	return oid
+}
+
+// Explain renders a refused ref for the person pushing: the commit, each
+// feature and its outcome ("not examined" when there is none), then the
+// remedy.
+func Explain(r RefResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "nwdes: push to %s refused: commit %s is not accepted\n", r.Update.RemoteRef, r.Commit)
+	var missing []string
+	for _, f := range r.Features {
+		switch f.Outcome {
+		case examine.Accepted:
+			fmt.Fprintf(&b, "  %s: accepted\n", f.Feature)
+		case examine.None:
+			fmt.Fprintf(&b, "  %s: not examined\n", f.Feature)
+			missing = append(missing, f.Feature)
+		default:
+			fmt.Fprintf(&b, "  %s: %s (%s)\n", f.Feature, f.Outcome, f.Record)
+			missing = append(missing, f.Feature)
+		}
+	}
+	fmt.Fprintf(&b, "remedy: examine %s at this commit until accepted (git nwdes examine open --feature %s --candidate %s …; git nwdes status --commit %s shows where it stands), then push again. A commit rewritten by amend or rebase is a new candidate and needs its own examination. git push --no-verify skips this check; CI re-validates.\n",
+		strings.Join(missing, ", "), missing[0], short(r.Commit), short(r.Commit))
+	return b.String()
+}
+
+// Summary renders a ref that passed a check, one line.
+func Summary(r RefResult) string {
+	var names []string
+	for _, f := range r.Features {
+		names = append(names, f.Feature)
+	}
+	return fmt.Sprintf("nwdes: push to %s: commit %s accepted (%s)\n", r.Update.RemoteRef, short(r.Commit), strings.Join(names, ", "))
+}

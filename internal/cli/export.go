@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	reports "github.com/nwdes/nwdes/report"
+)
+
+func (s *session) exportCmd() *cli.Command {
+	names := make([]string, len(reports.Formats))
+	for i, f := range reports.Formats {
+		names[i] = string(f)
+	}
+	return &cli.Command{
+		Name:      "export",
+		Usage:     "write a commit's verdicts as JUnit XML, a Markdown summary or an in-toto statement",
+		UsageText: "git nwdes export [--commit REV] --format junit|markdown|intoto",
+		Description: `Forges show neither custom notes nor custom refs; these are how verdicts
+reach reviewers. junit: one test case per expectation (met passes; unmet and
+not_examined fail; a feature without an examination fails every expectation
+of its contract). markdown: a table and each acceptance brief, fit for a CI
+job summary. intoto: an in-toto Statement v1 about the commit whose
+predicate (https://nwdes.dev/attestation/acceptance/v1) carries the briefs.
+Written to stdout; exit 0 whatever the verdict (git nwdes status gates).
+
+EXAMPLES
+   git nwdes export --format junit > nwdes-junit.xml
+   git nwdes export --format markdown >> "$GITHUB_STEP_SUMMARY"
+   git nwdes export --commit v1.2.0 --format intoto > acceptance.intoto.json
+` + exitStatus,
+		Flags: []cli.Flag{
+			commitFlag(),
+			&cli.StringFlag{Name: "format", Usage: "`FORMAT`: " + strings.Join(names, ", "), Required: true},
+		},
+		Action: func(c *cli.Context) error {
+			f := reports.Format(c.String("format"))
+			known := false
+			for _, k := range reports.Formats {
+				known = known || k == f
+			}
+			if !known {
+				return usagef("--format %q is not one of %s", f, strings.Join(names, ", "))
+			}
+			rep, err := s.evaluate(c)
+			if err != nil {
+				return err
+			}
+			return reports.Export(s.env.Stdout, rep, f)
+		},
+	}
+}

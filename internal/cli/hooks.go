@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/hooks"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// syncOptions are the git-facing options every verb that runs git shares.
+func (s *session) syncOptions() gitstore.SyncOptions {
+	var environ []string
+	if s.env.Environ != nil {
+		environ = s.env.Environ()
+	}
+	return gitstore.SyncOptions{Environ: environ, Resolve: resolveRecords}
+}
+
+// hookSettings reads core.hooksPath and nwdes.protect for the repository.
+func (s *session) hookSettings(ctx context.Context) (gitstore.Location, *hooks.Settings, error) {
+	loc, err := gitstore.Discover(s.dir, s.env.Getenv)
+	if err != nil {
+		return loc, nil, err
+	}
+	ask := func(key string) ([]string, error) {
+		st, err := gitstore.Open(loc, storeOptions(loc, s.env.Now))
+		if err != nil {
+			return nil, err
+		}
+		return st.GitConfig(ctx, key, s.syncOptions())
+	}
+	set, err := hooks.LoadSettings(loc, s.env.Getenv, ask)
+	return loc, set, err
+}
+
+func (s *session) hooksCmd() *cli.Command {
+	render := func(c *cli.Context, st *hooks.State, set *hooks.Settings) error {
+		st.HooksPath = set.HooksPath
+		if s.wantJSON(c) {
+			return writeJSON(s.env.Stdout, st)
+		}
+		for _, a := range st.Actions {
+			fmt.Fprintln(s.env.Stdout, a)
+		}
+		for _, l := range hooks.Describe(st) {
+			fmt.Fprintln(s.env.Stdout, l)
+		}
+		return nil
+	}
+	run := func(fn func(dir string) (*hooks.State, error)) cli.ActionFunc {
+		return func(c *cli.Context) error {
+			s.wantJSON(c)
+			_, set, err := s.hookSettings(c.Context)
+			if err != nil {
+				return err
+			}
+			st, err := fn(set.Dir)
+			if err != nil {
+				return err
+			}
+			return render(c, st, set)
+		}
+	}
+	return &cli.Command{
+		Name:  "hooks",
+		Usage: "install, remove or inspect the pre-push hook that enforces acceptance",
+		Description: `The pre-push hook refuses a push of a protected branch (main and master
+unless git config nwdes.protect says otherwise) whose commit lacks an
+accepted examination of every feature with a contract. It goes where git
+runs hooks: core.hooksPath when set, else the hooks directory every linked
+worktree shares. A hook already there is kept as pre-push.nwdes-chained
+and still runs. See docs/hooks.md, also for lefthook, pre-commit and husky.
+
+EXAMPLES
+   git nwdes hooks install
+   git nwdes hooks status --json
+   git nwdes hooks uninstall
+` + exitStatus,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "install",
+				Usage:     "install the pre-push hook, keeping and chaining any hook already there",
+				UsageText: "git nwdes hooks install [--json]",
+				Description: `Installing twice changes nothing; an older nwdes hook is upgraded. A hook
+that is not nwdes's is renamed to pre-push.nwdes-chained (content and mode
+kept) and runs after nwdes's check with the same arguments and input.
+
+EXAMPLES
+   git nwdes hooks install
+   git -c core.hooksPath=.githooks nwdes hooks install
+` + exitStatus,
+				Flags:  []cli.Flag{jsonFlag()},
+				Action: run(hooks.Install),
+			},
+			{
+				Name:      "uninstall",
+				Usage:     "remove the pre-push hook and put back the hook it kept",
+				UsageText: "git nwdes hooks uninstall [--json]",
+				Description: `Removes nwdes's hook and renames pre-push.nwdes-chained back to pre-push,
+byte for byte. A hook that is not nwdes's is left alone.
+
+EXAMPLES
+   git nwdes hooks uninstall
+` + exitStatus,
+				Flags:  []cli.Flag{jsonFlag()},
+				Action: run(hooks.Uninstall),
+			},
+			{
+				Name:      "status",
+				Usage:     "say which pre-push hook is installed where",
+				UsageText: "git nwdes hooks status [--json]",
+				Description: `EXAMPLES
+   git nwdes hooks status
+` + exitStatus,
+				Flags:  []cli.Flag{jsonFlag()},
+				Action: run(hooks.Status),
+			},
+		},
+	}
+}
+
+func (s *session) hookCmd() *cli.Command {
+	return &cli.Command{
+		Name:  "hook",
+		Usage: "run a hook's check (called by the installed hook, or by a hook manager)",
+		Description: `EXAMPLES
+   git nwdes hook pre-push origin https://example.com/repo.git < updates
+` + exitStatus,
+		Subcommands: []*cli.Command{{
+			Name:      "pre-push",
+			Usage:     "check a push: protected refs may only move to accepted commits",
+			UsageText: "git nwdes hook pre-push [REMOTE [URL]] < pre-push input",
+			Description: `Reads git's pre-push input on stdin, one line per ref:
+"<local ref> <local oid> <remote ref> <remote oid>". For each protected remote
+ref (git config nwdes.protect, default main and master) that is not deleted,
+the pushed commit (a tag is peeled) must carry an accepted published
+examination of every feature whose contract is at .nwave/features/<F>.md in
+its tree. Deletions, unprotected refs and nwdes's own refs pass. A refusal
+names the commit, each feature and its outcome, and the remedy. When the
+records cannot be read the push is refused (StoreUnreadable).
+
+EXAMPLES
+   printf 'refs/heads/main %s refs/heads/main %s\n' $(git rev-parse HEAD) $(git rev-parse origin/main) | git nwdes hook pre-push origin
+` + exitStatus,
+			Action: func(c *cli.Context) error {
+				if c.NArg() > 2 {
+					return usagef("pre-push takes at most REMOTE and URL, got %d arguments", c.NArg())
+				}
+				updates, err := hooks.ParseUpdates(s.env.Stdin)
+				if err != nil {
+					return err
+				}
+				if len(updates) == 0 {
+					return nil
+				}
+				loc, set, err := s.hookSettings(c.Context)
+				if err != nil {
+					return failClosed(err)
+				}
+				if !hooks.NeedsStore(set.Policy, updates) {
+					return nil
+				}
+				open := func() (*gitstore.Store, error) { return gitstore.Open(loc, storeOptions(loc, s.env.Now)) }
+				rep, err := hooks.Check(open, set.Policy, updates)
+				if err != nil {
+					return err
+				}
+				for _, r := range rep.Refs {
+					switch r.Verdict {
+					case hooks.Refused:
+						fmt.Fprint(s.env.Stderr, hooks.Explain(r))
+					case hooks.Accepted:
+						fmt.Fprint(s.env.Stderr, hooks.Summary(r))
+					}
+				}
+				if !rep.OK() {
+					return negative("push refused")
+				}
+				return nil
+			},
+		}},
+	}
+}
+
+// failClosed turns a failure to even find the repository or read its
+// configuration into the hook's own refusal: the push stops either way.
+func failClosed(err error) error {
+	if r, ok := refusal.As(err); ok && r.Name == "ConfigurationMalformed" {
+		return err
+	}
+	detail := err.Error()
+	if r, ok := refusal.As(err); ok {
+		detail = r.Name + ": " + r.Detail
+	}
+	return refusal.NewUnreadable("StoreUnreadable",
+		"fix the repository so that git nwdes fsck runs; the push stays refused until the check can run (git push --no-verify skips it, and CI re-validates)",
+		"cannot check the push: %s", detail).Wrap(err)
+}

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/nwdes/nwdes/examine"
+	reports "github.com/nwdes/nwdes/report"
+)
+
+func (s *session) evaluate(c *cli.Context) (*reports.Status, error) {
+	st, err := s.open()
+	if err != nil {
+		return nil, err
+	}
+	commit, err := st.Resolve(c.String("commit"))
+	if err != nil {
+		return nil, err
+	}
+	return reports.Evaluate(st, commit)
+}
+
+func commitFlag() cli.Flag {
+	return &cli.StringFlag{Name: "commit", Usage: "the commit judged (`REV`, default HEAD)"}
+}
+
+func (s *session) statusCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "status",
+		Usage:     "say whether a commit is accepted: every feature's outcome, record, gates and verify",
+		UsageText: "git nwdes status [--commit REV] [--json]",
+		Description: `For every feature whose contract is at .nwave/features/<F>.md in the
+commit's tree: the outcome of its newest published examination at that
+commit (accepted, rejected, indeterminate, or none), the record it comes
+from, its gate evidence state and its newest verify verdict. Reads the local
+records only: in CI run git nwdes fetch first. The JSON fields are
+documented in docs/ci.md.
+
+Exit 0 only when every feature with a contract is accepted; this is the
+check CI runs, since git push --no-verify skips any client hook.
+
+EXAMPLES
+   git nwdes status
+   git nwdes status --commit origin/main --json
+` + exitStatus,
+		Flags: []cli.Flag{commitFlag(), jsonFlag()},
+		Action: func(c *cli.Context) error {
+			asJSON := s.wantJSON(c)
+			rep, err := s.evaluate(c)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if err := writeJSON(s.env.Stdout, rep); err != nil {
+					return err
+				}
+			} else {
+				s.renderStatus(rep)
+			}
+			if !rep.Accepted {
+				return negative("not accepted")
+			}
+			return nil
+		},
+	}
+}
+
+func (s *session) renderStatus(rep *reports.Status) {
+	w := s.env.Stdout
+	fmt.Fprintf(w, "commit %s\n", rep.Commit)
+	if len(rep.Features) == 0 {
+		fmt.Fprintln(w, "no feature contract (.nwave/features/*.md) at this commit")
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, f := range rep.Features {
+		outcome := string(f.Outcome)
+		if f.Outcome == examine.None {
+			outcome = "not examined"
+		}
+		var extra []string
+		if f.Problem != "" {
+			outcome = "contract unreadable"
+			extra = append(extra, f.Problem)
+		}
+		if f.Expectations != nil {
+			extra = append(extra, fmt.Sprintf("%d met, %d unmet, %d not examined", f.Expectations.Met, f.Expectations.Unmet, f.Expectations.NotExamined))
+		}
+		if f.Gates != nil {
+			extra = append(extra, "gates "+f.Gates.State)
+		}
+		if f.Verify != nil {
+			extra = append(extra, "verify "+f.Verify.Verdict)
+		}
+		if f.Record != "" {
+			extra = append(extra, f.Record)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", f.Feature, outcome, strings.Join(extra, "; "))
+	}
+	tw.Flush()
+	if rep.Accepted {
+		fmt.Fprintln(w, "accepted")
+		return
+	}
+	var names []string
+	for _, f := range rep.Unaccepted() {
+		names = append(names, f.Feature)
+	}
+	fmt.Fprintf(w, "not accepted: %s lack an accepted examination at this commit\n", strings.Join(names, ", "))
+}

@@ -1,0 +1,11 @@
+// Package report says where a commit stands, for CI and reviewers: Status
+// (per feature with a contract: the newest examination's outcome and
+// record, gate evidence, verify verdict) and its exports — JUnit XML, a
+// Markdown job summary, and an in-toto Statement v1 whose predicate carries
+// the acceptance briefs. Forges show neither custom notes nor custom refs;
+// these exports are how verdicts reach a merge request.
+//
+// Layering: report imports examine, gitstore, refusal and go-git's plumbing;
+// the CLI imports it. It reads one snapshot of each ref and never walks
+// history.
+package report
