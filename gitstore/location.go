@@ -1,7 +1,6 @@
 package gitstore
 
 import (
-	"bufio"
 	"bytes"
 	"os"
 	"path/filepath"
@@ -193,59 +192,43 @@ func containsPath(list []string, p string) bool {
 	return false
 }
 
-// gitConfigValue reads one "section.key" from a repository's config file with
-// a deliberately small parser: enough for core.bare and extensions, which is
-// all discovery needs before go-git is involved.
-func gitConfigValue(gitDir, section, key string) (string, bool) {
-	f, err := os.Open(filepath.Join(gitDir, "config"))
-	if err != nil {
-		return "", false
+// repoConfig reads a repository's own config file (with its includes):
+// what git consults for core.bare and the repository format before any
+// other scope. A file git could not parse is refused, as git refuses it.
+func repoConfig(gitDir string) (*Config, error) {
+	c := &Config{}
+	if err := c.readFile(filepath.Join(gitDir, "config"), "", 0); err != nil {
+		return nil, refusal.New("ConfigurationMalformed", "fix the file (git config --list --show-origin shows what git reads)",
+			"%v", err).Wrap(err)
 	}
-	defer f.Close()
-	cur := ""
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
-		if line[0] == '[' {
-			cur = strings.ToLower(strings.Trim(line, "[] "))
-			continue
-		}
-		k, v, found := strings.Cut(line, "=")
-		if cur == section && strings.EqualFold(strings.TrimSpace(k), key) {
-			if !found {
-				return "true", true
-			}
-			return strings.TrimSpace(v), true
-		}
-	}
-	return "", false
+	return c, nil
 }
 
 func isBareConfig(gitDir string) bool {
-	v, _ := gitConfigValue(gitDir, "core", "bare")
-	return strings.EqualFold(v, "true")
+	c, err := repoConfig(gitDir)
+	if err != nil {
+		return false
+	}
+	v, ok := c.Get("core.bare")
+	return ok && configTrue(v)
 }
 
 // checkFormat refuses repositories whose format nwdes cannot read correctly
 // rather than misreading them: SHA-256 object ids and reftable refs.
 func checkFormat(commonDir string) error {
-	if v, ok := gitConfigValue(commonDir, "extensions", "objectformat"); ok && !strings.EqualFold(v, "sha1") {
+	c, err := repoConfig(commonDir)
+	if err != nil {
+		return err
+	}
+	if v, ok := c.Get("extensions.objectformat"); ok && !strings.EqualFold(v, "sha1") {
 		return refusal.New("UnsupportedRepository",
 			"use nwdes in a SHA-1 repository; SHA-256 support is not built yet",
 			"repository %s uses object format %s", commonDir, v)
 	}
-	if v, ok := gitConfigValue(commonDir, "extensions", "refstorage"); ok && !strings.EqualFold(v, "files") {
+	if v, ok := c.Get("extensions.refstorage"); ok && !strings.EqualFold(v, "files") {
 		return refusal.New("UnsupportedRepository",
 			"use nwdes in a repository with the files ref backend",
 			"repository %s uses ref storage %s", commonDir, v)
 	}
 	return nil
-}
-
-// ConfigValue reads section.key from the repository's own config file.
-func ConfigValue(loc Location, section, key string) (string, bool) {
-	return gitConfigValue(loc.CommonDir, strings.ToLower(section), key)
 }

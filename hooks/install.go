@@ -85,12 +85,12 @@ type State struct {
 // directory in a bare repository, where git runs hooks), otherwise the
 // hooks directory of the common git directory, which every linked worktree
 // shares.
-func Dir(loc gitstore.Location, cfg *Config, home string) (dir, configured string) {
+func Dir(loc gitstore.Location, cfg *gitstore.Config, home string) (dir, configured string) {
 	hp, ok := cfg.Get("core.hooksPath")
 	if !ok || hp == "" {
 		return filepath.Join(loc.CommonDir, "hooks"), ""
 	}
-	p := expandHome(hp, home)
+	p := gitstore.ExpandHome(hp, home)
 	if !filepath.IsAbs(p) {
 		base := loc.WorkTree
 		if base == "" {

@@ -99,7 +99,7 @@ type Policy struct {
 // not start with refs/ names a branch (main means refs/heads/main). Setting
 // it replaces the defaults. A malformed pattern is refused, so a typo never
 // silently protects nothing.
-func PolicyFrom(cfg *Config) (Policy, error) {
+func PolicyFrom(cfg *gitstore.Config) (Policy, error) {
 	vals := cfg.GetAll("nwdes.protect")
 	if len(vals) == 0 {
 		return Policy{Protect: append([]string(nil), DefaultProtect...)}, nil

@@ -54,7 +54,7 @@ func TestThePrePushProtocolIsReadExactly(t *testing.T) {
 }
 
 func TestProtectedRefsDefaultToMainAndMasterAndAreConfigurable(t *testing.T) {
-	def, err := hooks.PolicyFrom(&hooks.Config{})
+	def, err := hooks.PolicyFrom(&gitstore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestProtectedRefsDefaultToMainAndMasterAndAreConfigurable(t *testing.T) {
 	}
 }
 
-func configWith(t *testing.T, key string, vals ...string) *hooks.Config {
+func configWith(t *testing.T, key string, vals ...string) *gitstore.Config {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "cfg")
 	sec, name, _ := strings.Cut(key, ".")
@@ -89,7 +89,7 @@ func configWith(t *testing.T, key string, vals ...string) *hooks.Config {
 		text += "\t" + name + " = " + v + "\n"
 	}
 	os.WriteFile(f, []byte(text), 0o644)
-	cfg, err := hooks.ReadConfig(gitstore.Location{CommonDir: t.TempDir(), GitDir: t.TempDir()}, func(k string) string {
+	cfg, err := gitstore.ReadConfig(gitstore.Location{CommonDir: t.TempDir(), GitDir: t.TempDir()}, func(k string) string {
 		return map[string]string{"GIT_CONFIG_GLOBAL": f, "GIT_CONFIG_NOSYSTEM": "1"}[k]
 	})
 	if err != nil {

@@ -130,7 +130,16 @@ func (s *session) open() (*gitstore.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gitstore.Open(loc, storeOptions(loc, s.env.Now))
+	return s.openAt(loc)
+}
+
+// openAt opens the store of a repository already found, tuned by git config.
+func (s *session) openAt(loc gitstore.Location) (*gitstore.Store, error) {
+	opts, err := storeOptions(loc, s.env.Getenv, s.env.Now)
+	if err != nil {
+		return nil, err
+	}
+	return gitstore.Open(loc, opts)
 }
 
 func (s *session) versionCmd() *cli.Command {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/refusal"
 )
 
 // Env is everything the command takes from its process. Tests build one
@@ -57,23 +59,29 @@ func newStyle(e Env) style {
 }
 
 // storeOptions reads the store's tuning from git config (nwdes.durable,
-// nwdes.maxRecordBytes, nwdes.maxWalk). Durable is on unless set false.
-func storeOptions(loc gitstore.Location, now func() time.Time) gitstore.Options {
+// nwdes.maxRecordBytes, nwdes.maxWalk), in every scope git reads. Durable
+// is on unless set false.
+func storeOptions(loc gitstore.Location, getenv gitstore.Getenv, now func() time.Time) (gitstore.Options, error) {
 	o := gitstore.Options{Durable: true, Now: now, Kinds: allKinds()}
-	if v, ok := gitstore.ConfigValue(loc, "nwdes", "durable"); ok {
+	cfg, err := gitstore.ReadConfig(loc, getenv)
+	if err != nil {
+		return o, refusal.New("ConfigurationMalformed", "fix the file (git config --list --show-origin shows what git reads)",
+			"%v", err).Wrap(err)
+	}
+	if v, ok := cfg.Get("nwdes.durable"); ok {
 		o.Durable = !isFalse(v)
 	}
-	if v, ok := gitstore.ConfigValue(loc, "nwdes", "maxrecordbytes"); ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			o.MaxRecordBytes = n
+	for key, dst := range map[string]*int{"nwdes.maxRecordBytes": &o.MaxRecordBytes, "nwdes.maxWalk": &o.MaxWalk} {
+		if v, ok := cfg.Get(key); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return o, refusal.New("ConfigurationMalformed", fmt.Sprintf("set %s to a positive whole number", key),
+					"git config %s is %q", key, v)
+			}
+			*dst = n
 		}
 	}
-	if v, ok := gitstore.ConfigValue(loc, "nwdes", "maxwalk"); ok {
-		if n, err := strconv.Atoi(v); err == nil {
-			o.MaxWalk = n
-		}
-	}
-	return o
+	return o, nil
 }
 
 func isFalse(v string) bool {

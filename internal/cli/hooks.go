@@ -27,7 +27,7 @@ func (s *session) hookSettings(ctx context.Context) (gitstore.Location, *hooks.S
 		return loc, nil, err
 	}
 	ask := func(key string) ([]string, error) {
-		st, err := gitstore.Open(loc, storeOptions(loc, s.env.Now))
+		st, err := s.openAt(loc)
 		if err != nil {
 			return nil, err
 		}
@@ -164,7 +164,7 @@ EXAMPLES
 				if !hooks.NeedsStore(set.Policy, updates) {
 					return nil
 				}
-				open := func() (*gitstore.Store, error) { return gitstore.Open(loc, storeOptions(loc, s.env.Now)) }
+				open := func() (*gitstore.Store, error) { return s.openAt(loc) }
 				rep, err := hooks.Check(open, set.Policy, updates)
 				if err != nil {
 					return err

@@ -1,4 +1,4 @@
-package hooks
+package gitstore
 
 import (
 	"os"
@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/nwdes/nwdes/gitstore"
 )
 
 func TestConfigFilesParseAsGitReadsThem(t *testing.T) {
@@ -95,7 +93,7 @@ func TestConfigScopesApplyInGitsOrderWithIncludes(t *testing.T) {
 		"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "nwdes.protect", "GIT_CONFIG_VALUE_0": "count",
 		"GIT_CONFIG_PARAMETERS": "'nwdes.protect'='param'",
 	}
-	loc := gitstore.Location{GitDir: common, CommonDir: common, WorkTree: filepath.Dir(common)}
+	loc := Location{GitDir: common, CommonDir: common, WorkTree: filepath.Dir(common)}
 	cfg, err := ReadConfig(loc, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -115,28 +113,6 @@ func TestConfigScopesApplyInGitsOrderWithIncludes(t *testing.T) {
 	}
 	if got := cfg.GetAll("nwdes.protect"); strings.Join(got, ",") != "local,worktree,count,param" {
 		t.Fatalf("without system and global: %q", got)
-	}
-}
-
-func TestIncludeIfIsAskedOfGit(t *testing.T) {
-	root := t.TempDir()
-	common := filepath.Join(root, ".git")
-	writeFile(t, filepath.Join(common, "config"), "[includeIf \"gitdir:~/work/\"]\n\tpath = work.inc\n[nwdes]\nprotect = local\n")
-	loc := gitstore.Location{GitDir: common, CommonDir: common, WorkTree: root}
-	asked := []string{}
-	ask := func(key string) ([]string, error) {
-		asked = append(asked, key)
-		if key == "nwdes.protect" {
-			return []string{"trunk"}, nil
-		}
-		return nil, nil
-	}
-	set, err := LoadSettings(loc, nil, ask)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(set.Policy.Protect, []string{"refs/heads/trunk"}) || len(asked) != 2 {
-		t.Fatalf("policy %q, asked %q", set.Policy.Protect, asked)
 	}
 }
 

@@ -1,4 +1,4 @@
-package hooks
+package gitstore
 
 import (
 	"errors"
@@ -8,9 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/nwdes/nwdes/gitstore"
-	"github.com/nwdes/nwdes/refusal"
 )
 
 // Config is git configuration read in process, in git's order: system,
@@ -33,6 +30,11 @@ type configEntry struct {
 	key   string // section[.subsection].name, section and name lower-cased
 	value string
 	file  string // "" for the environment
+}
+
+// Add appends a value for key, as a later scope would.
+func (c *Config) Add(key, value string) {
+	c.entries = append(c.entries, configEntry{key: normKey(key), value: value})
 }
 
 // Get returns the last value of key, git's "last one wins".
@@ -72,13 +74,13 @@ const maxIncludeDepth = 10
 
 // ReadConfig reads the configuration a git command in loc would see.
 // getenv supplies HOME, XDG_CONFIG_HOME and the GIT_CONFIG_* variables.
-func ReadConfig(loc gitstore.Location, getenv gitstore.Getenv) (*Config, error) {
+func ReadConfig(loc Location, getenv Getenv) (*Config, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
 	c := &Config{}
 	home := getenv("HOME")
-	if getenv("GIT_CONFIG_NOSYSTEM") == "" || isFalse(getenv("GIT_CONFIG_NOSYSTEM")) {
+	if getenv("GIT_CONFIG_NOSYSTEM") == "" || configFalse(getenv("GIT_CONFIG_NOSYSTEM")) {
 		sys := getenv("GIT_CONFIG_SYSTEM")
 		if sys == "" {
 			sys = "/etc/gitconfig"
@@ -110,7 +112,7 @@ func ReadConfig(loc gitstore.Location, getenv gitstore.Getenv) (*Config, error) 
 	if err := c.readFile(filepath.Join(loc.CommonDir, "config"), home, 0); err != nil {
 		return nil, err
 	}
-	if v, ok := c.Get("extensions.worktreeConfig"); ok && isTrue(v) {
+	if v, ok := c.Get("extensions.worktreeConfig"); ok && configTrue(v) {
 		if err := c.readFile(filepath.Join(loc.GitDir, "config.worktree"), home, 0); err != nil {
 			return nil, err
 		}
@@ -121,7 +123,7 @@ func ReadConfig(loc gitstore.Location, getenv gitstore.Getenv) (*Config, error) 
 	return c, nil
 }
 
-func isTrue(v string) bool {
+func configTrue(v string) bool {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "true", "yes", "on", "1", "":
 		return true
@@ -129,7 +131,7 @@ func isTrue(v string) bool {
 	return false
 }
 
-func isFalse(v string) bool {
+func configFalse(v string) bool {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "false", "no", "off", "0":
 		return true
@@ -156,7 +158,7 @@ func (c *Config) readFile(path, home string, depth int) error {
 			if depth >= maxIncludeDepth {
 				return configMalformed(path, fmt.Errorf("include.path nested more than %d deep", maxIncludeDepth))
 			}
-			inc := expandHome(e.value, home)
+			inc := ExpandHome(e.value, home)
 			if !filepath.IsAbs(inc) {
 				inc = filepath.Join(filepath.Dir(path), inc)
 			}
@@ -187,14 +189,15 @@ func (e *ConfigError) Error() string { return fmt.Sprintf("git config %s: %v", e
 // Unwrap returns the parse error.
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-func expandHome(p, home string) string {
+// ExpandHome expands a leading ~ in a path-valued setting, as git does.
+func ExpandHome(p, home string) string {
 	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
 		return filepath.Join(home, strings.TrimPrefix(p, "~"))
 	}
 	return p
 }
 
-func (c *Config) readEnv(getenv gitstore.Getenv) error {
+func (c *Config) readEnv(getenv Getenv) error {
 	if n := getenv("GIT_CONFIG_COUNT"); n != "" {
 		count, err := strconv.Atoi(n)
 		if err != nil || count < 0 {
@@ -452,58 +455,4 @@ func parseValue(src string, i *int) (string, int, error) {
 		return "", lines, errors.New("unterminated quote")
 	}
 	return b.String()[:trim], lines, nil
-}
-
-// Lookup asks git itself for every value of a key; it is used only when the
-// configuration holds includeIf, which ReadConfig does not evaluate.
-type Lookup func(key string) ([]string, error)
-
-// Settings are what the hook and the installer take from git config.
-type Settings struct {
-	// Dir is where git runs hooks from; HooksPath is core.hooksPath as
-	// configured ("" when unset).
-	Dir       string
-	HooksPath string
-	Policy    Policy
-}
-
-// LoadSettings reads core.hooksPath and nwdes.protect as a git command in
-// loc would see them. When some file uses includeIf, both keys are asked of
-// git through ask (when given), since only git evaluates the conditions.
-func LoadSettings(loc gitstore.Location, getenv gitstore.Getenv, ask Lookup) (*Settings, error) {
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	cfg, err := ReadConfig(loc, getenv)
-	if err != nil {
-		return nil, configRefusal(err)
-	}
-	if cfg.Conditional && ask != nil {
-		exact := &Config{}
-		for _, key := range []string{"core.hooksPath", "nwdes.protect"} {
-			vals, err := ask(key)
-			if err != nil {
-				return nil, err
-			}
-			for _, v := range vals {
-				exact.entries = append(exact.entries, configEntry{key: normKey(key), value: v})
-			}
-		}
-		cfg = exact
-	}
-	s := &Settings{}
-	s.Dir, s.HooksPath = Dir(loc, cfg, getenv("HOME"))
-	if s.Policy, err = PolicyFrom(cfg); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-func configRefusal(err error) error {
-	var ce *ConfigError
-	if errors.As(err, &ce) {
-		return refusal.New("ConfigurationMalformed", "fix the file (git config --list --show-origin shows what git reads)",
-			"%v", err).Wrap(err)
-	}
-	return err
 }

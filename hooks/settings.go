@@ -1,0 +1,62 @@
+package hooks
+
+import (
+	"errors"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// Lookup asks git itself for every value of a key; it is used only when the
+// configuration holds includeIf, which ReadConfig does not evaluate.
+type Lookup func(key string) ([]string, error)
+
+// Settings are what the hook and the installer take from git config.
+type Settings struct {
+	// Dir is where git runs hooks from; HooksPath is core.hooksPath as
+	// configured ("" when unset).
+	Dir       string
+	HooksPath string
+	Policy    Policy
+}
+
+// LoadSettings reads core.hooksPath and nwdes.protect as a git command in
+// loc would see them. When some file uses includeIf, both keys are asked of
+// git through ask (when given), since only git evaluates the conditions.
+func LoadSettings(loc gitstore.Location, getenv gitstore.Getenv, ask Lookup) (*Settings, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	cfg, err := gitstore.ReadConfig(loc, getenv)
+	if err != nil {
+		return nil, configRefusal(err)
+	}
+	if cfg.Conditional && ask != nil {
+		exact := &gitstore.Config{}
+		for _, key := range []string{"core.hooksPath", "nwdes.protect"} {
+			vals, err := ask(key)
+			if err != nil {
+				return nil, err
+			}
+			for _, v := range vals {
+				exact.Add(key, v)
+			}
+		}
+		cfg = exact
+	}
+	s := &Settings{}
+	s.Dir, s.HooksPath = Dir(loc, cfg, getenv("HOME"))
+	if s.Policy, err = PolicyFrom(cfg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func configRefusal(err error) error {
+	var ce *gitstore.ConfigError
+	if errors.As(err, &ce) {
+		return refusal.New("ConfigurationMalformed", "fix the file (git config --list --show-origin shows what git reads)",
+			"%v", err).Wrap(err)
+	}
+	return err
+}
