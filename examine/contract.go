@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -94,7 +95,7 @@ func ParseContract(path string, src []byte) (*Contract, error) {
 			"%s:%d: %s", path, line, fmt.Sprintf(format, args...))
 	}
 	c := &Contract{Abandoned: map[ExpectationID]string{}}
-	text := strings.ReplaceAll(string(src), "\r\n", "\n")
+	body := strings.ReplaceAll(string(src), "\r\n", "\n")
 	section := ""
 	seenSection := map[string]bool{}
 	var request []string
@@ -102,7 +103,7 @@ func ParseContract(path string, src []byte) (*Contract, error) {
 	type attrs struct{ check, expect, evidence int }
 	curAttrs := map[ExpectationID]*attrs{}
 	abandonAt := map[ExpectationID]int{}
-	for i, line := range strings.Split(text, "\n") {
+	for i, line := range strings.Split(body, "\n") {
 		n := i + 1
 		if strings.HasPrefix(line, "# ") || line == "#" {
 			name := strings.TrimSpace(strings.TrimPrefix(line, "#"))
@@ -185,7 +186,7 @@ func ParseContract(path string, src []byte) (*Contract, error) {
 			}
 			m := criterionLine.FindStringSubmatch(line)
 			if m == nil {
-				return nil, bad(n, "expected a criterion \"E<n>. text\" or an indented attribute, got %q", truncate(line, 60))
+				return nil, bad(n, "expected a criterion \"E<n>. text\" or an indented attribute, got %q", text.Truncate(line, 60))
 			}
 			id := ExpectationID("E" + m[1])
 			if strings.TrimSpace(m[2]) == "" {
@@ -227,11 +228,4 @@ func ParseContract(path string, src []byte) (*Contract, error) {
 	c.Request = strings.TrimSpace(strings.Join(request, "\n"))
 	sort.SliceStable(c.Criteria, func(i, j int) bool { return c.Criteria[i].Line < c.Criteria[j].Line })
 	return c, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -26,18 +26,10 @@ type VerdictRow struct {
 }
 
 // Draft is a feature's working examination. It is a record like any other:
-// it survives processes and travels between clones.
+// it survives processes and travels between clones. Observation texts are
+// stored as payloads, not in the JSON, so that they are kept byte for byte
+// whatever they hold.
 type Draft struct {
-	Feature      string          `json:"feature"`
-	NextID       int             `json:"next_id"`
-	Observations []Observation   `json:"observations"`
-	Verdicts     []VerdictRow    `json:"verdicts"`
-	Rows         []ExpectationID `json:"rows"`
-}
-
-// draftBody is the stored form: texts go to payloads, not JSON, so that
-// they are kept byte for byte whatever they hold.
-type draftBody struct {
 	Feature      string          `json:"feature"`
 	NextID       int             `json:"next_id"`
 	Observations []Observation   `json:"observations"`
@@ -59,11 +51,10 @@ func loadDraft(tx *gitstore.Tx, feature string) (*Draft, error) {
 		return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck",
 			"draft of %s is a %s v%d record", feature, rec.Kind, rec.V)
 	}
-	var b draftBody
-	if err := rec.Decode(&b); err != nil {
+	d := &Draft{}
+	if err := rec.Decode(d); err != nil {
 		return nil, err
 	}
-	d := Draft(b)
 	for i := range d.Observations {
 		t, ok := rec.Payloads[string(d.Observations[i].ID)]
 		if !ok {
@@ -72,7 +63,7 @@ func loadDraft(tx *gitstore.Tx, feature string) (*Draft, error) {
 		}
 		d.Observations[i].Text = t
 	}
-	return &d, nil
+	return d, nil
 }
 
 func saveDraft(tx *gitstore.Tx, d *Draft) error {
@@ -83,7 +74,7 @@ func saveDraft(tx *gitstore.Tx, d *Draft) error {
 	if d.Verdicts == nil {
 		d.Verdicts = []VerdictRow{}
 	}
-	rec, err := gitstore.NewRecord(KindDraft, 1, draftBody(*d))
+	rec, err := gitstore.NewRecord(KindDraft, 1, d)
 	if err != nil {
 		return err
 	}

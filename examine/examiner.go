@@ -136,6 +136,9 @@ func (x *Examiner) Open(ctx context.Context, t Target, fromCurrent bool) (*Resul
 		if !fromCurrent {
 			if *d != nil {
 				res.Message, res.Unchanged = fmt.Sprintf("feature %s already has a draft; nothing changed", t.Feature), true
+				if len(res.Notices) > 0 {
+					res.Message, res.Unchanged = fmt.Sprintf("feature %s already has a draft; withdrew the verdicts the contract no longer asks for", t.Feature), false
+				}
 				return nil
 			}
 			*d = &Draft{Feature: t.Feature, NextID: 1, Rows: c.Contract.IDs()}
@@ -398,7 +401,10 @@ func (x *Examiner) Show(feature string) (*Draft, *Examination, error) {
 		return nil, nil, err
 	}
 	ex, err := latestExamination(tx, feature)
-	return d, ex, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, ex, nil
 }
 
 func contentID(b []byte) string {

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/sandbox"
 )
@@ -520,24 +520,8 @@ func judgeRow(row *GateRow, ev *Evidence, latest gateLatestEntry, candidate stri
 		row.Note = fmt.Sprintf("the newest evidence at this candidate ran another oracle (%q expecting %q); run git nwdes gate run", ev.Check, ev.Expect)
 	case latest.Candidate != "" && latest.Candidate != candidate:
 		row.State, row.StaleFor = GatePending, latest.Candidate
-		row.Note = fmt.Sprintf("stale: evidence is for %s, not this candidate; run git nwdes gate run", short(latest.Candidate))
+		row.Note = fmt.Sprintf("stale: evidence is for %s, not this candidate; run git nwdes gate run", text.Short(latest.Candidate))
 	default:
 		row.State, row.Note = GatePending, "never run at this candidate; run git nwdes gate run"
 	}
-}
-
-func short(commit string) string {
-	if len(commit) > 12 {
-		return commit[:12]
-	}
-	return commit
-}
-
-// RenderGateRows writes one line per oracle, each beginning "E<n> STATE".
-func RenderGateRows(rep *GateReport) string {
-	var b strings.Builder
-	for _, r := range rep.Rows {
-		fmt.Fprintf(&b, "%s %s — %s\n", r.Expectation, r.State, r.Note)
-	}
-	return b.String()
 }

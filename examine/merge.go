@@ -28,7 +28,7 @@ func Resolve(ref gitstore.RefName, path string, ours, theirs *gitstore.Record) (
 				}
 			}
 		case strings.HasPrefix(path, "drafts/") && ours.Kind == KindDraft && theirs.Kind == KindDraft:
-			var a, b draftBody
+			var a, b Draft
 			if ours.Decode(&a) == nil && theirs.Decode(&b) == nil && a.NextID != b.NextID {
 				if a.NextID > b.NextID {
 					return gitstore.Ours, nil

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -161,19 +161,41 @@ func (r *Reader) Examined(commit plumbing.Hash) ([]string, error) {
 }
 
 // Features returns the features whose contract exists, at the default
-// path, in commit's tree, sorted.
+// path, in commit's tree, sorted. It fails closed on anything there that
+// looks meant as a contract but cannot be enforced as one (a directory, a
+// symbolic link, an invalid feature name, a .nwave/features that is not a
+// directory), rather than letting the hook skip it; other files are ignored.
 func Features(st *gitstore.Store, commit plumbing.Hash) ([]string, error) {
-	names, err := st.ListFiles(commit, ".nwave/features")
+	bad := func(path, why string) error {
+		return refusal.New("ConfigurationMalformed",
+			"keep each contract as a plain committed file .nwave/features/<feature>.md",
+			"%s at %s %s", path, text.Short(commit.String()), why)
+	}
+	for _, dir := range []string{".nwave", ".nwave/features"} {
+		e, found, err := st.Lookup(commit, dir)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, nil
+		}
+		if e.Mode != gitstore.ModeTree {
+			return nil, bad(dir, "is not a directory")
+		}
+	}
+	entries, err := st.ReadDir(commit, ".nwave/features")
 	if err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, n := range names {
-		if f, ok := strings.CutSuffix(n, ".md"); ok && ValidFeature(f) == nil {
+	for _, e := range entries {
+		if p := featureProblem(e.Name, e.Mode); p != "" {
+			return nil, bad(".nwave/features/"+e.Name, p)
+		}
+		if f, ok := strings.CutSuffix(e.Name, ".md"); ok {
 			out = append(out, f)
 		}
 	}
-	sort.Strings(out)
 	return out, nil
 }
 
@@ -224,9 +246,9 @@ func RenderBrief(ex *Examination) string {
 		case r.Class != "":
 			fmt.Fprintf(&b, " (%s)", r.Class)
 		case r.Reason != "":
-			fmt.Fprintf(&b, " (reason: %s)", oneLine(r.Reason))
+			fmt.Fprintf(&b, " (reason: %s)", text.OneLine(r.Reason))
 		}
-		fmt.Fprintf(&b, "\n\n%s\n", oneLine(r.Criterion))
+		fmt.Fprintf(&b, "\n\n%s\n", text.OneLine(r.Criterion))
 		for _, c := range r.Cites {
 			t := ex.Texts[c]
 			fence := Fence(t.Text)
@@ -261,5 +283,3 @@ func Fence(text []byte) string {
 	}
 	return strings.Repeat("`", n)
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -96,7 +97,7 @@ func (r *VerifyResult) Render() string {
 	}
 	b.WriteString("CRITERIA:\n")
 	for _, row := range r.Rows {
-		fmt.Fprintf(&b, "  %s. %s — %s — %s\n", row.Expectation, oneLine(row.Criterion), row.Status, row.Detail)
+		fmt.Fprintf(&b, "  %s. %s — %s — %s\n", row.Expectation, text.OneLine(row.Criterion), row.Status, row.Detail)
 	}
 	out := "none"
 	if len(r.OutOfScope) > 0 {
@@ -174,7 +175,7 @@ func (v *Verifier) Verify(ctx context.Context, in VerifyInput) (*VerifyResult, e
 func (v *Verifier) judge(r *VerifyResult, base, head plumbing.Hash) (*Contract, error) {
 	f, err := v.Store.ReadFile(head, r.ContractPath)
 	if errors.Is(err, gitstore.ErrNotFound) {
-		r.Reason = fmt.Sprintf("contract %s is missing at %s", r.ContractPath, short(r.Head))
+		r.Reason = fmt.Sprintf("contract %s is missing at %s", r.ContractPath, text.Short(r.Head))
 		return nil, nil
 	}
 	if err != nil {
@@ -295,10 +296,10 @@ func judgeOracle(row *VerifyRow, cr Criterion, ev *Evidence, latest gateLatestEn
 		row.Detail = fmt.Sprintf("expected %s / actual %s — %s", want, ev.Summary(), ev.Location())
 	case latest.Candidate != "" && latest.Candidate != head:
 		row.Detail = fmt.Sprintf("expected gate evidence at %s / actual evidence only for %s (stale; run git nwdes gate run) — %s",
-			short(head), short(latest.Candidate), where)
+			text.Short(head), text.Short(latest.Candidate), where)
 	default:
 		row.Detail = fmt.Sprintf("expected gate evidence at %s / actual none recorded (pending; run git nwdes gate run) — %s",
-			short(head), where)
+			text.Short(head), where)
 	}
 }
 
@@ -307,13 +308,13 @@ func judgeOracle(row *VerifyRow, cr Criterion, ev *Evidence, latest gateLatestEn
 func judgeExamined(row *VerifyRow, ex *Examination, r *VerifyResult) {
 	row.Status = StatusUnverifiable
 	if ex == nil {
-		row.Detail = fmt.Sprintf("no oracle, and no published examination of %s", short(r.Head))
+		row.Detail = fmt.Sprintf("no oracle, and no published examination of %s", text.Short(r.Head))
 		return
 	}
 	loc := string(Ref) + ":" + ex.Path
 	if ex.ContractPath != r.ContractPath || ex.ContractBlob != r.ContractBlob {
 		row.Detail = fmt.Sprintf("no oracle, and the examination of %s judged another contract (%s blob %s)",
-			short(r.Head), ex.ContractPath, short(ex.ContractBlob))
+			text.Short(r.Head), ex.ContractPath, text.Short(ex.ContractBlob))
 		return
 	}
 	var pr *PublishedRow
@@ -333,7 +334,7 @@ func judgeExamined(row *VerifyRow, ex *Examination, r *VerifyResult) {
 		row.Detail = fmt.Sprintf("expected met / actual unmet (%s) — %s", pr.Class, loc)
 	default:
 		row.Record = loc
-		row.Detail = fmt.Sprintf("the examination %s did not examine it: %s", loc, oneLine(pr.Reason))
+		row.Detail = fmt.Sprintf("the examination %s did not examine it: %s", loc, text.OneLine(pr.Reason))
 	}
 }
 
@@ -344,7 +345,7 @@ func (v *Verifier) record(ctx context.Context, r *VerifyResult, at time.Time) er
 	}
 	rec.Payloads = map[string][]byte{"report": []byte(r.Render())}
 	r.Path = verifyDir(r.Head, r.Feature) + "/" + stamp(at) + "-" + contentID(rec.Body)
-	msg := fmt.Sprintf("verify %s at %s: %s", r.Feature, short(r.Head), r.Verdict)
+	msg := fmt.Sprintf("verify %s at %s: %s", r.Feature, text.Short(r.Head), r.Verdict)
 	_, err = v.Store.Update(ctx, GateRef, msg, func(tx *gitstore.Tx) error { return tx.Put(r.Path, rec) })
 	if err != nil {
 		return fmt.Errorf("record verify of %s: %w", r.Feature, err)

@@ -4,6 +4,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -18,10 +19,10 @@ func MergeBase(st *gitstore.Store, a, b plumbing.Hash) (plumbing.Hash, error) {
 	switch len(best) {
 	case 0:
 		return plumbing.ZeroHash, refusal.New("MissingFact", "name a BASE that shares history with HEAD",
-			"%s and %s have no common ancestor", short(a.String()), short(b.String()))
+			"%s and %s have no common ancestor", text.Short(a.String()), text.Short(b.String()))
 	case 1:
 		return best[0], nil
 	}
 	return plumbing.ZeroHash, refusal.New("PartInvalid", "name the base yourself with BASE..HEAD",
-		"%s and %s have %d merge bases", short(a.String()), short(b.String()), len(best))
+		"%s and %s have %d merge bases", text.Short(a.String()), text.Short(b.String()), len(best))
 }

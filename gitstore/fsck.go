@@ -144,7 +144,24 @@ func (s *Store) fsckTree(rep *FsckReport, ref RefName, commit, tree plumbing.Has
 				bad(p, fmt.Sprintf("record kind %q is unknown", r.Kind))
 			} else if r.V > max {
 				bad(p, fmt.Sprintf("record %s v%d is newer than this nwdes reads (v%d)", r.Kind, r.V, max))
+			} else if s.opts.Check != nil {
+				if err := s.checkRecord(ref, commit, p, r); err != nil {
+					bad(p, fmt.Sprintf("%s record: %v", r.Kind, err))
+				}
 			}
 		}
 	}
+}
+
+// checkRecord loads a record's payloads and runs the Check option on it.
+func (s *Store) checkRecord(ref RefName, commit plumbing.Hash, path string, r *Record) error {
+	tx, err := s.ViewAt(ref, commit)
+	if err != nil {
+		return err
+	}
+	full, err := tx.Get(strings.TrimSuffix(path, "/record.json"))
+	if err != nil {
+		return err
+	}
+	return s.opts.Check(strings.TrimSuffix(path, "/record.json"), full)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/nwdes/nwdes/refusal"
@@ -112,7 +113,7 @@ func walkUp(dir string, ceil []string) (Location, error) {
 			return loc, nil
 		}
 		parent := filepath.Dir(dir)
-		if parent == dir || containsPath(ceil, parent) {
+		if parent == dir || slices.Contains(ceil, parent) {
 			return Location{}, notARepo(start, "not a git repository (or any parent up to %s): %s", parent, start)
 		}
 		dir = parent
@@ -181,15 +182,6 @@ func ceilings(v string) []string {
 		}
 	}
 	return out
-}
-
-func containsPath(list []string, p string) bool {
-	for _, c := range list {
-		if c == p {
-			return true
-		}
-	}
-	return false
 }
 
 // repoConfig reads a repository's own config file (with its includes):

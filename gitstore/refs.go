@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/sys/unix"
 
+	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -115,7 +116,7 @@ func (r *Refs) readLoose(name RefName) (plumbing.Hash, bool, error) {
 	if !isHex40(s) {
 		return plumbing.ZeroHash, false, refusal.NewUnreadable("RefUnreadable",
 			"inspect the file; restore it with git update-ref or remove it",
-			"ref %s holds %q, not an object id", name, truncate(s, 60))
+			"ref %s holds %q, not an object id", name, text.Truncate(s, 60))
 	}
 	return plumbing.NewHash(s), true, nil
 }
@@ -247,10 +248,6 @@ type refLock struct {
 	done         bool
 }
 
-func (r *Refs) lockPath(name RefName) string {
-	return filepath.Join(r.dir, filepath.FromSlash(string(name))) + ".lock"
-}
-
 // lock creates <ref>.lock exclusively, waiting with backoff while another
 // writer holds it, as git does for core.filesRefLockTimeout.
 func (r *Refs) lock(name RefName) (*refLock, error) {
@@ -322,10 +319,27 @@ func (l *refLock) commit(h plumbing.Hash, durable bool, beforeRename func() erro
 	}
 	l.done = true
 	if durable {
-		return syncDir(filepath.Dir(l.target))
+		if err := syncDir(filepath.Dir(l.target)); err != nil {
+			// The ref has moved; only its durability is in doubt. Saying
+			// the update failed would invite a retry that repeats it.
+			return &NotDurableError{Ref: l.target, Err: err}
+		}
 	}
 	return nil
 }
+
+// NotDurableError reports an update that was applied (the ref moved) but
+// could not be synced to disk afterwards.
+type NotDurableError struct {
+	Ref string
+	Err error
+}
+
+func (e *NotDurableError) Error() string {
+	return fmt.Sprintf("%s was updated, but syncing it to disk failed (the update may not survive a power loss): %v", e.Ref, e.Err)
+}
+
+func (e *NotDurableError) Unwrap() error { return e.Err }
 
 func (l *refLock) release() {
 	if l.f != nil {
@@ -420,11 +434,4 @@ func isHex40(s string) bool {
 		}
 	}
 	return true
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -41,6 +41,9 @@ type Options struct {
 	MaxAttempts int
 	// Kinds are the record kinds fsck accepts.
 	Kinds Kinds
+	// Check, when set, is fsck's further check of each well-formed record
+	// of a known kind (the declaring package's own invariants).
+	Check func(path string, r *Record) error
 	// Now is the clock for commit times.
 	Now func() time.Time
 	// Sleep waits between retries; tests may shorten it.
@@ -94,9 +97,6 @@ func (s *Store) Location() Location { return s.loc }
 // Refs returns the ref mover the store uses.
 func (s *Store) Refs() *Refs { return s.refs }
 
-// Options returns the store's options with defaults filled in.
-func (s *Store) Options() Options { return s.opts }
-
 // Tip returns a ref's current commit, zero when the ref does not exist.
 func (s *Store) Tip(ref RefName) (plumbing.Hash, error) { return s.refs.Read(ref) }
 
@@ -125,7 +125,7 @@ func (s *Store) viewAt(ref RefName, tip plumbing.Hash, ro bool) (*Tx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s at %s: %w", ref, tip, err)
 	}
-	tx.root.hash = c.Tree
+	tx.root.hash, tx.baseTree = c.Tree, c.Tree
 	return tx, nil
 }
 
@@ -156,7 +156,8 @@ func NoRetry() UpdateOption { return func(c *updateConfig) { c.noRetry = true } 
 // the newest state; with NoRetry it refuses instead. If fn returns an error,
 // or stages nothing, nothing is written and the ref does not move.
 //
-// It returns the new tip (or the unchanged tip when fn staged nothing).
+// It returns the new tip (or the unchanged tip when fn staged nothing, or
+// staged edits that leave the tree as it was).
 func (s *Store) Update(ctx context.Context, ref RefName, message string, fn func(*Tx) error, opts ...UpdateOption) (plumbing.Hash, error) {
 	var cfg updateConfig
 	for _, o := range opts {
@@ -184,13 +185,25 @@ func (s *Store) Update(ctx context.Context, ref RefName, message string, fn func
 		if !tx.changed {
 			return tip, nil
 		}
-		next, err := s.commitTx(tx, message)
+		tree, err := tx.writeTrees()
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		if !tip.IsZero() && tree == tx.baseTree {
+			// Staged edits that put back what was there change nothing:
+			// no empty commit, and the ref does not move.
+			return tip, nil
+		}
+		next, err := s.commit(tx, tree, message)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
 		err = s.swap(ref, tip, next)
-		if err == nil {
-			return next, nil
+		var nd *NotDurableError
+		if err == nil || errors.As(err, &nd) {
+			// With a NotDurableError the update is applied: the new tip is
+			// returned with it, and nothing is retried.
+			return next, err
 		}
 		if !errors.Is(err, ErrConflict) {
 			return plumbing.ZeroHash, err
@@ -212,11 +225,7 @@ func (s *Store) Update(ctx context.Context, ref RefName, message string, fn func
 	}
 }
 
-func (s *Store) commitTx(tx *Tx, message string) (plumbing.Hash, error) {
-	tree, err := tx.writeTrees()
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
+func (s *Store) commit(tx *Tx, tree plumbing.Hash, message string) (plumbing.Hash, error) {
 	var parents []plumbing.Hash
 	if !tx.base.IsZero() {
 		parents = []plumbing.Hash{tx.base}

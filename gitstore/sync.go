@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -310,7 +312,7 @@ func (s *Store) SetupRemote(ctx context.Context, remote string, o SyncOptions) (
 		}
 	}
 	for _, spec := range FetchRefspecs(remote) {
-		if contains(have, spec) {
+		if slices.Contains(have, spec) {
 			res.Present = append(res.Present, spec)
 			continue
 		}
@@ -320,15 +322,6 @@ func (s *Store) SetupRemote(ctx context.Context, remote string, o SyncOptions) (
 		res.Added = append(res.Added, spec)
 	}
 	return res, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func regexpQuote(s string) string {
@@ -388,11 +381,7 @@ func transportRefusal(verb, remote string, err error) error {
 	}
 	return refusal.NewUnreadable("RemoteFailed",
 		fmt.Sprintf("check that git %s %s works (network, credentials, URL), then run the command again", verb, remote),
-		"git %s %s failed (exit %d): %s", verb, remote, ge.Code, oneLineTrim(ge.Stderr)).Wrap(err)
-}
-
-func oneLineTrim(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+		"git %s %s failed (exit %d): %s", verb, remote, ge.Code, text.OneLine(ge.Stderr)).Wrap(err)
 }
 
 // MergeTracking merges every tracking ref of remote into its local ref,
@@ -540,6 +529,7 @@ func (s *Store) Push(ctx context.Context, remote string, o SyncOptions) (*SyncRe
 		}
 		args := []string{"push", "--no-verify", "--atomic", "--porcelain", "--no-recurse-submodules"}
 		var specs []string
+		moved := false
 		for _, ref := range SortedNames(locals) {
 			tracked, err := s.refs.Read(TrackingRef(remote, ref))
 			if err != nil {
@@ -548,9 +538,27 @@ func (s *Store) Push(ctx context.Context, remote string, o SyncOptions) (*SyncRe
 			if tracked == locals[ref] {
 				continue
 			}
+			// The lease must be a remote value the local ref contains. A
+			// plain git fetch between our merge and here moves the tracking
+			// ref to a value we never merged; leasing on it would force the
+			// push over that update. Merge again instead.
+			if !tracked.IsZero() {
+				merged, err := s.IsAncestor(tracked, locals[ref])
+				if err != nil {
+					return nil, err
+				}
+				if !merged {
+					moved = true
+					break
+				}
+			}
 			args = append(args, "--force-with-lease="+string(ref)+":"+hexOrEmpty(tracked))
 			specs = append(specs, locals[ref].String()+":"+string(ref))
 			rep.Pushed = append(rep.Pushed, RefSync{Ref: ref, Action: SyncPushed, Before: hexOrEmpty(tracked), After: locals[ref].String(), Remote: hexOrEmpty(tracked)})
+		}
+		if moved {
+			lastErr = fmt.Errorf("a tracking ref of %s moved during the merge", remote)
+			continue
 		}
 		if len(specs) == 0 {
 			return rep, nil
@@ -578,7 +586,7 @@ func (s *Store) Push(ctx context.Context, remote string, o SyncOptions) (*SyncRe
 		}
 	}
 	return nil, refusal.New("Conflict", "the remote keeps moving, or its refs cannot be updated; run git nwdes push again",
-		"%s kept rejecting the push of nwdes refs: gave up after %d attempts (last: %v)", remote, o.MaxAttempts, oneLineTrim(fmt.Sprint(lastErr))).Wrap(lastErr)
+		"%s kept rejecting the push of nwdes refs: gave up after %d attempts (last: %v)", remote, o.MaxAttempts, text.OneLine(fmt.Sprint(lastErr))).Wrap(lastErr)
 }
 
 // pushRaced reports whether git's porcelain output shows a push rejected

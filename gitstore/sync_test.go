@@ -433,3 +433,48 @@ func TestGitRunsWithOnlyTransportAndCredentialVariables(t *testing.T) {
 		t.Fatalf("GitEnv = %q", got)
 	}
 }
+
+func TestPushNeverLeasesOnATrackingValueAPlainFetchBroughtDuringTheMerge(t *testing.T) {
+	w := newSyncWorld(t)
+	ctx := context.Background()
+	dirA, a := w.clone("a")
+	_, b := w.clone("b")
+	if _, err := a.SetupRemote(ctx, "origin", w.opts()); err != nil {
+		t.Fatal(err)
+	}
+	putNote(t, a, testRef, "shared", "from a")
+	putNote(t, b, testRef, "shared", "from b")
+	if _, err := b.Push(ctx, "origin", w.opts()); err != nil {
+		t.Fatal(err)
+	}
+	// While a merges b's change, b pushes another record and an ordinary
+	// `git fetch` in a (an IDE's, say) moves a's tracking ref past what the
+	// merge took in.
+	o := w.opts()
+	once := false
+	o.Resolve = func(ref gitstore.RefName, path string, ours, theirs *gitstore.Record) (gitstore.Side, error) {
+		if !once {
+			once = true
+			putNote(t, b, testRef, "late", "late from b")
+			if _, err := b.Push(ctx, "origin", w.opts()); err != nil {
+				return gitstore.Ours, err
+			}
+			gittest.Git(t, dirA, "fetch", "-q", "origin")
+		}
+		return gitstore.DefaultResolve(ref, path, ours, theirs)
+	}
+	rep, err := a.Push(ctx, "origin", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !once || rep.Attempts != 2 {
+		t.Fatalf("resolver ran: %v; push took %d rounds, want 2", once, rep.Attempts)
+	}
+	_, fresh := w.clone("fresh")
+	if _, err := fresh.Fetch(ctx, "origin", w.opts()); err != nil {
+		t.Fatal(err)
+	}
+	if got := titleAt(t, fresh, testRef, "late"); got != "late from b" {
+		t.Fatalf("the remote lost b's late record (got %q)", got)
+	}
+}

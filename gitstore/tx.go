@@ -21,6 +21,7 @@ type Tx struct {
 	s        *Store
 	ref      RefName
 	base     plumbing.Hash // the commit this view starts from; zero if none
+	baseTree plumbing.Hash // its tree
 	root     *node
 	readOnly bool
 	changed  bool
@@ -182,24 +183,19 @@ func (tx *Tx) WriteBlob(path string, data []byte) error {
 	return nil
 }
 
-// Exists reports whether anything (blob or tree) is at path.
-func (tx *Tx) Exists(path string) (bool, error) {
-	parts, err := splitPath(path)
-	if err != nil {
-		return false, err
-	}
-	if len(parts) == 0 {
-		return true, nil
-	}
-	dir, _, err := tx.walk(parts[:len(parts)-1], false)
-	if err != nil || dir == nil {
-		return false, err
-	}
-	return dir.entries[parts[len(parts)-1]] != nil, nil
-}
-
 // List returns the names directly under dir, sorted; none for an absent dir.
 func (tx *Tx) List(dir string) ([]string, error) {
+	entries, err := tx.ReadDir(dir)
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name
+	}
+	return names, err
+}
+
+// ReadDir returns the entries directly under dir, sorted by name; none when
+// dir is absent or not a directory.
+func (tx *Tx) ReadDir(dir string) ([]DirEntry, error) {
 	parts, err := splitPath(dir)
 	if err != nil {
 		return nil, err
@@ -208,12 +204,12 @@ func (tx *Tx) List(dir string) ([]string, error) {
 	if err != nil || n == nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(n.entries))
-	for k := range n.entries {
-		names = append(names, k)
+	out := make([]DirEntry, 0, len(n.entries))
+	for k, e := range n.entries {
+		out = append(out, DirEntry{Name: k, Mode: e.mode, Hash: e.hash})
 	}
-	sort.Strings(names)
-	return names, nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }
 
 // Remove deletes whatever is at path; removing nothing is not an error.
@@ -336,5 +332,3 @@ func (tx *Tx) writeNode(n *node) (plumbing.Hash, error) {
 	n.hash, n.dirty = h, false
 	return h, nil
 }
-
-func sortStrings(s []string) { sort.Strings(s) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -68,7 +69,7 @@ func ParseUpdates(r io.Reader) ([]Update, error) {
 		if len(f) != 4 || f[0] == "" || !isOID(f[1]) || !strings.HasPrefix(f[2], "refs/") || !isOID(f[3]) || len(f[1]) != len(f[3]) {
 			return nil, refusal.NewUnreadable("InputUnreadable",
 				"run the hook only from git push, which writes \"<local ref> <local oid> <remote ref> <remote oid>\" lines",
-				"pre-push input line %d is not \"<local ref> <local oid> <remote ref> <remote oid>\": %q", n, truncate(line, 120))
+				"pre-push input line %d is not \"<local ref> <local oid> <remote ref> <remote oid>\": %q", n, text.Truncate(line, 120))
 		}
 		out = append(out, Update{LocalRef: f[0], LocalOID: f[1], RemoteRef: f[2], RemoteOID: f[3]})
 	}
@@ -76,13 +77,6 @@ func ParseUpdates(r io.Reader) ([]Update, error) {
 		return nil, refusal.NewUnreadable("InputUnreadable", "run the hook only from git push", "read pre-push input: %v", err)
 	}
 	return out, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // DefaultProtect are the refs protected when nwdes.protect is not set.
@@ -97,8 +91,9 @@ type Policy struct {
 
 // PolicyFrom reads nwdes.protect (multi-valued) from cfg. A value that does
 // not start with refs/ names a branch (main means refs/heads/main). Setting
-// it replaces the defaults. A malformed pattern is refused, so a typo never
-// silently protects nothing.
+// it replaces the defaults; the single value "none" protects nothing. An
+// empty or malformed value is refused, so a typo never silently protects
+// nothing.
 func PolicyFrom(cfg *gitstore.Config) (Policy, error) {
 	vals := cfg.GetAll("nwdes.protect")
 	if len(vals) == 0 {
@@ -111,8 +106,14 @@ func policyOf(vals []string) (Policy, error) {
 	var p Policy
 	for _, v := range vals {
 		v = strings.TrimSpace(v)
+		if v == "none" && len(vals) == 1 {
+			// The one explicit way to protect nothing.
+			return Policy{Protect: []string{}}, nil
+		}
 		if v == "" {
-			continue
+			return Policy{}, refusal.New("ConfigurationMalformed",
+				"set a branch or pattern with git config nwdes.protect PATTERN, or the single value none to protect nothing",
+				"git config nwdes.protect has an empty value")
 		}
 		if !strings.HasPrefix(v, "refs/") {
 			v = "refs/heads/" + v
@@ -159,6 +160,8 @@ type FeatureResult struct {
 	Outcome examine.Outcome `json:"outcome"`
 	// Record is the examination's path in refs/nwdes/examine ("" if none).
 	Record string `json:"record,omitempty"`
+	// Problem says why an invalid examination does not hold up.
+	Problem string `json:"problem,omitempty"`
 }
 
 // RefResult is the check of one update.
@@ -256,13 +259,13 @@ func judge(st *gitstore.Store, rd *examine.Reader, res *RefResult) error {
 	}
 	res.Verdict = Accepted
 	for _, f := range features {
-		ex, err := rd.At(commit, f)
+		sd, err := rd.Standing(commit, f)
 		if err != nil {
 			return unreadable(u, err)
 		}
-		fr := FeatureResult{Feature: f, Outcome: examine.None}
-		if ex != nil {
-			fr.Outcome, fr.Record = ex.Outcome, ex.Path
+		fr := FeatureResult{Feature: f, Outcome: sd.Outcome, Problem: sd.Problem}
+		if sd.Examination != nil {
+			fr.Record = sd.Examination.Path
 		}
 		if fr.Outcome != examine.Accepted {
 			res.Verdict = Refused
@@ -281,14 +284,7 @@ func unreadable(u Update, err error) error {
 	}
 	return refusal.NewUnreadable("StoreUnreadable",
 		"run git nwdes fsck to find what is damaged; the push stays refused until the check can read the records (git push --no-verify skips it, and CI re-validates)",
-		"cannot check the push to %s (%s): %s", u.RemoteRef, short(u.LocalOID), detail).Wrap(err)
-}
-
-func short(oid string) string {
-	if len(oid) > 12 {
-		return oid[:12]
-	}
-	return oid
+		"cannot check the push to %s (%s): %s", u.RemoteRef, text.Short(u.LocalOID), detail).Wrap(err)
 }
 
 // Explain renders a refused ref for the person pushing: the commit, each
@@ -305,13 +301,16 @@ func Explain(r RefResult) string {
 		case examine.None:
 			fmt.Fprintf(&b, "  %s: not examined\n", f.Feature)
 			missing = append(missing, f.Feature)
+		case examine.Invalid:
+			fmt.Fprintf(&b, "  %s: invalid examination (%s): %s\n", f.Feature, f.Record, f.Problem)
+			missing = append(missing, f.Feature)
 		default:
 			fmt.Fprintf(&b, "  %s: %s (%s)\n", f.Feature, f.Outcome, f.Record)
 			missing = append(missing, f.Feature)
 		}
 	}
 	fmt.Fprintf(&b, "remedy: examine %s at this commit until accepted (git nwdes examine open --feature %s --candidate %s …; git nwdes status --commit %s shows where it stands), then push again. A commit rewritten by amend or rebase is a new candidate and needs its own examination. git push --no-verify skips this check; CI re-validates.\n",
-		strings.Join(missing, ", "), missing[0], short(r.Commit), short(r.Commit))
+		strings.Join(missing, ", "), missing[0], text.Short(r.Commit), text.Short(r.Commit))
 	return b.String()
 }
 
@@ -321,5 +320,5 @@ func Summary(r RefResult) string {
 	for _, f := range r.Features {
 		names = append(names, f.Feature)
 	}
-	return fmt.Sprintf("nwdes: push to %s: commit %s accepted (%s)\n", r.Update.RemoteRef, short(r.Commit), strings.Join(names, ", "))
+	return fmt.Sprintf("nwdes: push to %s: commit %s accepted (%s)\n", r.Update.RemoteRef, text.Short(r.Commit), strings.Join(names, ", "))
 }

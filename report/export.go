@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/internal/text"
 )
 
 // Format is an export format.
@@ -99,18 +100,18 @@ func WriteJUnit(w io.Writer, s *Status) error {
 		case f.examination != nil:
 			ex := f.examination
 			for _, r := range ex.Rows {
-				c := junitCase{Name: string(r.Expectation) + ": " + oneLine(r.Criterion), Classname: class, SystemOut: citedText(ex, r)}
+				c := junitCase{Name: string(r.Expectation) + ": " + text.OneLine(r.Criterion), Classname: class, SystemOut: citedText(ex, r)}
 				switch r.Verdict {
 				case examine.Unmet:
 					c.Failure = &junitFailure{Type: string(r.Class), Message: fmt.Sprintf("unmet (%s)", r.Class), Text: c.SystemOut}
 				case examine.NotExamined:
-					c.Failure = &junitFailure{Type: "not_examined", Message: "not examined: " + oneLine(r.Reason)}
+					c.Failure = &junitFailure{Type: "not_examined", Message: "not examined: " + text.OneLine(r.Reason)}
 				}
 				suite.Cases = append(suite.Cases, c)
 			}
 		default:
 			for _, cr := range f.contract.Criteria {
-				suite.Cases = append(suite.Cases, junitCase{Name: string(cr.ID) + ": " + oneLine(cr.Text), Classname: class,
+				suite.Cases = append(suite.Cases, junitCase{Name: string(cr.ID) + ": " + text.OneLine(cr.Text), Classname: class,
 					Failure: &junitFailure{Type: "not_examined_at_commit", Message: "no published examination of " + f.Feature + " at " + s.Commit}})
 			}
 		}

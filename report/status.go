@@ -8,6 +8,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -35,7 +36,9 @@ type Status struct {
 type Feature struct {
 	Feature string `json:"feature"`
 	// Outcome is the newest published examination's outcome at this
-	// commit, or "none".
+	// commit, "none" when there is none, or "invalid" when it does not hold
+	// up against the commit (another contract, missing rows, an outcome its
+	// rows do not derive; Problem says which).
 	Outcome examine.Outcome `json:"outcome"`
 	// Contract is the contract's path in the commit's tree.
 	Contract string `json:"contract"`
@@ -114,17 +117,21 @@ func Evaluate(st *gitstore.Store, commit plumbing.Hash) (*Status, error) {
 		case err == nil:
 			f.contract = cand.Contract
 		case isRefusal(err):
-			f.Problem = oneLine(err.Error())
+			f.Problem = text.OneLine(err.Error())
 		default:
 			return nil, err
 		}
-		ex, err := rd.At(commit, name)
+		sd, err := rd.Standing(commit, name)
 		if err != nil {
 			return nil, fmt.Errorf("read the examination of %s at %s: %w", name, commit, err)
 		}
-		if ex != nil {
+		f.Outcome = sd.Outcome
+		if sd.Problem != "" && f.Problem == "" {
+			f.Problem = "the examination does not hold up: " + sd.Problem
+		}
+		if ex := sd.Examination; ex != nil {
 			f.examination = ex
-			f.Outcome, f.Record, f.ClosedAt = ex.Outcome, ex.Path, ex.ClosedAt
+			f.Record, f.ClosedAt = ex.Path, ex.ClosedAt
 			f.Expectations = &Counts{}
 			for _, r := range ex.Rows {
 				switch r.Verdict {
@@ -186,16 +193,6 @@ func addGates(st *gitstore.Store, commit plumbing.Hash, f *Feature) error {
 func isRefusal(err error) bool {
 	var r *refusal.Error
 	return errors.As(err, &r) && r.Class == refusal.Refused
-}
-
-func oneLine(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c == '\n' || c == '\r' {
-			b[i] = ' '
-		}
-	}
-	return string(b)
 }
 
 // Unaccepted returns the features that keep the commit from being accepted.

@@ -114,8 +114,9 @@ type Runner interface {
 // Exec runs commands as plain child processes:
 //
 //   - the working directory is Command.Dir, always;
-//   - the environment is exactly PATH (Path), LANG (Lang), and HOME and
-//     TMPDIR pointing into a private temporary directory made for this run
+//   - the environment is exactly PATH (Path), LANG (Lang), HOME and
+//     TMPDIR pointing into a private temporary directory made for this run,
+//     and GIT_CEILING_DIRECTORIES set to the parent of Dir
 //     and removed after it; nothing else of the caller's environment;
 //   - standard input is /dev/null;
 //   - the process leads its own process group; at the timeout, or when ctx
@@ -187,7 +188,11 @@ func (x *Exec) Run(ctx context.Context, c Command) (Result, error) {
 			return Result{}, fmt.Errorf("run %s: private directory: %w", c.Args[0], err)
 		}
 	}
-	env := []string{"PATH=" + path, "LANG=" + orDefault(x.Lang, DefaultLang), "HOME=" + home, "TMPDIR=" + tmp}
+	// GIT_CEILING_DIRECTORIES keeps a git the command runs from finding a
+	// repository above its directory (the user's own, when the export sits
+	// inside it): a command sees only the tree it was given.
+	env := []string{"PATH=" + path, "LANG=" + orDefault(x.Lang, DefaultLang), "HOME=" + home, "TMPDIR=" + tmp,
+		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(c.Dir)}
 
 	tail := orDefault(x.TailBytes, DefaultTailBytes)
 	stdout, stderr := newCapture(tail, c.Stdout), newCapture(tail, c.Stderr)

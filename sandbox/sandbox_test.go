@@ -106,8 +106,8 @@ func TestTheEnvironmentIsOnlyTheAllowList(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
-	if strings.Join(names, " ") != "HOME LANG PATH TMPDIR" {
-		t.Fatalf("environment names %v, want HOME LANG PATH TMPDIR", names)
+	if strings.Join(names, " ") != "GIT_CEILING_DIRECTORIES HOME LANG PATH TMPDIR" {
+		t.Fatalf("environment names %v, want GIT_CEILING_DIRECTORIES HOME LANG PATH TMPDIR", names)
 	}
 	if vars["PATH"] != "/usr/bin:/bin" || vars["LANG"] != sandbox.DefaultLang {
 		t.Fatalf("PATH %q LANG %q", vars["PATH"], vars["LANG"])

@@ -11,6 +11,10 @@
 // bytes on the path to it (fanout entry, a few probes of the sorted name
 // table, one offset), so a cold lookup costs a few system calls.
 //
+// Prefix answers what an abbreviated id may name with the same economy: it
+// lists the one loose fanout directory the prefix selects and binary-searches
+// each pack index for the run of names that begin with it.
+//
 // Every object returned has been re-hashed and compared with the id it was
 // requested by, so on-disk corruption surfaces as ErrCorrupt instead of
 // wrong content. A miss rescans the pack directory once before reporting

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -47,13 +48,6 @@ func (s style) red(t string) string {
 	return "\x1b[31m" + t + "\x1b[0m"
 }
 
-func (s style) bold(t string) string {
-	if !s.color {
-		return t
-	}
-	return "\x1b[1m" + t + "\x1b[0m"
-}
-
 func newStyle(e Env) style {
 	return style{color: e.Terminal && e.Getenv("NO_COLOR") == "" && e.Getenv("TERM") != "dumb"}
 }
@@ -62,7 +56,7 @@ func newStyle(e Env) style {
 // nwdes.maxRecordBytes, nwdes.maxWalk), in every scope git reads. Durable
 // is on unless set false.
 func storeOptions(loc gitstore.Location, getenv gitstore.Getenv, now func() time.Time) (gitstore.Options, error) {
-	o := gitstore.Options{Durable: true, Now: now, Kinds: allKinds()}
+	o := gitstore.Options{Durable: true, Now: now, Kinds: allKinds(), Check: examine.CheckRecord}
 	cfg, err := gitstore.ReadConfig(loc, getenv)
 	if err != nil {
 		return o, refusal.New("ConfigurationMalformed", "fix the file (git config --list --show-origin shows what git reads)",

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -299,6 +300,10 @@ EXAMPLES
 					if err != nil {
 						return err
 					}
+					if d == nil && ex == nil {
+						return refusal.New("MissingFact", fmt.Sprintf("open one: git nwdes examine open --feature %s", c.String("feature")),
+							"feature %s has no draft and no published examination", c.String("feature"))
+					}
 					if asJSON {
 						return writeJSON(s.env.Stdout, map[string]any{"draft": draftJSON(d), "published": examinationJSON(ex)})
 					}
@@ -323,7 +328,7 @@ func (s *session) renderDraft(feature string, d *examine.Draft) {
 	}
 	fmt.Fprintf(w, "draft of %s: %d observations, %d verdicts\n", feature, len(d.Observations), len(d.Verdicts))
 	for _, o := range d.Observations {
-		fmt.Fprintf(w, "  %s (%s) %q\n", o.ID, o.Source, truncateText(string(o.Text), 70))
+		fmt.Fprintf(w, "  %s (%s) %q\n", o.ID, o.Source, text.Truncate(string(o.Text), 70))
 	}
 	for _, v := range d.Verdicts {
 		extra := string(v.Class)
@@ -336,13 +341,6 @@ func (s *session) renderDraft(feature string, d *examine.Draft) {
 		}
 		fmt.Fprintf(w, "  %s %s %s cites [%s]\n", v.Expectation, v.Verdict, extra, strings.Join(cites, " "))
 	}
-}
-
-func truncateText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 type observationJSON struct {

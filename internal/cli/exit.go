@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -58,9 +59,9 @@ func report(err error, stdout, stderr io.Writer, jsonOut bool, st style) int {
 		return ExitRefused
 	}
 	if r, ok := refusal.As(err); ok {
-		fmt.Fprintf(stderr, "%s: %s\n", st.red(r.Name), oneLine(r.Detail))
+		fmt.Fprintf(stderr, "%s: %s\n", st.red(r.Name), text.OneLine(r.Detail))
 		if r.Remedy != "" {
-			fmt.Fprintf(stderr, "remedy: %s\n", oneLine(r.Remedy))
+			fmt.Fprintf(stderr, "remedy: %s\n", text.OneLine(r.Remedy))
 		}
 		if jsonOut {
 			writeJSON(stdout, map[string]any{"refusal": map[string]string{"name": r.Name, "detail": r.Detail, "remedy": r.Remedy}})
@@ -70,18 +71,8 @@ func report(err error, stdout, stderr io.Writer, jsonOut bool, st style) int {
 		}
 		return ExitRefused
 	}
-	fmt.Fprintf(stderr, "%s %s\n", st.red("error:"), oneLine(err.Error()))
+	fmt.Fprintf(stderr, "%s %s\n", st.red("error:"), text.OneLine(err.Error()))
 	return ExitNegative
-}
-
-func oneLine(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c == '\n' || c == '\r' {
-			b[i] = ' '
-		}
-	}
-	return string(b)
 }
 
 func writeJSON(w io.Writer, v any) error {

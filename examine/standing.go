@@ -1,0 +1,167 @@
+package examine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/text"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// Invalid is the outcome reported for an examination whose record does not
+// hold up against the commit it claims: it judged another contract, its rows
+// are not the contract's expectations, or its stored outcome is not the one
+// its rows derive. Nothing that reads acceptance trusts such a record.
+const Invalid Outcome = "invalid"
+
+// Standing is a feature's acceptance at one commit as enforcement sees it.
+type Standing struct {
+	// Outcome is None without an examination, Invalid when the newest one
+	// does not hold up (Problem says why), else its derived outcome.
+	Outcome     Outcome
+	Examination *Examination
+	Problem     string
+}
+
+// Standing re-validates the newest examination of feature at commit against
+// what that commit holds, so that the hook, status and the exports never
+// take a stored outcome on trust: the examination must be of this commit,
+// must have judged the feature's contract as committed there (default
+// path, same blob), must have one row per expectation of that contract with
+// citations where the verdict needs them, and its stored outcome must be
+// the one its rows derive.
+//
+// A record consistent in every respect but forged by someone who can write
+// the repository's refs is not detected: that needs signatures, which nwdes
+// does not have yet (see docs/hooks.md).
+func (r *Reader) Standing(commit plumbing.Hash, feature string) (Standing, error) {
+	ex, err := r.At(commit, feature)
+	if err != nil || ex == nil {
+		return Standing{Outcome: None}, err
+	}
+	problem, err := r.check(commit, feature, ex)
+	if err != nil {
+		return Standing{}, err
+	}
+	if problem != "" {
+		return Standing{Outcome: Invalid, Examination: ex, Problem: problem}, nil
+	}
+	return Standing{Outcome: ex.Outcome, Examination: ex}, nil
+}
+
+func (r *Reader) check(commit plumbing.Hash, feature string, ex *Examination) (string, error) {
+	if ex.Candidate != commit.String() {
+		return fmt.Sprintf("the record is of candidate %s, not %s", ex.Candidate, commit), nil
+	}
+	path := DefaultContractPath(feature)
+	if ex.ContractPath != path {
+		return fmt.Sprintf("it judged the contract at %s, not the feature's contract %s", ex.ContractPath, path), nil
+	}
+	f, err := r.st.ReadFile(commit, path)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return fmt.Sprintf("the commit has no contract %s", path), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if f.Blob.String() != ex.ContractBlob {
+		return fmt.Sprintf("it judged contract blob %s, but the commit holds %s", text.Short(ex.ContractBlob), text.Short(f.Blob.String())), nil
+	}
+	c, err := ParseContract(path, f.Data)
+	if err != nil {
+		if rf, ok := refusal.As(err); ok {
+			return rf.Name + ": " + rf.Detail, nil
+		}
+		return "", err
+	}
+	return checkRows(ex, c.IDs()), nil
+}
+
+// checkRows says what is wrong with an examination's rows against the
+// expectations they should cover (all of them, in order), or "".
+func checkRows(ex *Examination, ids []ExpectationID) string {
+	if len(ex.Rows) != len(ids) {
+		return fmt.Sprintf("it has %d rows for %d expectations (%s)", len(ex.Rows), len(ids), joinIDs(ids))
+	}
+	if p := checkVerdicts(ex); p != "" {
+		return p
+	}
+	for i, row := range ex.Rows {
+		if row.Expectation != ids[i] {
+			return fmt.Sprintf("row %d is %s where the contract has %s", i, row.Expectation, ids[i])
+		}
+	}
+	return ""
+}
+
+// checkVerdicts checks what a record must hold whatever the contract: each
+// row's verdict well-formed and the stored outcome the one the rows derive.
+func checkVerdicts(ex *Examination) string {
+	var vs []Verdict
+	for _, row := range ex.Rows {
+		in := VerdictInput{Expectation: row.Expectation, Verdict: row.Verdict, Class: row.Class, Reason: row.Reason}
+		for range row.Cites {
+			in.Observations = append(in.Observations, "O1")
+		}
+		if err := in.check(); err != nil {
+			if rf, ok := refusal.As(err); ok {
+				return "row " + string(row.Expectation) + ": " + rf.Name + ": " + rf.Detail
+			}
+			return err.Error()
+		}
+		vs = append(vs, row.Verdict)
+	}
+	if d := DeriveOutcome(vs); d != ex.Outcome {
+		return fmt.Sprintf("its stored outcome is %s, but its rows derive %s", ex.Outcome, d)
+	}
+	return ""
+}
+
+// CheckRecord is fsck's check of examine's records beyond canonical form:
+// an examination must decode with every cited text present, and its stored
+// outcome must be the one its rows derive.
+func CheckRecord(path string, rec *gitstore.Record) error {
+	if rec.Kind != KindExamination {
+		return nil
+	}
+	var ex Examination
+	if err := rec.Decode(&ex); err != nil {
+		return err
+	}
+	for i := range ex.Texts {
+		if _, ok := rec.Payloads[fmt.Sprintf("t%d", i+1)]; !ok {
+			return fmt.Errorf("cited text %d is missing", i+1)
+		}
+	}
+	for _, row := range ex.Rows {
+		for _, c := range row.Cites {
+			if c < 0 || c >= len(ex.Texts) {
+				return fmt.Errorf("%s cites text %d of %d", row.Expectation, c, len(ex.Texts))
+			}
+		}
+	}
+	if p := checkVerdicts(&ex); p != "" {
+		return errors.New(p)
+	}
+	return nil
+}
+
+// featureProblem says why a name under .nwave/features is not a feature
+// contract nwdes can enforce, or "".
+func featureProblem(name string, mode uint32) string {
+	switch {
+	case mode == gitstore.ModeTree:
+		return "is a directory: contracts are .nwave/features/<feature>.md files"
+	case mode == gitstore.ModeSymlink:
+		return "is a symbolic link: a contract must be a committed file"
+	case !strings.HasSuffix(name, ".md"):
+		return ""
+	case ValidFeature(strings.TrimSuffix(name, ".md")) != nil:
+		return "is not a valid feature name (letters, digits, '.', '_' and '-')"
+	}
+	return ""
+}

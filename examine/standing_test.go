@@ -1,0 +1,121 @@
+package examine_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// closeAccepted judges every expectation met and closes.
+func closeAccepted(t *testing.T, x *examine.Examiner, tgt examine.Target, ids ...examine.ExpectationID) *examine.Examination {
+	t.Helper()
+	must := okFor(t)
+	ctx := context.Background()
+	must(x.Open(ctx, tgt, false))
+	must(x.AddObservation(ctx, tgt, examine.SourceExaminer, []byte("seen")))
+	for _, id := range ids {
+		must(x.SetVerdict(ctx, tgt, examine.VerdictInput{Expectation: id, Verdict: examine.Met, Observations: []examine.ObservationID{"O1"}}))
+	}
+	ex, _, err := x.Close(ctx, tgt, "accepted", "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex
+}
+
+func standing(t *testing.T, x *examine.Examiner, commit string) examine.Standing {
+	t.Helper()
+	r, err := examine.NewReader(x.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd, err := r.Standing(plumbing.NewHash(commit), "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sd
+}
+
+func TestAnAcceptedExaminationOfTheCommittedContractStands(t *testing.T) {
+	_, x := setup(t, threeRows)
+	ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
+	if sd := standing(t, x, ex.Candidate); sd.Outcome != examine.Accepted || sd.Problem != "" {
+		t.Fatalf("standing = %+v", sd)
+	}
+}
+
+func TestAnExaminationOfAnotherContractDoesNotStand(t *testing.T) {
+	dir, x := setup(t, threeRows)
+	gittest.WriteFile(t, dir, "docs/trivial.md", "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. trivially true\n")
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "-m", "a trivial contract beside the real one")
+	ex := closeAccepted(t, x, examine.Target{Feature: "f", Contract: "docs/trivial.md"}, "E1")
+	sd := standing(t, x, ex.Candidate)
+	if sd.Outcome != examine.Invalid || !strings.Contains(sd.Problem, "judged the contract at docs/trivial.md") {
+		t.Fatalf("standing = %+v, want invalid naming the other contract", sd)
+	}
+}
+
+func TestARecordWhoseOutcomeItsRowsDoNotDeriveDoesNotStandAndFsckNamesIt(t *testing.T) {
+	_, x := setup(t, threeRows)
+	ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
+	_, err := x.Store.Update(context.Background(), examine.Ref, "tamper", func(tx *gitstore.Tx) error {
+		rec, err := tx.Get(ex.Path)
+		if err != nil {
+			return err
+		}
+		forged := strings.Replace(string(rec.Body), `"verdict":"met"`, `"class":"unstable","verdict":"unmet"`, 1)
+		rec.Body = []byte(forged)
+		return tx.Put(ex.Path, rec)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sd := standing(t, x, ex.Candidate)
+	if sd.Outcome != examine.Invalid || !strings.Contains(sd.Problem, "stored outcome is accepted, but its rows derive rejected") {
+		t.Fatalf("standing = %+v", sd)
+	}
+	loc := x.Store.Location()
+	st, _ := gitstore.Open(loc, gitstore.Options{Kinds: examine.Kinds(), Check: examine.CheckRecord})
+	rep, err := st.Fsck()
+	if err != nil || rep.OK() || !strings.Contains(rep.Problems[0].What, "rows derive rejected") {
+		t.Fatalf("fsck: %+v, %v", rep, err)
+	}
+}
+
+func TestContractsThatCannotBeEnforcedAreRefusedNotSkipped(t *testing.T) {
+	cases := map[string]func(t *testing.T, dir string){
+		"an invalid feature name": func(t *testing.T, dir string) { gittest.WriteFile(t, dir, ".nwave/features/bad name.md", "x") },
+		"a directory":             func(t *testing.T, dir string) { gittest.WriteFile(t, dir, ".nwave/features/team/pay.md", "x") },
+		"a symbolic link": func(t *testing.T, dir string) {
+			gittest.WriteFile(t, dir, "real/f.md", threeRows)
+			if err := os.RemoveAll(filepath.Join(dir, ".nwave", "features")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("../real", filepath.Join(dir, ".nwave", "features")); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for name, mk := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir, x := setup(t, threeRows)
+			mk(t, dir)
+			gittest.Git(t, dir, "add", "-A")
+			gittest.Git(t, dir, "commit", "-q", "-m", "odd contract layout")
+			head, _ := x.Store.Resolve("HEAD")
+			if _, err := examine.Features(x.Store, head); !refusal.Named(err, "ConfigurationMalformed") {
+				t.Fatalf("Features = %v, want ConfigurationMalformed", err)
+			}
+		})
+	}
+}
