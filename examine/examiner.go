@@ -359,7 +359,7 @@ func (x *Examiner) assemble(c *Candidate, d *Draft, diagnostic string) (*Examina
 	ex := &Examination{
 		Feature: c.Feature, Candidate: c.Commit.String(), ContractPath: c.ContractPath,
 		ContractBlob: c.ContractBlob.String(), Diagnostic: diagnostic,
-		ClosedAt: x.now().UTC().Format("2006-01-02T15:04:05.000000000Z07:00"), // fixed width: the path stamp sorts in close order
+		ClosedAt: x.now().UTC().Format(closedLayout),
 	}
 	textIndex := map[string]int{}
 	var verdicts []Verdict

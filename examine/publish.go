@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -54,10 +55,36 @@ type latestBody struct {
 	ClosedAt  string  `json:"closed_at"`
 }
 
+// Layouts of the close time: in the record (fixed width, so that names sort
+// in time order) and in the record's path.
+const (
+	closedLayout = "2006-01-02T15:04:05.000000000Z07:00"
+	stampLayout  = "20060102T150405.000000000Z0700"
+)
+
 // publish writes ex under published/<fanout commit>/<feature>/<stamp>-<id>:
 // a new name per close, so examinations are never overwritten and two
 // clones' records union without conflict; the newest sorts last.
+//
+// The stamp is the close time, made later than the newest examination
+// already there when the clock says otherwise (a clock set back, or a
+// record from a clone whose clock runs ahead): within one history the
+// newest is always the last closed, so a later rejection can never hide
+// behind an earlier acceptance.
 func publish(tx *gitstore.Tx, ex *Examination) error {
+	dir := publishedDir(ex.Candidate, ex.Feature)
+	names, err := tx.List(dir)
+	if err != nil {
+		return err
+	}
+	if len(names) > 0 {
+		last, _, _ := strings.Cut(names[len(names)-1], "-")
+		prev, err := time.Parse(stampLayout, last)
+		now, err2 := time.Parse(closedLayout, ex.ClosedAt)
+		if err == nil && err2 == nil && !now.After(prev) {
+			ex.ClosedAt = prev.Add(time.Nanosecond).Format(closedLayout)
+		}
+	}
 	rec, err := gitstore.NewRecord(KindExamination, 1, ex)
 	if err != nil {
 		return err
@@ -67,7 +94,7 @@ func publish(tx *gitstore.Tx, ex *Examination) error {
 		rec.Payloads["t"+strconv.Itoa(i+1)] = t.Text
 	}
 	stamp := strings.NewReplacer("-", "", ":", "").Replace(ex.ClosedAt)
-	ex.Path = publishedDir(ex.Candidate, ex.Feature) + "/" + stamp + "-" + contentID(rec.Body)
+	ex.Path = dir + "/" + stamp + "-" + contentID(rec.Body)
 	if err := tx.Put(ex.Path, rec); err != nil {
 		return err
 	}

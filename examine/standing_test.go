@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -117,5 +118,24 @@ func TestContractsThatCannotBeEnforcedAreRefusedNotSkipped(t *testing.T) {
 				t.Fatalf("Features = %v, want ConfigurationMalformed", err)
 			}
 		})
+	}
+}
+
+func TestALaterCloseIsNewestEvenWhenTheClockWentBack(t *testing.T) {
+	_, x := setup(t, "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. one\n")
+	must := okFor(t)
+	ctx := context.Background()
+	first := closeAccepted(t, x, tg, "E1")
+	x.Now = func() time.Time { return time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC) }
+	must(x.SetVerdict(ctx, tg, examine.VerdictInput{Expectation: "E1", Verdict: examine.Unmet, Class: "unstable", Observations: []examine.ObservationID{"O1"}}))
+	second, _, err := x.Close(ctx, tg, "accepted", "flaky after all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.ClosedAt <= first.ClosedAt {
+		t.Fatalf("second close stamped %s, not after %s", second.ClosedAt, first.ClosedAt)
+	}
+	if sd := standing(t, x, first.Candidate); sd.Outcome != examine.Rejected {
+		t.Fatalf("standing = %s, want the later rejection", sd.Outcome)
 	}
 }
