@@ -10,9 +10,17 @@
 //
 // Discover finds a repository as git does (GIT_DIR, GIT_WORK_TREE,
 // GIT_COMMON_DIR, gitfiles, linked worktrees, bare repositories); go-git's
-// open does not, so nothing here uses it.
+// open does not, so nothing here uses it. Config reads git configuration in
+// process, in git's order of scopes. Resolve parses revisions as git
+// rev-parse does (the subset nwdes needs, refusing the rest). Reads go
+// through odb, which looks objects up in pack indexes without decoding them
+// whole, so a short-lived process (the pre-push hook) starts fast; writes go
+// through go-git's loose-object writer. Sync moves nwdes refs between clones
+// through the git binary (the only place gitstore runs git), merging both
+// sides' records.
 //
-// Layering: gitstore imports go-git (object storage), golang.org/x/sys and
-// nwdes/refusal only. It knows no record kinds of its own; the packages that
-// store records (examine, swarm, …) declare them.
+// Layering: gitstore imports go-git's plumbing and filesystem storage,
+// golang.org/x/sys, gitstore/odb, nwdes/refusal and nwdes/internal/text
+// only. It knows no record kinds of its own; the packages that store
+// records (examine, …) declare them and their merge rules.
 package gitstore
