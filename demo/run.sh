@@ -79,20 +79,27 @@ run git nwdes verify --feature greeting --diff "$base...HEAD"
 step "Reviewers read the brief with plain git"
 run git log -1 --notes=nwdes
 
-if git nwdes hooks -h >/dev/null 2>&1; then
-  step "The pre-push hook refuses a commit without an accepted examination"
-  git init -q --bare "$work/remote.git"
-  run git remote add origin "$work/remote.git"
-  run git nwdes hooks install
-  echo "change" >> README.md
-  git commit -q -am "docs: unexamined change"
-  expect_fail git push -q origin main
-  step "…and lets an accepted one through"
-  git reset -q --hard HEAD~1
-  run git push origin main
-  run git nwdes push origin
-  run git nwdes status --json
-fi
+step "The pre-push hook refuses a commit without an accepted examination"
+git init -q --bare "$work/remote.git"
+run git remote add origin "$work/remote.git"
+run git nwdes hooks install
+echo "change" >> README.md
+git commit -q -am "docs: unexamined change"
+expect_fail git push -q origin main
+step "…and lets an accepted one through"
+git reset -q --hard HEAD~1
+run git push origin main
+run git nwdes push origin
+
+step "CI: a fresh clone brings the records and re-validates them"
+git clone -q "$work/remote.git" "$work/ci"
+cd "$work/ci"
+run git nwdes remote setup origin
+run git fetch -q origin
+run git nwdes fetch origin
+run git nwdes fsck
+run git nwdes status --json
+cd "$work/candidate"
 
 step "Everything nwdes wrote re-validates, and git agrees"
 run git nwdes fsck
