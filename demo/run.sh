@@ -68,8 +68,12 @@ run git nwdes examine verdict set --feature greeting --expectation E2 --verdict 
 step "A close with an expectation left unjudged is refused, and nothing is published"
 expect_fail git nwdes examine close --feature greeting --outcome accepted --diagnostic "too early"
 
-step "Judge E3 and close: nwdes derives the outcome and publishes the brief"
+step "An unmet expectation: nwdes derives and publishes 'rejected' (exit 1)"
 run git nwdes examine observation add --feature greeting --text "$(cat README.md)"
+run git nwdes examine verdict set --feature greeting --expectation E3 --verdict unmet --class observation_gap --observation O4
+expect_fail git nwdes examine close --feature greeting --outcome accepted --diagnostic "E3: not sure the README says enough."
+
+step "The examiner looks again, changes one verdict and closes: accepted"
 run git nwdes examine verdict set --feature greeting --expectation E3 --verdict met --observation O4
 run git nwdes examine close --feature greeting --outcome accepted --diagnostic "Every expectation was judged from public behaviour."
 

@@ -203,6 +203,11 @@ func (x *Examiner) SetObservation(ctx context.Context, t Target, sel Selector, t
 		if err != nil {
 			return err
 		}
+		if o := (*d).Observations[i]; o.Source != SourceExaminer {
+			return refusal.New("RoleNotAccepted",
+				"record what you observed as a new observation with observation add; remove this one if it should not be cited",
+				"examine: %s was recorded by a %s run and is evidence as recorded; the examiner cannot rewrite it", o.ID, o.Source)
+		}
 		(*d).Observations[i].Text = text
 		res.Message = string((*d).Observations[i].ID)
 		return nil
@@ -339,6 +344,15 @@ func (x *Examiner) assemble(c *Candidate, d *Draft, diagnostic string) (*Examina
 		return nil, refusal.New("PartInvalid",
 			"record observations and set a verdict on every expectation (git nwdes examine verdict set), then close again",
 			"%s has no verdict on %s; close needs the whole current set", c.Feature, strings.Join(missing, ", "))
+	}
+	for _, v := range d.Verdicts {
+		// verdict set checked these, but a draft can also arrive from
+		// another clone or be rebuilt from an old examination: close
+		// checks them again rather than publish an uncited verdict.
+		in := VerdictInput{Expectation: v.Expectation, Verdict: v.Verdict, Class: v.Class, Reason: v.Reason, Observations: v.Observations}
+		if err := in.check(); err != nil {
+			return nil, err
+		}
 	}
 	var dangling []string
 	for _, v := range d.Verdicts {

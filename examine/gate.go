@@ -52,6 +52,9 @@ const (
 	GateNotMet GateState = "NOT-MET"
 	// GatePending: no evidence for this candidate and this oracle.
 	GatePending GateState = "pending"
+	// GateAbandoned: the contract abandons the criterion (ABANDON: E<n>
+	// reason); its oracle is not run, and it is never a pass.
+	GateAbandoned GateState = "ABANDONED"
 )
 
 // DefaultGateTimeout is how long one oracle may run.
@@ -212,7 +215,7 @@ type GateRow struct {
 	// Note says why the state is what it is.
 	Note string `json:"note"`
 	// Abandoned is the contract's reason when the criterion is abandoned;
-	// such a row is not run and does not count for the exit status.
+	// such a row is not run, and is never a pass.
 	Abandoned string `json:"abandoned,omitempty"`
 	// StaleFor is the candidate the newest evidence is for, when that is
 	// another commit than this one.
@@ -234,11 +237,12 @@ type GateReport struct {
 	Notices []string `json:"-"`
 }
 
-// Passed reports whether every oracle that counts is MET: abandoned
-// criteria do not count. A feature with no oracle passes vacuously.
+// Passed reports whether every oracle is MET. An abandoned criterion is
+// not a pass: it routes to a person, as verify's ABANDONED(n) does. A
+// feature with no oracle passes vacuously.
 func (r *GateReport) Passed() bool {
 	for _, row := range r.Rows {
-		if row.Abandoned == "" && row.State != GateMet {
+		if row.State != GateMet {
 			return false
 		}
 	}
@@ -298,7 +302,7 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 	for i := range rep.Rows {
 		row := &rep.Rows[i]
 		if row.Abandoned != "" {
-			row.Note = "abandoned, not run: " + row.Abandoned
+			row.State, row.Note = GateAbandoned, "not run: "+row.Abandoned
 			continue
 		}
 		ev, err := g.runOne(ctx, cand, row)
@@ -499,11 +503,8 @@ func GateStatus(st *gitstore.Store, t Target) (*GateReport, error) {
 			return nil, err
 		}
 		judgeRow(row, ev, idx.Criteria[row.Expectation], rep.Candidate)
-		switch {
-		case row.Abandoned != "" && ev == nil:
-			row.Note = "abandoned, not run: " + row.Abandoned
-		case row.Abandoned != "":
-			row.Note += "; abandoned, does not count: " + row.Abandoned
+		if row.Abandoned != "" {
+			row.State, row.Note = GateAbandoned, "not run: "+row.Abandoned
 		}
 	}
 	return rep, nil

@@ -280,10 +280,17 @@ func RenderBrief(ex *Examination) string {
 			t := ex.Texts[c]
 			fence := Fence(t.Text)
 			fmt.Fprintf(&b, "\nobserved (%s):\n\n%stext\n%s", t.Source, fence, t.Text)
-			if len(t.Text) > 0 && t.Text[len(t.Text)-1] != '\n' {
+			// The fence must start on its own line. Where the text has no
+			// final newline, the one added for it is named after the fence,
+			// so the brief still tells "a" from "a\n".
+			noFinalNewline := len(t.Text) > 0 && t.Text[len(t.Text)-1] != '\n'
+			if noFinalNewline {
 				b.WriteString("\n")
 			}
 			b.WriteString(fence + "\n")
+			if noFinalNewline {
+				b.WriteString("(no newline at end of text)\n")
+			}
 		}
 	}
 	fmt.Fprintf(&b, "\n### diagnostic\n\n%s\n", strings.TrimRight(ex.Diagnostic, "\n"))

@@ -81,7 +81,9 @@ func (r *VerifyResult) Token() string {
 	case VerdictEcarts, VerdictAbandoned:
 		return fmt.Sprintf("%s(%d)", r.Verdict, r.Count)
 	case VerdictError:
-		return fmt.Sprintf("ERROR(%s)", r.Reason)
+		// The reason sits inside the token's parentheses: brackets stand in
+		// for its own, so a reader can take everything up to the first ")".
+		return fmt.Sprintf("ERROR(%s)", strings.NewReplacer("(", "[", ")", "]").Replace(r.Reason))
 	}
 	return string(r.Verdict)
 }

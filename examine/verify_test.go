@@ -223,7 +223,7 @@ func TestVerifyIsErrorWhenTheContractIsMissingOrUnreadable(t *testing.T) {
 
 	head := gateCommit(t, dir, gateHead+"E1. a\n  CHECK: true\n", nil)
 	r = verify(t, st, base+"...HEAD")
-	sameLines(t, r.Render(), "VERIFY — VERDICT: ERROR(contract unreadable: .nwave/features/f.md:5: E1 has CHECK: but no EXPECT: (an oracle needs both))\nCONTRACT: .nwave/features/f.md\n")
+	sameLines(t, r.Render(), "VERIFY — VERDICT: ERROR(contract unreadable: .nwave/features/f.md:5: E1 has CHECK: but no EXPECT: [an oracle needs both])\nCONTRACT: .nwave/features/f.md\n")
 
 	got, err := examine.LatestVerify(st, plumbingHash(head), "f")
 	if err != nil || got == nil || got.Verdict != examine.VerdictError || got.Reason != r.Reason || got.Path != r.Path {

@@ -93,8 +93,32 @@ EXAMPLES
 	return app
 }
 
+// setUsageErrors makes every flag mistake a usage error (exit 2, two lines
+// on stderr). Required flags are checked here rather than by urfave/cli,
+// which would also print the whole help on stdout.
 func setUsageErrors(cmd *cli.Command) {
 	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return &usageError{err} }
+	var required []string
+	for _, f := range cmd.Flags {
+		if sf, ok := f.(*cli.StringFlag); ok && sf.Required {
+			sf.Required = false
+			required = append(required, sf.Name)
+		}
+	}
+	if len(required) > 0 {
+		before := cmd.Before
+		cmd.Before = func(c *cli.Context) error {
+			for _, name := range required {
+				if !c.IsSet(name) {
+					return usagef("required flag --%s is missing", name)
+				}
+			}
+			if before != nil {
+				return before(c)
+			}
+			return nil
+		}
+	}
 	for _, sub := range cmd.Subcommands {
 		setUsageErrors(sub)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
@@ -48,12 +47,7 @@ func report(err error, stdout, stderr io.Writer, jsonOut bool, st style) int {
 		return ExitNegative
 	}
 	var u *usageError
-	// urfave/cli reports a missing required flag with an unexported type;
-	// its message is the only handle on it.
-	if !errors.As(err, &u) && strings.HasPrefix(err.Error(), "Required flag") {
-		u = &usageError{err}
-	}
-	if u != nil {
+	if errors.As(err, &u) {
 		fmt.Fprintf(stderr, "%s %s\n", st.red("usage:"), u.err)
 		fmt.Fprintln(stderr, "remedy: run the verb with -h for its usage and examples")
 		return ExitRefused
