@@ -278,13 +278,24 @@ func judge(st *gitstore.Store, rd *examine.Reader, res *RefResult) error {
 // unreadable is the fail-closed refusal: the records could not be read, so
 // the push is stopped rather than let through unchecked.
 func unreadable(u Update, err error) error {
+	return FailClosed(fmt.Sprintf("the push to %s (%s)", u.RemoteRef, text.Short(u.LocalOID)), err)
+}
+
+// FailClosed is the hook's refusal when it cannot even run its check (the
+// repository, its configuration or its records unreadable): the push stops
+// either way. A malformed configuration keeps its own refusal.
+func FailClosed(subject string, err error) error {
+	r, isRefusal := refusal.As(err)
+	if isRefusal && r.Name == "ConfigurationMalformed" {
+		return err
+	}
 	detail := err.Error()
-	if r, ok := refusal.As(err); ok {
+	if isRefusal {
 		detail = r.Name + ": " + r.Detail
 	}
 	return refusal.NewUnreadable("StoreUnreadable",
 		"run git nwdes fsck to find what is damaged; the push stays refused until the check can read the records (git push --no-verify skips it, and CI re-validates)",
-		"cannot check the push to %s (%s): %s", u.RemoteRef, text.Short(u.LocalOID), detail).Wrap(err)
+		"cannot check %s: %s", subject, detail).Wrap(err)
 }
 
 // Explain renders a refused ref for the person pushing: the commit, each

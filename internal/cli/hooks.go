@@ -8,7 +8,6 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/hooks"
-	"github.com/nwdes/nwdes/refusal"
 )
 
 // syncOptions are the git-facing options every verb that runs git shares.
@@ -159,7 +158,7 @@ EXAMPLES
 				}
 				loc, set, err := s.hookSettings(c.Context)
 				if err != nil {
-					return failClosed(err)
+					return hooks.FailClosed("the push", err)
 				}
 				if !hooks.NeedsStore(set.Policy, updates) {
 					return nil
@@ -184,19 +183,4 @@ EXAMPLES
 			},
 		}},
 	}
-}
-
-// failClosed turns a failure to even find the repository or read its
-// configuration into the hook's own refusal: the push stops either way.
-func failClosed(err error) error {
-	if r, ok := refusal.As(err); ok && r.Name == "ConfigurationMalformed" {
-		return err
-	}
-	detail := err.Error()
-	if r, ok := refusal.As(err); ok {
-		detail = r.Name + ": " + r.Detail
-	}
-	return refusal.NewUnreadable("StoreUnreadable",
-		"fix the repository so that git nwdes fsck runs; the push stays refused until the check can run (git push --no-verify skips it, and CI re-validates)",
-		"cannot check the push: %s", detail).Wrap(err)
 }
