@@ -133,7 +133,9 @@ func evidenceDir(commit, feature string, id ExpectationID) string {
 func gateLatestPath(feature string) string { return "latest/" + feature }
 
 // stamp names records so that the newest sorts last (fixed width, UTC).
-func stamp(t time.Time) string { return t.UTC().Format("20060102T150405.000000000Z") }
+// stamp is a record name's time prefix: fixed width, so names sort in time
+// order.
+func stamp(t time.Time) string { return t.UTC().Format(stampLayout) }
 
 func (e *Evidence) record() (*gitstore.Record, error) {
 	rec, err := gitstore.NewRecord(KindEvidence, 1, e)

@@ -12,14 +12,8 @@ import (
 	"github.com/nwdes/nwdes/refusal"
 )
 
-// Tree entry modes, as git writes them.
-const (
-	modeFile    = 0o100644
-	modeExec    = 0o100755
-	modeGroupW  = 0o100664 // written by very old gits; read as a plain file
-	modeSymlink = 0o120000
-	modeGitlink = 0o160000
-)
+// modeGroupW is a file mode very old gits wrote; it is read as a plain file.
+const modeGroupW = 0o100664
 
 // ExportTree writes the committed tree of commit into dir, an existing
 // empty directory: files with their executable bit, symlinks as symlinks,
@@ -38,22 +32,22 @@ func ExportTree(st *gitstore.Store, commit plumbing.Hash, dir string) error {
 			return err
 		}
 		switch mode {
-		case modeGitlink:
+		case gitstore.ModeGitlink:
 			return os.Mkdir(dst, 0o755)
-		case modeSymlink:
+		case gitstore.ModeSymlink:
 			target, err := st.ReadBlob(blob)
 			if err != nil {
 				return err
 			}
 			links = append(links, link{dst, string(target)})
 			return nil
-		case modeFile, modeExec, modeGroupW:
+		case gitstore.ModeFile, gitstore.ModeExec, modeGroupW:
 			data, err := st.ReadBlob(blob)
 			if err != nil {
 				return err
 			}
 			perm := os.FileMode(0o644)
-			if mode == modeExec {
+			if mode == gitstore.ModeExec {
 				perm = 0o755
 			}
 			f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)

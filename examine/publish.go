@@ -93,8 +93,11 @@ func publish(tx *gitstore.Tx, ex *Examination) error {
 	for i, t := range ex.Texts {
 		rec.Payloads["t"+strconv.Itoa(i+1)] = t.Text
 	}
-	stamp := strings.NewReplacer("-", "", ":", "").Replace(ex.ClosedAt)
-	ex.Path = dir + "/" + stamp + "-" + contentID(rec.Body)
+	closed, err := time.Parse(closedLayout, ex.ClosedAt)
+	if err != nil {
+		return fmt.Errorf("close time %q: %w", ex.ClosedAt, err)
+	}
+	ex.Path = dir + "/" + stamp(closed) + "-" + contentID(rec.Body)
 	if err := tx.Put(ex.Path, rec); err != nil {
 		return err
 	}
