@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/nwdes/nwdes/refusal"
 )
 
 // Config is git configuration read in process, in git's order: system,
@@ -174,8 +176,12 @@ func (c *Config) readFile(path, home string, depth int) error {
 	return nil
 }
 
+// configMalformed is the refusal for configuration git itself would refuse;
+// it unwraps to a *ConfigError naming the file.
 func configMalformed(path string, err error) error {
-	return &ConfigError{File: path, Err: err}
+	ce := &ConfigError{File: path, Err: err}
+	return refusal.New("ConfigurationMalformed", "fix the file (git config --list --show-origin shows what git reads)",
+		"%v", ce).Wrap(ce)
 }
 
 // ConfigError is a git config file this reader could not parse.

@@ -190,8 +190,7 @@ func ceilings(v string) []string {
 func repoConfig(gitDir string) (*Config, error) {
 	c := &Config{}
 	if err := c.readFile(filepath.Join(gitDir, "config"), "", 0); err != nil {
-		return nil, refusal.New("ConfigurationMalformed", "fix the file (git config --list --show-origin shows what git reads)",
-			"%v", err).Wrap(err)
+		return nil, err
 	}
 	return c, nil
 }

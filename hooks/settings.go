@@ -1,11 +1,6 @@
 package hooks
 
-import (
-	"errors"
-
-	"github.com/nwdes/nwdes/gitstore"
-	"github.com/nwdes/nwdes/refusal"
-)
+import "github.com/nwdes/nwdes/gitstore"
 
 // Lookup asks git itself for every value of a key; it is used only when the
 // configuration holds includeIf, which ReadConfig does not evaluate.
@@ -21,16 +16,22 @@ type Settings struct {
 }
 
 // LoadSettings reads core.hooksPath and nwdes.protect as a git command in
-// loc would see them. When some file uses includeIf, both keys are asked of
-// git through ask (when given), since only git evaluates the conditions.
+// loc would see them; see SettingsFrom.
 func LoadSettings(loc gitstore.Location, getenv gitstore.Getenv, ask Lookup) (*Settings, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
 	cfg, err := gitstore.ReadConfig(loc, getenv)
 	if err != nil {
-		return nil, configRefusal(err)
+		return nil, err
 	}
+	return SettingsFrom(loc, cfg, getenv("HOME"), ask)
+}
+
+// SettingsFrom takes the settings from configuration already read. When
+// some file uses includeIf, both keys are asked of git through ask (when
+// given), since only git evaluates the conditions.
+func SettingsFrom(loc gitstore.Location, cfg *gitstore.Config, home string, ask Lookup) (*Settings, error) {
 	if cfg.Conditional && ask != nil {
 		exact := &gitstore.Config{}
 		for _, key := range []string{"core.hooksPath", "nwdes.protect"} {
@@ -45,18 +46,10 @@ func LoadSettings(loc gitstore.Location, getenv gitstore.Getenv, ask Lookup) (*S
 		cfg = exact
 	}
 	s := &Settings{}
-	s.Dir, s.HooksPath = Dir(loc, cfg, getenv("HOME"))
+	s.Dir, s.HooksPath = Dir(loc, cfg, home)
+	var err error
 	if s.Policy, err = PolicyFrom(cfg); err != nil {
 		return nil, err
 	}
 	return s, nil
-}
-
-func configRefusal(err error) error {
-	var ce *gitstore.ConfigError
-	if errors.As(err, &ce) {
-		return refusal.New("ConfigurationMalformed", "fix the file (git config --list --show-origin shows what git reads)",
-			"%v", err).Wrap(err)
-	}
-	return err
 }

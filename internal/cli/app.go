@@ -24,6 +24,9 @@ type session struct {
 	style style
 	dir   string // after -C
 	json  bool   // set by a verb's --json, for refusal rendering
+
+	cfg    *gitstore.Config // git configuration, read once (see config)
+	cfgLoc gitstore.Location
 }
 
 // Main runs the command with args (args[0] is the program name) and returns
@@ -159,11 +162,28 @@ func (s *session) open() (*gitstore.Store, error) {
 
 // openAt opens the store of a repository already found, tuned by git config.
 func (s *session) openAt(loc gitstore.Location) (*gitstore.Store, error) {
-	opts, err := storeOptions(loc, s.env.Getenv, s.env.Now)
+	cfg, err := s.config(loc)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := storeOptions(cfg, s.env.Now)
 	if err != nil {
 		return nil, err
 	}
 	return gitstore.Open(loc, opts)
+}
+
+// config reads the git configuration of loc once per run: the hook needs
+// it for its settings and for the store, and pays for every read.
+func (s *session) config(loc gitstore.Location) (*gitstore.Config, error) {
+	if s.cfg == nil || s.cfgLoc != loc {
+		cfg, err := gitstore.ReadConfig(loc, s.env.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		s.cfg, s.cfgLoc = cfg, loc
+	}
+	return s.cfg, nil
 }
 
 func (s *session) versionCmd() *cli.Command {

@@ -52,16 +52,10 @@ func newStyle(e Env) style {
 	return style{color: e.Terminal && e.Getenv("NO_COLOR") == "" && e.Getenv("TERM") != "dumb"}
 }
 
-// storeOptions reads the store's tuning from git config (nwdes.durable,
-// nwdes.maxRecordBytes, nwdes.maxWalk), in every scope git reads. Durable
-// is on unless set false.
-func storeOptions(loc gitstore.Location, getenv gitstore.Getenv, now func() time.Time) (gitstore.Options, error) {
+// storeOptions takes the store's tuning from git config (nwdes.durable,
+// nwdes.maxRecordBytes, nwdes.maxWalk). Durable is on unless set false.
+func storeOptions(cfg *gitstore.Config, now func() time.Time) (gitstore.Options, error) {
 	o := gitstore.Options{Durable: true, Now: now, Kinds: allKinds(), Check: examine.CheckRecord}
-	cfg, err := gitstore.ReadConfig(loc, getenv)
-	if err != nil {
-		return o, refusal.New("ConfigurationMalformed", "fix the file (git config --list --show-origin shows what git reads)",
-			"%v", err).Wrap(err)
-	}
 	if v, ok := cfg.Get("nwdes.durable"); ok {
 		o.Durable = !isFalse(v)
 	}

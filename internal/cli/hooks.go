@@ -32,7 +32,11 @@ func (s *session) hookSettings(ctx context.Context) (gitstore.Location, *hooks.S
 		}
 		return st.GitConfig(ctx, key, s.syncOptions())
 	}
-	set, err := hooks.LoadSettings(loc, s.env.Getenv, ask)
+	cfg, err := s.config(loc)
+	if err != nil {
+		return loc, nil, err
+	}
+	set, err := hooks.SettingsFrom(loc, cfg, s.env.Getenv("HOME"), ask)
 	return loc, set, err
 }
 
