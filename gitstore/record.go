@@ -45,13 +45,23 @@ func NewRecord(kind Kind, v int, body any) (*Record, error) {
 
 // Decode unmarshals the body into v, refusing fields v does not declare:
 // a record written by a newer nwdes is refused, not half-read.
+//
+// encoding/json matches field names without regard to case, so the decoded
+// value must also encode back to exactly the stored body: "Feature" for
+// "feature" is refused rather than read as if it were right.
 func (r *Record) Decode(v any) error {
+	bad := func(format string, args ...any) error {
+		return refusal.NewUnreadable("RecordMalformed",
+			"run git nwdes fsck; a record written by a newer nwdes needs that version",
+			"%s record v%d %s", r.Kind, r.V, fmt.Sprintf(format, args...))
+	}
 	dec := json.NewDecoder(bytes.NewReader(r.Body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return refusal.NewUnreadable("RecordMalformed",
-			"run git nwdes fsck; a record written by a newer nwdes needs that version",
-			"%s record v%d does not decode: %v", r.Kind, r.V, err)
+		return bad("does not decode: %v", err)
+	}
+	if again, err := Canonical(v); err != nil || !bytes.Equal(again, r.Body) {
+		return bad("does not read back as written (a field misspelt, in another case, or not in this version)")
 	}
 	return nil
 }
@@ -85,12 +95,24 @@ func decodeRecord(b []byte) (*Record, error) {
 	var env envelope
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&env); err != nil || env.Kind == "" || env.V < 1 || len(env.Body) == 0 {
+	err := dec.Decode(&env)
+	r := &Record{Kind: env.Kind, V: env.V, Body: env.Body}
+	if err == nil && (env.Kind == "" || env.V < 1 || len(env.Body) == 0) {
+		err = fmt.Errorf("empty field")
+	}
+	if err == nil {
+		// Field names must be exactly body, kind and v (encoding/json
+		// would also take "Body" or "KIND").
+		if again, encErr := r.encode(); encErr != nil || !bytes.Equal(again, b) {
+			err = fmt.Errorf("field names differ")
+		}
+	}
+	if err != nil {
 		return nil, refusal.NewUnreadable("RecordMalformed",
 			"run git nwdes fsck to find the damaged record",
 			"record envelope is not {body, kind, v}")
 	}
-	return &Record{Kind: env.Kind, V: env.V, Body: env.Body}, nil
+	return r, nil
 }
 
 var payloadName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)

@@ -300,3 +300,15 @@ func TestFsckNamesEachProblem(t *testing.T) {
 		t.Fatalf("missing tree not reported: %v", rep.Problems)
 	}
 }
+
+func TestABodyWhoseFieldNamesDifferOnlyInCaseIsRefused(t *testing.T) {
+	rec := &gitstore.Record{Kind: "test.note", V: 1, Body: []byte(`{"N":3,"tags":[],"title":"x"}`)}
+	var b noteBody
+	if err := rec.Decode(&b); !refusal.Named(err, "RecordMalformed") {
+		t.Fatalf("err = %v, want RecordMalformed for \"N\" standing in for \"n\"", err)
+	}
+	rec.Body = []byte(`{"n":3,"tags":[],"title":"x"}`)
+	if err := rec.Decode(&b); err != nil || b.N != 3 {
+		t.Fatalf("the exact spelling must decode: %v", err)
+	}
+}
