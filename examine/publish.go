@@ -201,8 +201,12 @@ func Features(st *gitstore.Store, commit plumbing.Hash) ([]string, error) {
 			"keep each contract as a plain committed file .nwave/features/<feature>.md",
 			"%s at %s %s", path, text.Short(commit.String()), why)
 	}
+	tx, err := st.Tree(commit)
+	if err != nil {
+		return nil, err
+	}
 	for _, dir := range []string{".nwave", ".nwave/features"} {
-		e, found, err := st.Lookup(commit, dir)
+		e, found, err := tx.Lookup(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -213,7 +217,7 @@ func Features(st *gitstore.Store, commit plumbing.Hash) ([]string, error) {
 			return nil, bad(dir, "is not a directory")
 		}
 	}
-	entries, err := st.ReadDir(commit, ".nwave/features")
+	entries, err := tx.ReadDir(".nwave/features")
 	if err != nil {
 		return nil, err
 	}

@@ -18,13 +18,21 @@ type DirEntry struct {
 	Hash plumbing.Hash
 }
 
-// Lookup returns the entry at path in commit's tree (found false when there
-// is none). It does not follow symbolic links: a link is returned as such.
-func (s *Store) Lookup(commit plumbing.Hash, path string) (DirEntry, bool, error) {
-	tx, err := s.commitTree(commit)
+// Tree returns a read-only view of commit's tree. Everything read through
+// one view is loaded once, so a caller asking several questions of one
+// commit (the hook: is there a .nwave/features, what is in it, what does a
+// contract hold) reads each object once.
+func (s *Store) Tree(commit plumbing.Hash) (*Tx, error) {
+	c, err := s.readCommit(commit)
 	if err != nil {
-		return DirEntry{}, false, err
+		return nil, err
 	}
+	return &Tx{s: s, ref: RefName("commit " + commit.String()), readOnly: true, root: &node{hash: c.Tree}}, nil
+}
+
+// Lookup returns the entry at path (found false when there is none). It
+// does not follow symbolic links: a link is returned as such.
+func (tx *Tx) Lookup(path string) (DirEntry, bool, error) {
 	parts, err := splitPath(path)
 	if err != nil || len(parts) == 0 {
 		return DirEntry{}, false, err
@@ -38,14 +46,4 @@ func (s *Store) Lookup(commit plumbing.Hash, path string) (DirEntry, bool, error
 		return DirEntry{}, false, nil
 	}
 	return DirEntry{Name: parts[len(parts)-1], Mode: e.mode, Hash: e.hash}, true, nil
-}
-
-// ReadDir returns the entries directly under dir in commit's tree, sorted
-// by name; none when dir is absent or not a directory.
-func (s *Store) ReadDir(commit plumbing.Hash, dir string) ([]DirEntry, error) {
-	tx, err := s.commitTree(commit)
-	if err != nil {
-		return nil, err
-	}
-	return tx.ReadDir(dir)
 }

@@ -605,36 +605,28 @@ type File struct {
 // ReadFile returns the committed file at path in commit's tree, or an error
 // wrapping ErrNotFound. Only committed content is read, never a work tree.
 func (s *Store) ReadFile(commit plumbing.Hash, path string) (File, error) {
-	tx, err := s.commitTree(commit)
+	tx, err := s.Tree(commit)
 	if err != nil {
 		return File{}, err
 	}
-	parts, err := splitPath(path)
-	if err != nil || len(parts) == 0 {
-		return File{}, fmt.Errorf("%s: %w", path, ErrNotFound)
-	}
-	dir, _, err := tx.walk(parts[:len(parts)-1], false)
+	e, found, err := tx.Lookup(path)
 	if err != nil {
 		return File{}, err
 	}
-	if dir == nil || dir.entries[parts[len(parts)-1]] == nil {
-		return File{}, fmt.Errorf("%s at %s: %w", path, commit, ErrNotFound)
+	if !found || e.Mode == ModeTree || e.Mode == ModeGitlink {
+		return File{}, fmt.Errorf("%s at %s is not a committed file: %w", path, commit, ErrNotFound)
 	}
-	e := dir.entries[parts[len(parts)-1]]
-	if e.mode == modeTree || e.mode == 0o160000 {
-		return File{}, fmt.Errorf("%s at %s is not a file: %w", path, commit, ErrNotFound)
-	}
-	data, err := tx.ReadBlob(path)
+	data, err := s.ReadBlob(e.Hash)
 	if err != nil {
 		return File{}, err
 	}
-	return File{Path: path, Blob: e.hash, Mode: e.mode, Data: data}, nil
+	return File{Path: path, Blob: e.Hash, Mode: e.Mode, Data: data}, nil
 }
 
 // Walk calls fn for every file (not directory) in commit's tree, in order,
 // with its slash-separated path and mode.
 func (s *Store) Walk(commit plumbing.Hash, fn func(path string, mode uint32, blob plumbing.Hash) error) error {
-	tx, err := s.commitTree(commit)
+	tx, err := s.Tree(commit)
 	if err != nil {
 		return err
 	}
@@ -678,12 +670,4 @@ func (s *Store) ReadBlob(h plumbing.Hash) ([]byte, error) {
 		return nil, fmt.Errorf("object %s is a %s, not a blob", h, t)
 	}
 	return b, nil
-}
-
-func (s *Store) commitTree(commit plumbing.Hash) (*Tx, error) {
-	c, err := s.readCommit(commit)
-	if err != nil {
-		return nil, err
-	}
-	return &Tx{s: s, ref: RefName("commit " + commit.String()), readOnly: true, root: &node{hash: c.Tree}}, nil
 }

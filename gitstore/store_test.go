@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -292,7 +293,7 @@ func TestFsckNamesEachProblem(t *testing.T) {
 	// A missing object is named too.
 	tree := gittest.Git(t, dir, "rev-parse", string(testRef)+":good")
 	obj := filepath.Join(dir, ".git", "objects", tree[:2], tree[2:])
-	if err := removeFile(obj); err != nil {
+	if err := os.Remove(obj); err != nil {
 		t.Fatal(err)
 	}
 	rep, _ = s.Fsck()
