@@ -8,6 +8,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/text"
 )
 
 // resolveRecords is the merge rule for records both clones changed: each
@@ -158,7 +159,7 @@ func (s *session) renderSync(verb string, rep *gitstore.SyncReport) {
 		line := fmt.Sprintf("%s: %s", r.Ref, r.Action)
 		switch r.Action {
 		case gitstore.SyncFastForward, gitstore.SyncMerged:
-			line += fmt.Sprintf(" (%s..%s)", abbrev(r.Before), abbrev(r.After))
+			line += fmt.Sprintf(" (%s..%s)", text.Short(r.Before), text.Short(r.After))
 		}
 		if n := len(r.Resolved); n > 0 {
 			line += fmt.Sprintf("; both sides had changed %d path(s): %s", n, strings.Join(r.Resolved, ", "))
@@ -166,7 +167,7 @@ func (s *session) renderSync(verb string, rep *gitstore.SyncReport) {
 		fmt.Fprintln(w, line)
 	}
 	for _, r := range rep.Pushed {
-		fmt.Fprintf(w, "pushed %s to %s (%s..%s)\n", r.Ref, rep.Remote, abbrevOr(r.Before, "new"), abbrev(r.After))
+		fmt.Fprintf(w, "pushed %s to %s (%s..%s)\n", r.Ref, rep.Remote, abbrevOr(r.Before, "new"), text.Short(r.After))
 	}
 	switch {
 	case verb == "push" && len(rep.Pushed) == 0:
@@ -176,16 +177,10 @@ func (s *session) renderSync(verb string, rep *gitstore.SyncReport) {
 	}
 }
 
-func abbrev(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
-}
 
 func abbrevOr(h, none string) string {
 	if h == "" {
 		return none
 	}
-	return abbrev(h)
+	return text.Short(h)
 }
