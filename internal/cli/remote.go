@@ -177,7 +177,6 @@ func (s *session) renderSync(verb string, rep *gitstore.SyncReport) {
 	}
 }
 
-
 func abbrevOr(h, none string) string {
 	if h == "" {
 		return none
