@@ -5,8 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"time"
+		"time"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
@@ -22,9 +21,14 @@ const GateRef gitstore.RefName = "refs/nwdes/gates"
 // Record kinds of gates and verify, and their versions.
 //
 // gate.evidence v1: one oracle run on one candidate commit: the command and
-// marker, state, how the process ended, duration, output sizes and sha256;
-// the bounded output tails are payloads stdout.tail and stderr.tail.
-// Immutable, at evidence/<fanout candidate>/<feature>/<E id>/<stamp>-<id>.
+// marker, state, how the process ended (cause), duration, output sizes and
+// sha256; the bounded output tails are payloads stdout.tail and
+// stderr.tail. Immutable, at
+// evidence/<fanout candidate>/<feature>/<E id>/<stamp>-<id>.
+// gate.evidence v2: the oracle ran inside the wall: cause is replaced by
+// end (exit, signal, deadline, wall, start-failed), and the record adds
+// wall (the refused path and step, when the wall stopped it), survivors,
+// and enforced (what the kernel enforced). v1 records are still read.
 // gate.latest v1: per feature, where the newest evidence of each E id is
 // and for which candidate; at latest/<feature>. Derived from the evidence.
 // verify.result v1: one verify verdict over a diff; the printed block is
@@ -38,7 +42,7 @@ const (
 
 // GateKinds are the record kinds gates and verify write, for fsck.
 func GateKinds() gitstore.Kinds {
-	return gitstore.Kinds{KindEvidence: 1, KindGateLatest: 1, KindVerifyResult: 1}
+	return gitstore.Kinds{KindEvidence: 2, KindGateLatest: 1, KindVerifyResult: 1}
 }
 
 // GateState is an oracle's state for one candidate.
@@ -58,7 +62,7 @@ const (
 )
 
 // DefaultGateTimeout is how long one oracle may run.
-const DefaultGateTimeout = sandbox.DefaultTimeout
+const DefaultGateTimeout = sandbox.DefaultDeadline
 
 // observationTail bounds each output tail quoted in a draft observation;
 // the evidence record keeps the runner's (longer) tail.
@@ -80,7 +84,8 @@ type Evidence struct {
 	Check          string        `json:"check"`
 	Expect         string        `json:"expect"`
 	State          GateState     `json:"state"`
-	Cause          sandbox.Cause `json:"cause"`
+	Cause          string        `json:"cause,omitempty"`
+	End            sandbox.End   `json:"end,omitempty"`
 	ExitStatus     int           `json:"exit_status"`
 	Signal         string        `json:"signal,omitempty"`
 	StartError     string        `json:"start_error,omitempty"`
@@ -92,6 +97,12 @@ type Evidence struct {
 	Stdout         OutputDigest  `json:"stdout"`
 	Stderr         OutputDigest  `json:"stderr"`
 	OutputCut      bool          `json:"output_cut,omitempty"`
+	// Wall is the refusal that ended the run as "wall"; Survivors the
+	// processes still alive after reaping (0 unless the wall failed);
+	// Enforced what the kernel enforced (v2).
+	Wall      *sandbox.Refusal  `json:"wall,omitempty"`
+	Survivors int               `json:"survivors,omitempty"`
+	Enforced  *sandbox.Enforced `json:"enforced,omitempty"`
 
 	// Path is where the record lives in GateRef (not stored in the body).
 	Path       string `json:"-"`
@@ -101,26 +112,50 @@ type Evidence struct {
 
 // Summary says in a few words how the run ended and why that is its state.
 func (e *Evidence) Summary() string {
-	switch e.Cause {
-	case sandbox.StartFailed:
-		return "did not start: " + e.StartError
-	case sandbox.TimedOut:
-		return fmt.Sprintf("timeout after %s: its process group was killed", time.Duration(e.TimeoutMS)*time.Millisecond)
-	case sandbox.Signaled:
-		return "ended by " + e.Signal
-	}
-	s := fmt.Sprintf("exit %d", e.ExitStatus)
-	switch {
-	case e.ExitStatus != 0 && e.MarkerFound:
-		s += ", marker in stdout, but a non-zero exit never passes"
-	case e.MarkerFound:
-		s += ", marker in stdout"
-	case e.MarkerOnStderr:
-		s += ", marker only on stderr, which does not count"
+	var s string
+	switch e.End {
+	case sandbox.EndStartFailed:
+		s = "did not start: " + e.StartError
+	case sandbox.EndDeadline:
+		s = fmt.Sprintf("deadline of %s reached: ended by TERM, then KILL after the grace", time.Duration(e.TimeoutMS)*time.Millisecond)
+	case sandbox.EndSignal:
+		s = "ended by " + e.Signal
+	case sandbox.EndWall:
+		s = "the wall refused " + e.Wall.Path
+		if e.Wall.Step != "" {
+			s += " at STEP " + e.Wall.Step
+		}
+		s += fmt.Sprintf(" (then exit %d): a run the wall had to stop never passes", e.ExitStatus)
+	case sandbox.EndExit:
+		s = fmt.Sprintf("exit %d", e.ExitStatus)
+		switch {
+		case e.ExitStatus != 0 && e.MarkerFound:
+			s += ", marker in stdout, but a non-zero exit never passes"
+		case e.MarkerFound:
+			s += ", marker in stdout"
+		case e.MarkerOnStderr:
+			s += ", marker only on stderr, which does not count"
+		default:
+			s += ", marker not in stdout"
+		}
 	default:
-		s += ", marker not in stdout"
+		s = fmt.Sprintf("ended in an unknown way (%q)", e.End)
+	}
+	if e.Survivors > 0 {
+		s += fmt.Sprintf("; %d processes survived the reaping", e.Survivors)
 	}
 	return s
+}
+
+// endOfV1 maps a v1 record's cause to an end.
+func endOfV1(cause string) sandbox.End {
+	switch cause {
+	case "timeout":
+		return sandbox.EndDeadline
+	case "exit", "signal", "start-failed":
+		return sandbox.End(cause)
+	}
+	return sandbox.End("v1:" + cause)
 }
 
 // Location names the record for a reader: ref and path.
@@ -138,7 +173,7 @@ func gateLatestPath(feature string) string { return "latest/" + feature }
 func stamp(t time.Time) string { return t.UTC().Format(stampLayout) }
 
 func (e *Evidence) record() (*gitstore.Record, error) {
-	rec, err := gitstore.NewRecord(KindEvidence, 1, e)
+	rec, err := gitstore.NewRecord(KindEvidence, 2, e)
 	if err != nil {
 		return nil, err
 	}
@@ -151,13 +186,21 @@ func readEvidence(tx *gitstore.Tx, path string) (*Evidence, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rec.Kind != KindEvidence || rec.V != 1 {
+	if rec.Kind != KindEvidence || (rec.V != 1 && rec.V != 2) {
 		return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck",
 			"%s is a %s v%d record, not gate evidence", path, rec.Kind, rec.V)
 	}
 	var e Evidence
 	if err := rec.Decode(&e); err != nil {
 		return nil, err
+	}
+	switch {
+	case rec.V == 1 && e.Cause != "" && e.End == "":
+		e.End = endOfV1(e.Cause)
+	case rec.V == 2 && e.Cause == "" && e.End != "" && (e.End != sandbox.EndWall || e.Wall != nil):
+	default:
+		return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck",
+			"%s is gate evidence v%d with cause %q and end %q", path, rec.V, e.Cause, e.End)
 	}
 	e.Path, e.StdoutTail, e.StderrTail = path, rec.Payloads["stdout.tail"], rec.Payloads["stderr.tail"]
 	return &e, nil
@@ -268,11 +311,9 @@ func newGateReport(c *Candidate) *GateReport {
 // Gates runs a feature's oracles and records what they showed.
 type Gates struct {
 	Store *gitstore.Store
-	// Runner starts every oracle; nothing else here starts a process.
-	Runner sandbox.Runner
-	// TempRoot is where candidate trees are exported; sandbox.DefaultTempRoot
-	// when empty.
-	TempRoot string
+	// Wall runs every oracle, in a job directory it makes and owns, with
+	// the network denied; nothing else here starts a process.
+	Wall *sandbox.Wall
 	// Timeout bounds each oracle; DefaultGateTimeout when zero.
 	Timeout time.Duration
 	// Now stamps the evidence.
@@ -370,18 +411,15 @@ func (g *Gates) observe(ctx context.Context, cand *Candidate, rep *GateReport) e
 	return nil
 }
 
-// runOne exports the candidate's tree, runs one oracle in it and removes it.
+// runOne exports the candidate's tree into a fresh job of the wall, runs
+// one oracle there, and removes the job.
 func (g *Gates) runOne(ctx context.Context, cand *Candidate, row *GateRow) (*Evidence, error) {
-	root := g.TempRoot
-	if root == "" {
-		root = sandbox.DefaultTempRoot
-	}
-	dir, err := os.MkdirTemp(root, "nwdes-tree-")
+	job, err := g.Wall.NewJob()
 	if err != nil {
-		return nil, fmt.Errorf("export candidate tree: %w", err)
+		return nil, err
 	}
-	defer sandbox.RemoveAll(dir)
-	if err := ExportTree(g.Store, cand.Commit, dir); err != nil {
+	defer job.Close()
+	if err := ExportTree(g.Store, cand.Commit, job.Work); err != nil {
 		return nil, err
 	}
 	timeout := g.Timeout
@@ -389,24 +427,26 @@ func (g *Gates) runOne(ctx context.Context, cand *Candidate, row *GateRow) (*Evi
 		timeout = DefaultGateTimeout
 	}
 	out, errOut := newMarkerWatch(row.Expect), newMarkerWatch(row.Expect)
-	res, err := g.Runner.Run(ctx, sandbox.Command{
-		Args: sandbox.Shell(row.Check), Dir: dir, Timeout: timeout, Stdout: out, Stderr: errOut,
+	res, err := job.Run(ctx, sandbox.Command{
+		Args: sandbox.Shell(row.Check), Dir: job.Work, NoNetwork: true, Deadline: timeout, Stdout: out, Stderr: errOut,
 	})
 	if err != nil {
 		return nil, err
 	}
+	enforced := res.Enforced
 	ev := &Evidence{
 		Feature: cand.Feature, Expectation: row.Expectation, Candidate: cand.Commit.String(),
 		ContractPath: cand.ContractPath, Check: row.Check, Expect: row.Expect,
-		State: GateNotMet, Cause: res.Cause, ExitStatus: res.ExitStatus, Signal: res.Signal, StartError: res.Err,
+		State: GateNotMet, End: res.End, ExitStatus: res.ExitCode, Signal: res.Signal, StartError: res.Err,
 		MarkerFound: out.found, MarkerOnStderr: errOut.found && !out.found,
 		StartedAt: res.Started.UTC().Format(time.RFC3339Nano), DurationMS: res.Duration.Milliseconds(),
 		TimeoutMS: timeout.Milliseconds(), OutputCut: res.OutputCut,
 		Stdout:     OutputDigest{Bytes: res.Stdout.Bytes, SHA256: res.Stdout.SHA256, TailBytes: len(res.Stdout.Tail)},
 		Stderr:     OutputDigest{Bytes: res.Stderr.Bytes, SHA256: res.Stderr.SHA256, TailBytes: len(res.Stderr.Tail)},
+		Wall:       res.Refused, Survivors: res.Survivors, Enforced: &enforced,
 		StdoutTail: res.Stdout.Tail, StderrTail: res.Stderr.Tail,
 	}
-	if res.Cause == sandbox.Exited && res.ExitStatus == 0 && out.found {
+	if res.End == sandbox.EndExit && res.ExitCode == 0 && out.found {
 		ev.State = GateMet
 	}
 	rec, err := ev.record()
@@ -425,6 +465,11 @@ func (e *Evidence) ObservationText() []byte {
 	fmt.Fprintf(&b, "check: %s\nexpect: %s\ncandidate: %s\n", e.Check, e.Expect, e.Candidate)
 	fmt.Fprintf(&b, "duration: %s (timeout %s)\n", time.Duration(e.DurationMS)*time.Millisecond, time.Duration(e.TimeoutMS)*time.Millisecond)
 	fmt.Fprintf(&b, "stdout: %d bytes, sha256 %s\nstderr: %d bytes, sha256 %s\n", e.Stdout.Bytes, e.Stdout.SHA256, e.Stderr.Bytes, e.Stderr.SHA256)
+	if e.Enforced != nil {
+		fmt.Fprintf(&b, "wall: %s\n", e.Enforced.Summary())
+	} else {
+		b.WriteString("wall: none (recorded before nwdes ran oracles inside the wall)\n")
+	}
 	fmt.Fprintf(&b, "evidence: %s\n", e.Location())
 	for _, s := range []struct {
 		name string

@@ -46,13 +46,14 @@ func gateCommit(t *testing.T, dir, contract string, files map[string]string) str
 
 func newGates(t *testing.T, st *gitstore.Store) *examine.Gates {
 	t.Helper()
-	root := t.TempDir()
+	if err := sandbox.Available(true); err != nil {
+		t.Skipf("this kernel cannot wall an oracle in: %v", err)
+	}
 	return &examine.Gates{
-		Store:    st,
-		Runner:   &sandbox.Exec{Path: "/usr/bin:/bin", TempRoot: root, Grace: 500 * time.Millisecond, Now: gateClock},
-		TempRoot: root,
-		Timeout:  time.Minute,
-		Now:      gateClock,
+		Store:   st,
+		Wall:    &sandbox.Wall{Path: "/usr/bin:/bin", TempRoot: t.TempDir(), Grace: 300 * time.Millisecond, Strict: true, Now: gateClock},
+		Timeout: time.Minute,
+		Now:     gateClock,
 	}
 }
 
@@ -88,6 +89,7 @@ func TestAMalformedContractRunsNothingAtAll(t *testing.T) {
 
 	dir, st := gateRepo(t, gateHead+oracle, nil)
 	g := newGates(t, st)
+	g.Wall.Caches = []string{filepath.Dir(sentinel)}
 	if rep := runGates(t, g); row(t, rep, "E1").State != examine.GateMet || !exists(sentinel) {
 		t.Fatalf("positive control: the well-formed oracle did not run (state %s, sentinel %v)", row(t, rep, "E1").State, exists(sentinel))
 	}
@@ -125,7 +127,7 @@ func TestANonZeroExitIsNotMetEvenWhenItPrintsTheMarker(t *testing.T) {
 	rep := runGates(t, newGates(t, st))
 	r := row(t, rep, "E1")
 	ev := r.Evidence
-	if r.State != examine.GateNotMet || ev.ExitStatus != 1 || !ev.MarkerFound || ev.Cause != sandbox.Exited {
+	if r.State != examine.GateNotMet || ev.ExitStatus != 1 || !ev.MarkerFound || ev.End != sandbox.EndExit {
 		t.Fatalf("state %s, evidence %+v", r.State, ev)
 	}
 	if !strings.Contains(r.Note, "non-zero exit never passes") || rep.Passed() {
@@ -160,7 +162,9 @@ func TestStatusReflectsTheRunNeverExecutesAndGoesStaleOnANewCommit(t *testing.T)
 		t.Fatalf("before any run: %+v", r)
 	}
 
-	run := runGates(t, newGates(t, st))
+	g := newGates(t, st)
+	g.Wall.Caches = []string{filepath.Dir(sentinel)}
+	run := runGates(t, g)
 	if err := os.Remove(sentinel); err != nil {
 		t.Fatalf("the run did not execute E1: %v", err)
 	}
@@ -215,7 +219,7 @@ func TestStatusIgnoresEvidenceOfAnotherOracleAtTheSameCommit(t *testing.T) {
 	}
 }
 
-func TestATimeoutIsNotMetWithCauseTimeoutAndEndsTheProcessGroup(t *testing.T) {
+func TestATimeoutIsNotMetWithEndDeadlineAndEndsTheJob(t *testing.T) {
 	t.Parallel()
 	late := filepath.Join(t.TempDir(), "late")
 	_, st := gateRepo(t, gateHead+"E1. a\n  CHECK: (sleep 1; touch "+late+") & echo PASS; sleep 30\n  EXPECT: PASS\n", nil)
@@ -223,10 +227,10 @@ func TestATimeoutIsNotMetWithCauseTimeoutAndEndsTheProcessGroup(t *testing.T) {
 	g.Timeout = 300 * time.Millisecond
 	start := time.Now()
 	r := row(t, runGates(t, g), "E1")
-	if r.State != examine.GateNotMet || r.Evidence.Cause != sandbox.TimedOut || r.Evidence.TimeoutMS != 300 || !r.Evidence.MarkerFound {
+	if r.State != examine.GateNotMet || r.Evidence.End != sandbox.EndDeadline || r.Evidence.TimeoutMS != 300 || !r.Evidence.MarkerFound {
 		t.Fatalf("state %s evidence %+v", r.State, r.Evidence)
 	}
-	if !strings.HasPrefix(r.Note, "timeout after 300ms") {
+	if !strings.HasPrefix(r.Note, "deadline of 300ms reached") {
 		t.Fatalf("note %q", r.Note)
 	}
 	if took := time.Since(start); took > 15*time.Second {
@@ -259,10 +263,10 @@ func TestOraclesRunOnTheCommittedTreeNotTheWorkTree(t *testing.T) {
 		t.Fatalf("state %s: %s\nstdout %q stderr %q", r.State, r.Note, r.Evidence.StdoutTail, r.Evidence.StderrTail)
 	}
 	out := string(r.Evidence.StdoutTail)
-	if strings.Contains(out, "dirty") || !strings.HasPrefix(out, "committed\ncommitted\n"+g.TempRoot+"/nwdes-tree-") {
+	if strings.Contains(out, "dirty") || !strings.HasPrefix(out, "committed\ncommitted\n"+g.Wall.TempRoot+"/nwdes-job-") {
 		t.Fatalf("stdout %q", out)
 	}
-	if entries, _ := os.ReadDir(g.TempRoot); len(entries) != 0 {
+	if entries, _ := os.ReadDir(g.Wall.TempRoot); len(entries) != 0 {
 		t.Fatalf("exported trees were left behind: %v", entries)
 	}
 }
@@ -271,7 +275,7 @@ func TestEvidenceRecordsTheRunWithADigestOfTheWholeOutputAndABoundedTail(t *test
 	t.Parallel()
 	_, st := gateRepo(t, gateHead+"E1. a\n  CHECK: echo PASS; i=0; while [ $i -lt 3000 ]; do echo line $i; i=$((i+1)); done\n  EXPECT: PASS\n", nil)
 	g := newGates(t, st)
-	g.Runner.(*sandbox.Exec).TailBytes = 512
+	g.Wall.TailBytes = 512
 	runGates(t, g)
 	rep, err := examine.GateStatus(st, examine.Target{Feature: "f"})
 	if err != nil {
@@ -308,6 +312,7 @@ func TestEveryRunExecutesAgainAndRecordsAgain(t *testing.T) {
 	counter := filepath.Join(t.TempDir(), "counter")
 	_, st := gateRepo(t, gateHead+"E1. a\n  CHECK: echo x >> "+counter+"; echo PASS\n  EXPECT: PASS\n", nil)
 	g := newGates(t, st)
+	g.Wall.Caches = []string{filepath.Dir(counter)}
 	clock := gateClock()
 	g.Now = func() time.Time { clock = clock.Add(time.Second); return clock }
 	first := row(t, runGates(t, g), "E1")
@@ -329,7 +334,9 @@ func TestAbandonedCriteriaAreNotRunAndDoNotCount(t *testing.T) {
 	sentinel := filepath.Join(t.TempDir(), "sentinel")
 	contract := gateHead + "E1. a\n  CHECK: echo PASS\n  EXPECT: PASS\nE2. b\n  CHECK: touch " + sentinel + "\n  EXPECT: never\nABANDON: E2 needs hardware we lack\n"
 	_, st := gateRepo(t, contract, nil)
-	rep := runGates(t, newGates(t, st))
+	g := newGates(t, st)
+	g.Wall.Caches = []string{filepath.Dir(sentinel)}
+	rep := runGates(t, g)
 	r := row(t, rep, "E2")
 	if exists(sentinel) || r.State != examine.GateAbandoned || r.Abandoned != "needs hardware we lack" || rep.Passed() {
 		t.Fatalf("row %+v passed %v sentinel %v", r, rep.Passed(), exists(sentinel))

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/sandbox"
 )
 
 // Set at build time by the Makefile (-ldflags -X).
@@ -32,6 +33,10 @@ type session struct {
 // Main runs the command with args (args[0] is the program name) and returns
 // the exit code. It never calls os.Exit.
 func Main(ctx context.Context, args []string, env Env) int {
+	if sandbox.IsHelper(args) {
+		// This process is the wall's helper, not a command line.
+		return sandbox.HelperMain()
+	}
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }
 	}
@@ -128,7 +133,7 @@ func setUsageErrors(cmd *cli.Command) {
 }
 
 func (s *session) commands() []*cli.Command {
-	cmds := []*cli.Command{s.examineCmd(), s.fsckCmd(), s.gateCmd(), s.verifyCmd(), s.hooksCmd(), s.hookCmd(), s.statusCmd(), s.exportCmd(), s.remoteCmd(), s.syncCmd("fetch"), s.syncCmd("push"), s.versionCmd()}
+	cmds := []*cli.Command{s.examineCmd(), s.fsckCmd(), s.gateCmd(), s.verifyCmd(), s.hooksCmd(), s.hookCmd(), s.statusCmd(), s.exportCmd(), s.remoteCmd(), s.syncCmd("fetch"), s.syncCmd("push"), s.sandboxCmd(), s.versionCmd()}
 	cmds = append(cmds, s.hiddenCommands()...)
 	return cmds
 }

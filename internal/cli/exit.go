@@ -27,6 +27,12 @@ func (j *judgment) Error() string { return j.reason }
 // negative reports a negative judgment (exit 1) without printing anything more.
 func negative(reason string) error { return &judgment{reason} }
 
+// passthrough carries the exit code of a program nwdes ran for the user
+// (sandbox run), whatever it is; its output has already been printed.
+type passthrough struct{ code int }
+
+func (p *passthrough) Error() string { return fmt.Sprintf("exit %d", p.code) }
+
 // usageError is a command-line mistake (exit 2).
 type usageError struct{ err error }
 
@@ -45,6 +51,10 @@ func report(err error, stdout, stderr io.Writer, jsonOut bool, st style) int {
 	var j *judgment
 	if errors.As(err, &j) {
 		return ExitNegative
+	}
+	var pt *passthrough
+	if errors.As(err, &pt) {
+		return pt.code
 	}
 	var u *usageError
 	if errors.As(err, &u) {

@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nwdes/nwdes/examine"
-	"github.com/nwdes/nwdes/sandbox"
 )
 
 const gateExitStatus = `
@@ -15,14 +14,6 @@ EXIT STATUS
    0  every oracle that counts is MET (abandoned criteria do not count)
    1  some oracle is NOT-MET or pending, or input could not be read
    2  refused request or usage error (a malformed contract runs nothing)`
-
-// tempRoot is where candidate trees and private homes are made.
-func (s *session) tempRoot() string {
-	if t := s.env.Getenv("TMPDIR"); t != "" {
-		return t
-	}
-	return sandbox.DefaultTempRoot
-}
 
 func (s *session) gateCmd() *cli.Command {
 	return &cli.Command{
@@ -47,12 +38,18 @@ func (s *session) gateRunCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run every oracle against the candidate's committed tree and record the evidence",
-		UsageText: "git nwdes gate run --feature F [--candidate REV] [--contract PATH] [--timeout D] [--json]",
+		UsageText: "git nwdes gate run --feature F [--candidate REV] [--contract PATH] [--timeout D] [--best-effort] [--json]",
 		Description: `Always runs, whatever evidence exists. A contract that does not parse runs
-nothing at all. Each oracle runs with /bin/sh -c in a fresh export of the
-candidate commit's tree (never the working tree), with its own process
-group killed at --timeout, and an environment of PATH, LANG, and a private
-HOME and TMPDIR only. Each outcome is recorded as evidence for the
+nothing at all. Each oracle runs with /bin/sh -c inside the wall (see
+git nwdes sandbox -h and docs/sandbox.md), in a fresh export of the
+candidate commit's tree (never the working tree) that the wall makes and
+owns: it may write only there, read only there and in the OS and toolchain
+roots, reach no network, see no other process, and receives PATH, LANG,
+and a HOME and TMPDIR inside the job only. At --timeout it gets TERM, then
+KILL after a grace. When the kernel cannot enforce the wall the run is
+refused (SandboxUnavailable) unless --best-effort or git config
+nwdes.sandbox.bestEffort=true, and then the evidence records what was not
+enforced. A run the wall had to stop is NOT-MET. Each outcome is recorded as evidence for the
 candidate commit; when the feature has a draft examination, it is also
 added to the draft as an observation with source gate, to be cited like
 any other. Abandoned criteria are not run. Prints one line per oracle,
@@ -63,7 +60,8 @@ EXAMPLES
    git nwdes gate run --feature greeting --candidate HEAD~1 --timeout 30s
 ` + gateExitStatus,
 		Flags: append(targetFlags(),
-			&cli.DurationFlag{Name: "timeout", Usage: "end each oracle's process group after `D`", Value: examine.DefaultGateTimeout},
+			&cli.DurationFlag{Name: "timeout", Usage: "end each oracle after `D` (TERM, a grace, then KILL)", Value: examine.DefaultGateTimeout},
+			&cli.BoolFlag{Name: "best-effort", Usage: "run where the kernel cannot enforce the wall, recording what was missing"},
 			jsonFlag(),
 		),
 		Action: func(c *cli.Context) error {
@@ -75,12 +73,17 @@ EXAMPLES
 			if c.Duration("timeout") <= 0 {
 				return usagef("--timeout must be positive")
 			}
+			cfg, err := s.config(st.Location())
+			if err != nil {
+				return err
+			}
+			w := s.wall(gateStrict(c, cfg))
+			w.Caches = cfg.GetAll("nwdes.sandbox.cache")
 			g := &examine.Gates{
-				Store:    st,
-				Runner:   &sandbox.Exec{Path: s.env.Getenv("PATH"), TempRoot: s.tempRoot(), Now: s.env.Now},
-				TempRoot: s.tempRoot(),
-				Timeout:  c.Duration("timeout"),
-				Now:      s.env.Now,
+				Store:   st,
+				Wall:    w,
+				Timeout: c.Duration("timeout"),
+				Now:     s.env.Now,
 			}
 			rep, err := g.Run(c.Context, target(c))
 			if rep != nil {

@@ -1,0 +1,497 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// HelperVerb is the hidden first argument that makes nwdes's binary act as
+// the wall's helper instead of its command line, and execVerb the one for
+// the helper's second stage. Go cannot run code between fork and exec, so
+// the supervisor re-executes its own binary (/proc/self/exe): the helper
+// becomes the job's init (or subreaper) and starts the second stage, which
+// restricts its own thread and then replaces itself with the program. Every
+// binary that runs a Wall must call HelperMain when IsHelper says so
+// (cmd/git-nwdes does, and so must a TestMain).
+const (
+	HelperVerb = "__nwdes-wall-helper"
+	execVerb   = "__nwdes-wall-exec"
+)
+
+// IsHelper reports whether args (os.Args) ask for the helper or its
+// second stage.
+func IsHelper(args []string) bool {
+	return len(args) > 1 && (args[1] == HelperVerb || args[1] == execVerb)
+}
+
+// The helper's descriptors: the spec arrives on specFD (then closed), the
+// status goes out on statusFD; 0, 1 and 2 are the program's.
+const (
+	specFD   = 3
+	statusFD = 4
+)
+
+// helperSpec is what the supervisor tells the helper: the program and the
+// wall around it.
+type helperSpec struct {
+	Program   string   `json:"program"`
+	Args      []string `json:"args"`
+	Dir       string   `json:"dir"`
+	Env       []string `json:"env"`
+	Write     []string `json:"write"`
+	Read      []string `json:"read"`
+	DevRW     []string `json:"dev_rw"`
+	DevRO     []string `json:"dev_ro"`
+	NoNetwork bool     `json:"no_network"`
+	NetNS     bool     `json:"netns"`
+	PIDNS     bool     `json:"pidns"`
+	// Proc is what the helper made of /proc, for the second stage to
+	// report: "pid-namespace" or "subreaper".
+	Proc    string   `json:"proc,omitempty"`
+	Missing []string `json:"missing,omitempty"`
+	Limits  Limits   `json:"limits"`
+	Strict  bool     `json:"strict"`
+}
+
+// helperStatus is one line on the status pipe.
+type helperStatus struct {
+	// Stage is "ready" (the program is about to be executed, Enforced
+	// says how), "failed" (it never ran: Cause and Detail say why) or
+	// "end".
+	Stage    string    `json:"stage"`
+	Enforced *Enforced `json:"enforced,omitempty"`
+	// Cause names a failed start: "unavailable" (strict, and the kernel
+	// could not enforce something), "setup" (the wall could not be built),
+	// "exec" (the program could not be started: Errno says why).
+	Cause     string `json:"cause,omitempty"`
+	Detail    string `json:"detail,omitempty"`
+	Errno     int    `json:"errno,omitempty"`
+	Exit      int    `json:"exit"`
+	Signal    string `json:"signal,omitempty"`
+	Survivors int    `json:"survivors"`
+}
+
+func sendStatus(s helperStatus) {
+	b, _ := json.Marshal(s)
+	_, _ = unix.Write(statusFD, append(b, '\n'))
+}
+
+// HelperMain runs the helper or its second stage, as os.Args says, and
+// returns the exit code. The helper reads its spec, makes a private /proc
+// when it is the init of a new pid namespace, starts the second stage, and
+// stays as the job's reaper until everything the job started is gone.
+func HelperMain() int {
+	if len(os.Args) > 1 && os.Args[1] == execVerb {
+		return execMain()
+	}
+	// The second stage's parent-death signal is tied to the thread that
+	// forks it: that thread is never given back.
+	runtime.LockOSThread()
+	spec, err := readSpec()
+	if err != nil {
+		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error()})
+		return 3
+	}
+	// Signals first: as a subreaper the default TERM would kill the
+	// helper and orphan the job.
+	sigs := make(chan os.Signal, 64)
+	signal.Notify(sigs, unix.SIGCHLD, unix.SIGTERM, unix.SIGUSR1, unix.SIGINT, unix.SIGHUP)
+	// The job's processes come back to this helper when their parents die.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: "prctl(PR_SET_CHILD_SUBREAPER): " + err.Error()})
+		return 3
+	}
+	spec.Proc = "subreaper"
+	if spec.PIDNS {
+		// A private /proc shows the job its own processes only: no
+		// /proc/<supervisor>/cwd or environ to find the user's repository by.
+		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			spec.Missing = append(spec.Missing, "private /proc: "+err.Error())
+		} else if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			spec.Missing = append(spec.Missing, "private /proc: "+err.Error())
+		} else {
+			spec.Proc = "pid-namespace"
+		}
+	} else {
+		spec.Missing = append(spec.Missing, "pid namespace (the job sees every process of the host in /proc)")
+	}
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error()})
+		return 3
+	}
+	go func() {
+		_ = json.NewEncoder(specW).Encode(spec)
+		specW.Close()
+	}()
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{os.Args[0], execVerb}, &syscall.ProcAttr{
+		Dir: "/", Env: helperEnv, Files: []uintptr{0, 1, 2, specR.Fd(), statusFD},
+		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	})
+	specR.Close()
+	if err != nil {
+		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: "start the second stage: " + err.Error()})
+		return 3
+	}
+	sendStatus(reap(pid, sigs))
+	return 0
+}
+
+// execMain is the second stage: it builds the wall around its own thread
+// (resource limits, descriptor hygiene, an empty capability bounding set,
+// no new privileges, Landlock, seccomp) and replaces itself with the
+// program, which inherits all of it. Limits are set here, just before the
+// exec, because they bind the whole process: a helper that lived on under
+// an address-space limit could not grow.
+func execMain() int {
+	runtime.LockOSThread()
+	spec, err := readSpec()
+	if err != nil {
+		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error()})
+		return 3
+	}
+	enf, err := buildWall(spec)
+	if err != nil {
+		var u *unavailableError
+		if errors.As(err, &u) {
+			sendStatus(helperStatus{Stage: "failed", Cause: "unavailable", Detail: u.what, Enforced: enf})
+		} else {
+			sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error(), Enforced: enf})
+		}
+		return 3
+	}
+	// This process is about to become the program; its directory is the
+	// program's (the library itself never changes directory).
+	if err := os.Chdir(spec.Dir); err != nil {
+		errno, _ := errors.Unwrap(err).(syscall.Errno)
+		sendStatus(helperStatus{Stage: "failed", Cause: "exec", Errno: int(errno), Detail: err.Error(), Enforced: enf})
+		return 127
+	}
+	// The ready line is made before the limits are set: nothing is
+	// allocated between them and the exec.
+	ready, _ := json.Marshal(helperStatus{Stage: "ready", Enforced: enf})
+	ready = append(ready, '\n')
+	if err := setLimits(spec.Limits); err != nil {
+		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error(), Enforced: enf})
+		return 3
+	}
+	_, _ = unix.Write(statusFD, ready)
+	err = syscall.Exec(spec.Program, spec.Args, spec.Env)
+	errno, _ := err.(syscall.Errno)
+	sendStatus(helperStatus{Stage: "failed", Cause: "exec", Errno: int(errno), Detail: fmt.Sprintf("%s: %v", spec.Program, err), Enforced: enf})
+	return 127
+}
+
+func readSpec() (*helperSpec, error) {
+	f := os.NewFile(specFD, "spec")
+	defer f.Close()
+	var s helperSpec
+	dec := json.NewDecoder(bufio.NewReader(f))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("read the wall's spec: %w", err)
+	}
+	if s.Program == "" || len(s.Args) == 0 || s.Dir == "" {
+		return nil, errors.New("the wall's spec names no program or directory")
+	}
+	return &s, nil
+}
+
+type unavailableError struct{ what string }
+
+func (u *unavailableError) Error() string { return u.what }
+
+// buildWall restricts the calling thread. What it could not enforce is
+// listed in Enforced.Missing; under Strict anything missing is an error
+// and the program is not started.
+func buildWall(s *helperSpec) (*Enforced, error) {
+	enf := &Enforced{Filesystem: "none", Processes: s.Proc, Network: []string{"open"}}
+	missing := append([]string{}, s.Missing...)
+	// Nothing open here reaches the program but 0, 1 and 2 (the status
+	// pipe closes at the exec).
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return enf, fmt.Errorf("close_range: %w", err)
+	}
+	enf.Capabilities = dropBoundingSet()
+	if !enf.Capabilities && os.Geteuid() == 0 {
+		missing = append(missing, "capability bounding set")
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return enf, fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	enf.NoNewPrivs = true
+
+	abi, _ := ll.LandlockGetABIVersion()
+	if abi >= minLandlockABI {
+		fd, flags, eff, err := landlockRuleset(s, abi)
+		if err != nil {
+			return enf, fmt.Errorf("landlock ruleset: %w", err)
+		}
+		if fd >= 0 {
+			err := ll.LandlockRestrictSelf(fd, flags)
+			unix.Close(fd)
+			if err != nil {
+				return enf, fmt.Errorf("landlock_restrict_self: %w", err)
+			}
+			enf.Filesystem, enf.ABI = "landlock", eff
+			enf.Write, enf.Read = s.Write, s.Read
+			enf.Signals = eff >= 6
+		}
+	}
+	if enf.Filesystem != "landlock" {
+		missing = append(missing, fmt.Sprintf("filesystem: Landlock ABI %d or newer (this kernel: %d)", minLandlockABI, max(abi, 0)))
+	}
+	if s.NoNetwork {
+		enf.Network = nil
+		if s.NetNS {
+			enf.Network = append(enf.Network, "netns")
+		}
+		if err := denySockets(); err == nil {
+			enf.Network = append(enf.Network, "seccomp")
+		} else if !errors.Is(err, errNoSeccompArch) {
+			return enf, fmt.Errorf("seccomp: %w", err)
+		}
+		if enf.Filesystem == "landlock" && enf.ABI >= 4 {
+			enf.Network = append(enf.Network, "landlock-tcp")
+		}
+		if len(enf.Network) == 0 || (len(enf.Network) == 1 && enf.Network[0] == "landlock-tcp") {
+			missing = append(missing, "network: neither a network namespace nor seccomp (Landlock alone lets UDP and MPTCP through)")
+		}
+	}
+	enf.Limits = s.Limits
+	enf.Missing = missing
+	if s.Strict {
+		for _, m := range missing {
+			// A private /proc and the process view are defence in depth
+			// where the kernel allows them; strict asks for the walls.
+			if strings.HasPrefix(m, "filesystem") || strings.HasPrefix(m, "network") {
+				return enf, &unavailableError{m}
+			}
+		}
+	}
+	return enf, nil
+}
+
+// minLandlockABI is the oldest Landlock the wall counts as a filesystem
+// wall: before ABI 3, truncate(2) is not handled, so a job could empty any
+// file its user may write.
+const minLandlockABI = 3
+
+// landlockRuleset builds the job's ruleset with go-landlock, for the
+// kernel's ABI (capped at what the library knows). It returns -1 when
+// nothing would be restricted.
+func landlockRuleset(s *helperSpec, abi int) (int, uint32, int, error) {
+	cfg := landlock.V11
+	eff := min(abi, 11)
+	if !s.NoNetwork {
+		cfg.HandledAccessNet = 0
+	}
+	rules := []landlock.Rule{
+		landlock.RODirs(s.Read...).IgnoreIfMissing(),
+		landlock.RWDirs(s.Write...).WithRefer(),
+		landlock.RWFiles(s.DevRW...).IgnoreIfMissing(),
+		landlock.ROFiles(s.DevRO...).IgnoreIfMissing(),
+	}
+	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
+	return fd, flags, eff, err
+}
+
+// dropBoundingSet empties the calling thread's capability bounding set, so
+// that the program, even as root, holds no capability after exec (and
+// cannot read /proc/<other>/environ of another user's process).
+func dropBoundingSet() bool {
+	last := 63
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+			last = n
+		}
+	}
+	ok := true
+	for c := 0; c <= last; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+			ok = false
+		}
+	}
+	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	return ok
+}
+
+// setLimits sets the job's resource limits on the helper, which the
+// program inherits. syscall.Setrlimit, not unix's, so that Go's runtime
+// forgets the RLIMIT_NOFILE it raised at start-up instead of restoring it
+// in the child.
+func setLimits(l Limits) error {
+	for _, r := range []struct {
+		res int
+		v   uint64
+	}{
+		{unix.RLIMIT_CPU, l.CPUSeconds}, {unix.RLIMIT_AS, l.AddressSpace}, {unix.RLIMIT_NOFILE, l.OpenFiles},
+		{unix.RLIMIT_FSIZE, l.FileSize}, {unix.RLIMIT_NPROC, l.Processes},
+	} {
+		v := r.v
+		if v == Unlimited {
+			v = unix.RLIM_INFINITY
+		}
+		if err := syscall.Setrlimit(r.res, &syscall.Rlimit{Cur: v, Max: v}); err != nil {
+			return fmt.Errorf("setrlimit(%d, %d): %w", r.res, v, err)
+		}
+	}
+	return nil
+}
+
+// reap waits for the program, forwards the supervisor's TERM (with a CONT,
+// for a stopped job) to every process of the job, kills them all on USR1,
+// and once the program has ended kills and reaps whatever it left. It
+// returns the end to report.
+func reap(pid int, sigs <-chan os.Signal) helperStatus {
+	end := helperStatus{Stage: "end", Exit: -1}
+	for {
+		sig := <-sigs
+		switch sig {
+		case unix.SIGTERM, unix.SIGINT, unix.SIGHUP:
+			signalJob(unix.SIGTERM)
+			signalJob(unix.SIGCONT)
+			continue
+		case unix.SIGUSR1:
+			end.Survivors = finish()
+			// The program may have ended meanwhile; its status is gone with it.
+			return end
+		}
+		for {
+			var ws unix.WaitStatus
+			p, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+			if p <= 0 || err != nil {
+				break
+			}
+			if p == pid {
+				switch {
+				case ws.Exited():
+					end.Exit = ws.ExitStatus()
+				case ws.Signaled():
+					end.Signal = signalName(ws.Signal())
+				}
+				end.Survivors = finish()
+				return end
+			}
+		}
+	}
+}
+
+// finish kills every process of the job and reaps them. The helper is
+// the job's init or its subreaper, so every process of the job is its
+// descendant and comes back to it when its parent dies: once wait4 says
+// there are no children left (ECHILD), nothing of the job is alive. It
+// returns how many are still alive after a bounded effort (expected 0).
+func finish() int {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		signalJob(unix.SIGKILL)
+		for {
+			p, err := unix.Wait4(-1, nil, unix.WNOHANG, nil)
+			if errors.Is(err, unix.ECHILD) {
+				return 0
+			}
+			if p <= 0 || err != nil {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			return max(1, len(descendants(procSelf())))
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// signalJob sends sig to every process of the job: all of the namespace
+// when the helper is its init, else every descendant it can find.
+func signalJob(sig unix.Signal) {
+	if os.Getpid() == 1 {
+		_ = unix.Kill(-1, sig)
+		return
+	}
+	for _, p := range descendants(procSelf()) {
+		_ = unix.Kill(p, sig)
+	}
+}
+
+// procSelf is the helper's pid as /proc names it (which differs from
+// getpid when /proc belongs to another pid namespace).
+func procSelf() int {
+	s, err := os.Readlink("/proc/self")
+	if err != nil {
+		return os.Getpid()
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return os.Getpid()
+	}
+	return n
+}
+
+// descendants lists the processes below root, read from /proc (zombies
+// not yet reaped included, as they are still to be reaped).
+func descendants(root int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, ok := parentOf(pid); ok {
+			children[ppid] = append(children[ppid], pid)
+		}
+	}
+	var out []int
+	queue := []int{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+func parentOf(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0, false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	return ppid, err == nil
+}
+
+func signalName(s syscall.Signal) string {
+	if n := unix.SignalName(s); n != "" {
+		return n
+	}
+	return s.String()
+}

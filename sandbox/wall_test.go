@@ -1,0 +1,564 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nwdes/nwdes/refusal"
+	"github.com/nwdes/nwdes/sandbox"
+)
+
+// modes are the two ways the wall holds processes: the helper as init of
+// a pid namespace, and the helper as a plain subreaper.
+var modes = []struct {
+	name         string
+	noNamespaces bool
+}{{"pid-namespace", false}, {"subreaper", true}}
+
+func requireWall(t *testing.T) {
+	t.Helper()
+	if err := sandbox.Available(true); err != nil {
+		t.Skipf("this kernel cannot wall a program in: %v", err)
+	}
+}
+
+func newWall(t *testing.T) *sandbox.Wall {
+	t.Helper()
+	requireWall(t)
+	return &sandbox.Wall{
+		Path: "/usr/bin:/bin", TempRoot: t.TempDir(), Grace: 300 * time.Millisecond, Strict: true,
+		Home: home(t),
+		// The race detector reserves terabytes of address space, and the
+		// hostile programs below are this (race-built) test binary.
+		Limits: sandbox.Limits{AddressSpace: sandbox.Unlimited},
+	}
+}
+
+// home is a directory standing for the user's home: a secret key in
+// ~/.ssh, a repository.
+func home(t *testing.T) string {
+	t.Helper()
+	h, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(h, ".ssh"), 0o700)
+	os.WriteFile(filepath.Join(h, ".ssh", "id_ed25519"), []byte("SECRET-KEY-MATERIAL\n"), 0o600)
+	os.MkdirAll(filepath.Join(h, "repo"), 0o755)
+	return h
+}
+
+func runLine(t *testing.T, w *sandbox.Wall, c sandbox.Command, line string) sandbox.Result {
+	t.Helper()
+	c.Args = sandbox.Shell(line)
+	res, err := w.Run(context.Background(), c)
+	if err != nil {
+		t.Fatalf("run %q: %v", line, err)
+	}
+	return res
+}
+
+func digest(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func TestExitCodeAndBothStreamsAreCaptured(t *testing.T) {
+	t.Parallel()
+	res := runLine(t, newWall(t), sandbox.Command{}, "echo out; echo err >&2; exit 3")
+	if res.End != sandbox.EndExit || res.ExitCode != 3 {
+		t.Fatalf("end %s code %d, want exit 3", res.End, res.ExitCode)
+	}
+	if string(res.Stdout.Tail) != "out\n" || string(res.Stderr.Tail) != "err\n" {
+		t.Fatalf("stdout %q stderr %q", res.Stdout.Tail, res.Stderr.Tail)
+	}
+	if res.Stdout.SHA256 != digest([]byte("out\n")) || res.Stdout.Bytes != 4 || res.Stdout.Truncated() {
+		t.Fatalf("stdout stream %+v", res.Stdout)
+	}
+	if res.Deadline != sandbox.DefaultDeadline || res.Survivors != 0 {
+		t.Fatalf("deadline %v survivors %d", res.Deadline, res.Survivors)
+	}
+}
+
+func TestTheWorkingDirectoryIsTheJobsWorkDirectoryUnlessGiven(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	j, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	res, err := j.Run(context.Background(), sandbox.Command{Args: []string{"pwd"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(res.Stdout.Tail)); got != j.Work {
+		t.Fatalf("pwd = %q, want %q", got, j.Work)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(j.Root); !os.IsNotExist(err) {
+		t.Fatalf("job directory %s survives Close", j.Root)
+	}
+}
+
+func TestWritingOutsideTheWriteSetIsDeniedAndTheRunEndsWall(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWall(t)
+			w.NoNamespaces = m.noNamespaces
+			target := filepath.Join(w.Home, "repo", "planted")
+			res := runLine(t, w, sandbox.Command{}, "echo STEP 1 >&2; echo ok > inside; echo STEP 2 >&2; echo x > "+target+"; echo STEP 3 >&2")
+			if _, err := os.Stat(target); !os.IsNotExist(err) {
+				t.Fatalf("%s was written through the wall", target)
+			}
+			if res.End != sandbox.EndWall || res.Refused == nil || res.Refused.Path != target {
+				t.Fatalf("end %s refused %+v, want wall on %s; stderr %q", res.End, res.Refused, target, res.Stderr.Tail)
+			}
+			if res.Refused.Step != "2" || res.Step != "3" {
+				t.Fatalf("refused at step %q, last step %q; want 2 and 3", res.Refused.Step, res.Step)
+			}
+			if res.Enforced.Filesystem != "landlock" || res.Enforced.ABI < 3 {
+				t.Fatalf("enforced %+v", res.Enforced)
+			}
+		})
+	}
+}
+
+func TestARefusalInsideTheWriteSetIsNotTheWall(t *testing.T) {
+	t.Parallel()
+	res := runLine(t, newWall(t), sandbox.Command{}, "mkdir ro; chmod 500 ro; echo x > ro/f; true")
+	if res.End != sandbox.EndExit || res.Refused != nil {
+		t.Fatalf("end %s refused %+v: a refusal inside the write set was blamed on the wall", res.End, res.Refused)
+	}
+}
+
+func TestReadingASecretOutsideTheReadSetIsDenied(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	key := filepath.Join(w.Home, ".ssh", "id_ed25519")
+	res := runLine(t, w, sandbox.Command{}, "cat "+key+"; ls "+filepath.Join(w.Home, "repo"))
+	if bytes.Contains(res.Stdout.Tail, []byte("SECRET")) {
+		t.Fatalf("the key was read: %q", res.Stdout.Tail)
+	}
+	if res.End != sandbox.EndWall || res.Refused.Path != key {
+		t.Fatalf("end %s refused %+v, stderr %q", res.End, res.Refused, res.Stderr.Tail)
+	}
+	// Named in the read set, it can be read: the test can fail.
+	res = runLine(t, w, sandbox.Command{Read: []string{filepath.Join(w.Home, ".ssh")}}, "cat "+key)
+	if !bytes.Contains(res.Stdout.Tail, []byte("SECRET")) || res.End != sandbox.EndExit {
+		t.Fatalf("a file in the read set could not be read: end %s stderr %q", res.End, res.Stderr.Tail)
+	}
+}
+
+func TestTheNetworkIsDeniedOnRequest(t *testing.T) {
+	t.Parallel()
+	tcp, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	go func() {
+		for {
+			c, err := tcp.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	self, _ := os.Executable()
+	probes := []struct{ proto, addr string }{
+		{"tcp", tcp.Addr().String()}, {"udp", udp.LocalAddr().String()}, {"mptcp", tcp.Addr().String()},
+	}
+	for _, m := range modes {
+		for _, p := range probes {
+			t.Run(m.name+"/"+p.proto, func(t *testing.T) {
+				w := newWall(t)
+				w.NoNamespaces = m.noNamespaces
+				c := sandbox.Command{Args: []string{self, "netprobe", p.proto, p.addr}, Read: []string{filepath.Dir(self)}}
+				open, err := w.Run(context.Background(), c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.proto != "mptcp" && (open.ExitCode != 0 || !strings.Contains(string(open.Stdout.Tail), "reached")) {
+					t.Fatalf("without --no-network the probe should reach %s: %q %q", p.addr, open.Stdout.Tail, open.Stderr.Tail)
+				}
+				c.NoNetwork = true
+				res, err := w.Run(context.Background(), c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.ExitCode != 1 || !strings.Contains(string(res.Stdout.Tail), "refused") {
+					t.Fatalf("%s got through --no-network: %q %q", p.proto, res.Stdout.Tail, res.Stderr.Tail)
+				}
+				want := []string{"seccomp", "landlock-tcp"}
+				if !m.noNamespaces {
+					want = append([]string{"netns"}, want...)
+				}
+				if strings.Join(res.Enforced.Network, ",") != strings.Join(want, ",") {
+					t.Fatalf("network mechanisms %v, want %v", res.Enforced.Network, want)
+				}
+			})
+		}
+	}
+}
+
+func TestASetsidDoubleForkedSleeperIsReaped(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWall(t)
+			w.NoNamespaces = m.noNamespaces
+			mark := strconv.Itoa(4000 + int(time.Now().UnixNano()%1000))
+			res := runLine(t, w, sandbox.Command{}, "setsid sh -c '(sleep "+mark+".25 &) ; sleep "+mark+".5 &' ; sleep 0.2; echo started")
+			if res.End != sandbox.EndExit || res.Survivors != 0 {
+				t.Fatalf("end %s survivors %d", res.End, res.Survivors)
+			}
+			if pids := processesNamed("sleep " + mark); len(pids) > 0 {
+				t.Fatalf("sleepers %v outlived the run", pids)
+			}
+		})
+	}
+}
+
+// processesNamed lists the pids whose command line starts with prefix,
+// waiting briefly for zombies to go.
+func processesNamed(prefix string) []int {
+	var pids []int
+	for i := 0; i < 100; i++ {
+		pids = pids[:0]
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if strings.HasPrefix(strings.ReplaceAll(string(b), "\x00", " "), prefix) {
+				if st, _ := os.ReadFile("/proc/" + e.Name() + "/stat"); !bytes.Contains(st, []byte(") Z ")) {
+					pids = append(pids, pid)
+				}
+			}
+		}
+		if len(pids) == 0 {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return pids
+}
+
+func TestAtTheDeadlineTheJobGetsTermThenGraceThenKill(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWall(t)
+			w.NoNamespaces = m.noNamespaces
+			deadline := 300 * time.Millisecond
+			res := runLine(t, w, sandbox.Command{Deadline: deadline}, "trap 'echo flushed; exit 7' TERM; echo STEP 1; while :; do sleep 0.05; done")
+			if res.End != sandbox.EndDeadline || !strings.Contains(string(res.Stdout.Tail), "flushed") {
+				t.Fatalf("end %s stdout %q: the job did not get TERM before the end", res.End, res.Stdout.Tail)
+			}
+			if res.Duration > deadline+w.Grace {
+				t.Fatalf("a job that obeys TERM took %v", res.Duration)
+			}
+
+			res = runLine(t, w, sandbox.Command{Deadline: deadline}, "trap '' TERM; sleep 30 & wait; while :; do sleep 0.05; done")
+			margin := 2 * time.Second
+			if res.End != sandbox.EndDeadline || res.Survivors != 0 {
+				t.Fatalf("end %s survivors %d", res.End, res.Survivors)
+			}
+			if res.Duration < deadline+w.Grace || res.Duration > deadline+w.Grace+margin {
+				t.Fatalf("a job ignoring TERM ended after %v, want deadline %v + grace %v (+ %v)", res.Duration, deadline, w.Grace, margin)
+			}
+		})
+	}
+}
+
+func TestAStoppedJobIsStillEnded(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWall(t)
+			w.NoNamespaces = m.noNamespaces
+			res := runLine(t, w, sandbox.Command{Deadline: 200 * time.Millisecond}, "trap 'echo woke; exit 9' TERM; kill -STOP $$; echo never")
+			if res.End != sandbox.EndDeadline || res.Survivors != 0 {
+				t.Fatalf("end %s survivors %d", res.End, res.Survivors)
+			}
+			if !strings.Contains(string(res.Stdout.Tail), "woke") {
+				t.Fatalf("stdout %q: a stopped job got TERM without CONT", res.Stdout.Tail)
+			}
+		})
+	}
+}
+
+func TestOnlyTheAllowListAndNamedVariablesReachTheProgram(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	vars := map[string]string{"NWDES_SECRET": "s3cr3t-value", "NWDES_NAMED": "named-value"}
+	w.Getenv = func(k string) string { return vars[k] }
+	res := runLine(t, w, sandbox.Command{Env: []string{"NWDES_NAMED", "NWDES_UNSET"}}, "env; cat /proc/1/environ 2>/dev/null")
+	out := string(res.Stdout.Tail)
+	if strings.Contains(out, "s3cr3t") {
+		t.Fatalf("an unnamed secret reached the program: %q", out)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		got[k] = v
+	}
+	shellOwn := map[string]bool{"PWD": true, "SHLVL": true, "_": true, "OLDPWD": true}
+	var names []string
+	for k := range got {
+		if !shellOwn[k] {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	if strings.Join(names, " ") != "GIT_CEILING_DIRECTORIES HOME LANG NWDES_NAMED PATH TMPDIR" {
+		t.Fatalf("environment names %v", names)
+	}
+	if got["NWDES_NAMED"] != "named-value" || got["PATH"] != "/usr/bin:/bin" {
+		t.Fatalf("environment %v", got)
+	}
+	for _, k := range []string{"HOME", "TMPDIR"} {
+		if !strings.HasPrefix(got[k], w.TempRoot) {
+			t.Fatalf("%s = %q, want it inside the job under %s", k, got[k], w.TempRoot)
+		}
+	}
+}
+
+func TestTheJobSeesOnlyItsOwnProcesses(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	here, _ := os.Getwd()
+	res := runLine(t, w, sandbox.Command{}, "for p in /proc/[0-9]*; do readlink $p/cwd; cat $p/environ; done 2>/dev/null; echo; ls -d /proc/[0-9]* | wc -l")
+	out := string(res.Stdout.Tail)
+	if strings.Contains(out, here) || strings.Contains(out, w.Home) {
+		t.Fatalf("the job found the supervisor's directory or home through /proc: %q", out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if n, _ := strconv.Atoi(lines[len(lines)-1]); n == 0 || n > 5 {
+		t.Fatalf("the job sees %d processes, want only its own: %q", n, out)
+	}
+	if res.Enforced.Processes != "pid-namespace" || !res.Enforced.Capabilities || !res.Enforced.NoNewPrivs {
+		t.Fatalf("enforced %+v", res.Enforced)
+	}
+}
+
+func TestNoInheritedDescriptorReachesTheProgram(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Without close-on-exec, as a careless library might leave one.
+	if _, _, e := syscall.Syscall(syscall.SYS_FCNTL, f.Fd(), syscall.F_SETFD, 0); e != 0 {
+		t.Fatal(e)
+	}
+	res := runLine(t, w, sandbox.Command{}, "ls /proc/self/fd")
+	if got := strings.Fields(string(res.Stdout.Tail)); strings.Join(got, " ") != "0 1 2 3" {
+		t.Fatalf("descriptors %v, want 0 1 2 and ls's own 3", got)
+	}
+}
+
+func TestLimitsAreSetAndReported(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	w.Limits = sandbox.Limits{CPUSeconds: 77, OpenFiles: 333, FileSize: 1 << 20, AddressSpace: 8 << 30}
+	res := runLine(t, w, sandbox.Command{}, "ulimit -t; ulimit -n; ulimit -f; ulimit -v; head -c 2000000 /dev/zero > big; echo $?; wc -c < big")
+	got := strings.Fields(string(res.Stdout.Tail))
+	if len(got) < 6 || got[0] != "77" || got[1] != "333" || got[2] != "2048" || got[3] != strconv.Itoa(8<<20) || got[5] != "1048576" {
+		t.Fatalf("limits seen by the job %v, stderr %q", got, res.Stderr.Tail)
+	}
+	if res.Enforced.Limits.OpenFiles != 333 || res.Enforced.Limits.Processes != sandbox.DefaultLimits().Processes {
+		t.Fatalf("enforced limits %+v", res.Enforced.Limits)
+	}
+}
+
+func TestDefaultLimitsLetGoAndPythonRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program")
+	}
+	t.Parallel()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go on PATH")
+	}
+	w := newWall(t)
+	w.Limits = sandbox.Limits{}
+	w.Path = filepath.Dir(goBin) + ":/usr/bin:/bin"
+	cache, _ := exec.Command(goBin, "env", "GOCACHE").Output()
+	gocache := strings.TrimSpace(string(cache))
+	os.MkdirAll(gocache, 0o755)
+	vars := map[string]string{"GOCACHE": gocache, "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local", "GOPROXY": "off"}
+	w.Getenv = func(k string) string { return vars[k] }
+	res := runLine(t, w, sandbox.Command{Write: []string{gocache}, Env: []string{"GOCACHE", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY"}},
+		`printf 'module hello\ngo 1.21\n' > go.mod && printf 'package main\nfunc main() { println("built and ran") }\n' > main.go && go build -o hello . && ./hello`)
+	if res.ExitCode != 0 || !strings.Contains(string(res.Stderr.Tail), "built and ran") {
+		t.Fatalf("go build under the default limits: end %s code %d stderr %q", res.End, res.ExitCode, res.Stderr.Tail)
+	}
+	if py, err := exec.LookPath("python3"); err == nil {
+		py, _ = filepath.EvalSymlinks(py)
+		w.Path = filepath.Dir(py) + ":/usr/bin:/bin"
+		w.Roots = nil
+		res = runLine(t, w, sandbox.Command{}, `python3 -c 'import json, hashlib; print(json.dumps({"ok": hashlib.sha256(b"x").hexdigest()[:4]}))'`)
+		if res.ExitCode != 0 || !strings.Contains(string(res.Stdout.Tail), `"ok": "2d71"`) {
+			t.Fatalf("python3 under the default limits: end %s code %d stderr %q", res.End, res.ExitCode, res.Stderr.Tail)
+		}
+	}
+}
+
+func TestAChildDoesNotOutliveAKilledSupervisor(t *testing.T) {
+	t.Parallel()
+	requireWall(t)
+	self, _ := os.Executable()
+	mark := strconv.Itoa(5000 + int(time.Now().UnixNano()%1000))
+	sup := exec.Command(self, "supervise", "setsid sh -c 'sleep "+mark+".5 &'; sleep "+mark+".25")
+	if err := sup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 500 && len(processesNamed("sleep "+mark+".25")) == 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(processesNamed("sleep "+mark)) == 0 {
+		sup.Process.Kill()
+		t.Fatal("the job never started")
+	}
+	sup.Process.Kill()
+	sup.Wait()
+	if pids := processesNamed("sleep " + mark); len(pids) > 0 {
+		t.Fatalf("processes %v outlived their killed supervisor", pids)
+	}
+}
+
+func TestOutputKeepsABoundedTailButDigestsAndForwardsEverything(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	w.TailBytes = 1000
+	var sink bytes.Buffer
+	res := runLine(t, w, sandbox.Command{Stdout: &sink, Stderr: &sink}, "i=0; while [ $i -lt 5000 ]; do echo line$i; i=$((i+1)); done")
+	var want bytes.Buffer
+	for i := 0; i < 5000; i++ {
+		want.WriteString("line" + strconv.Itoa(i) + "\n")
+	}
+	if !bytes.Equal(sink.Bytes(), want.Bytes()) {
+		t.Fatalf("sink got %d bytes, want %d", sink.Len(), want.Len())
+	}
+	if res.Stdout.Bytes != int64(want.Len()) || res.Stdout.SHA256 != digest(want.Bytes()) || !res.Stdout.Truncated() {
+		t.Fatalf("stream %d bytes %s", res.Stdout.Bytes, res.Stdout.SHA256)
+	}
+	if !bytes.Equal(res.Stdout.Tail, want.Bytes()[want.Len()-1000:]) {
+		t.Fatalf("tail is not the last 1000 bytes: %q", res.Stdout.Tail[:40])
+	}
+}
+
+func TestAFailedStartIsAResultNotAnError(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	cases := []sandbox.Command{
+		{Args: []string{"/bin/sh", "-c", "true"}, Dir: filepath.Join(w.TempRoot, "missing")},
+		{Args: []string{"no-such-program-nwdes"}},
+		{Args: []string{filepath.Join(w.Home, "repo")}},
+	}
+	for _, c := range cases {
+		res, err := w.Run(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.End != sandbox.EndStartFailed || res.ExitCode != -1 || res.Err == "" {
+			t.Fatalf("%v: end %s code %d err %q", c.Args, res.End, res.ExitCode, res.Err)
+		}
+	}
+}
+
+func TestASignalIsReportedByName(t *testing.T) {
+	t.Parallel()
+	res := runLine(t, newWall(t), sandbox.Command{}, "kill -SEGV $$")
+	if res.End != sandbox.EndSignal || res.Signal != "SIGSEGV" || res.ExitCode != -1 {
+		t.Fatalf("end %s signal %q code %d", res.End, res.Signal, res.ExitCode)
+	}
+}
+
+func TestACanceledContextEndsTheJobAndIsAnError(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	res, err := w.Run(ctx, sandbox.Command{Args: sandbox.Shell("sleep 30 & wait")})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if res.Survivors != 0 || res.Duration > 5*time.Second {
+		t.Fatalf("survivors %d after %v", res.Survivors, res.Duration)
+	}
+}
+
+func TestAMissingWriteDirectoryIsRefused(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	_, err := w.Run(context.Background(), sandbox.Command{Args: []string{"true"}, Write: []string{"relative/dir"}})
+	if !refusal.Named(err, "PathUnusable") {
+		t.Fatalf("err = %v, want PathUnusable", err)
+	}
+}
+
+func TestDefaultRootsKeepTheHomeOut(t *testing.T) {
+	t.Parallel()
+	home := "/home/ada"
+	got := sandbox.DefaultRoots("/usr/local/go/bin:/home/ada/bin:/home/ada/.pyenv/shims:/home/ada/.cargo/bin:/home/ada:/:relative:/usr/bin", home)
+	want := map[string]bool{"/home/ada/bin": true, "/home/ada/.pyenv": true, "/home/ada/.cargo": true}
+	for _, r := range got {
+		if r == "/" || r == home || r == "/home" {
+			t.Fatalf("root %q exposes the home: %v", r, got)
+		}
+		delete(want, r)
+	}
+	if len(want) > 0 {
+		t.Fatalf("roots %v lack %v", got, want)
+	}
+}
+
+func TestRemoveAllRemovesReadOnlyDirectories(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "tree")
+	if err := os.MkdirAll(filepath.Join(dir, "locked", "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "locked", "deep", "f"), []byte("x"), 0o644)
+	os.Chmod(filepath.Join(dir, "locked", "deep"), 0o500)
+	os.Chmod(filepath.Join(dir, "locked"), 0o500)
+	if err := sandbox.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("%s still exists", dir)
+	}
+}
