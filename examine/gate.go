@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-		"time"
+	"time"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
@@ -441,9 +441,9 @@ func (g *Gates) runOne(ctx context.Context, cand *Candidate, row *GateRow) (*Evi
 		MarkerFound: out.found, MarkerOnStderr: errOut.found && !out.found,
 		StartedAt: res.Started.UTC().Format(time.RFC3339Nano), DurationMS: res.Duration.Milliseconds(),
 		TimeoutMS: timeout.Milliseconds(), OutputCut: res.OutputCut,
-		Stdout:     OutputDigest{Bytes: res.Stdout.Bytes, SHA256: res.Stdout.SHA256, TailBytes: len(res.Stdout.Tail)},
-		Stderr:     OutputDigest{Bytes: res.Stderr.Bytes, SHA256: res.Stderr.SHA256, TailBytes: len(res.Stderr.Tail)},
-		Wall:       res.Refused, Survivors: res.Survivors, Enforced: &enforced,
+		Stdout: OutputDigest{Bytes: res.Stdout.Bytes, SHA256: res.Stdout.SHA256, TailBytes: len(res.Stdout.Tail)},
+		Stderr: OutputDigest{Bytes: res.Stderr.Bytes, SHA256: res.Stderr.SHA256, TailBytes: len(res.Stderr.Tail)},
+		Wall:   res.Refused, Survivors: res.Survivors, Enforced: &enforced,
 		StdoutTail: res.Stdout.Tail, StderrTail: res.Stderr.Tail,
 	}
 	if res.End == sandbox.EndExit && res.ExitCode == 0 && out.found {
