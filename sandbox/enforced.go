@@ -34,6 +34,9 @@ type Enforced struct {
 	Capabilities bool `json:"capabilities_dropped"`
 	// Limits are the resource limits set.
 	Limits Limits `json:"limits"`
+	// PidsCgroup is set when a pids cgroup caps the job's task count at
+	// Limits.Processes (and lists its processes for the survivors count).
+	PidsCgroup bool `json:"pids_cgroup"`
 	// Missing lists what was asked for and not enforced; a strict run
 	// never starts with anything here.
 	Missing []string `json:"missing,omitempty"`

@@ -128,10 +128,63 @@ func HelperMain() int {
 	} else {
 		spec.Missing = append(spec.Missing, "pid namespace (the job sees every process of the host in /proc)")
 	}
+	var pid int
+	if secondStage(spec.Limits) {
+		pid, err = startSecondStage(spec)
+	} else {
+		pid, err = startProgram(spec)
+	}
+	if err != nil {
+		return 3 // the failure is reported
+	}
+	sendStatus(reap(pid, sigs))
+	return 0
+}
+
+// secondStageBelow is the address-space limit under which the program is
+// started by a second stage: the helper lives on under the limits it sets,
+// and a Go program needs room to grow (it reserves about a gigabyte of
+// address space at start).
+const secondStageBelow = 8 << 30
+
+func secondStage(l Limits) bool {
+	return l.AddressSpace != Unlimited && l.AddressSpace < secondStageBelow
+}
+
+// startProgram builds the wall around the helper's own thread, sets the
+// limits, and forks the program from that thread, which it inherits all
+// of. One Go start fewer than a second stage.
+func startProgram(spec *helperSpec) (int, error) {
+	enf, err := buildWall(spec)
+	if err != nil {
+		reportBuildFailure(err, enf)
+		return 0, err
+	}
+	if err := setLimits(spec.Limits); err != nil {
+		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error(), Enforced: enf})
+		return 0, err
+	}
+	pid, err := syscall.ForkExec(spec.Program, spec.Args, &syscall.ProcAttr{
+		Dir: spec.Dir, Env: spec.Env, Files: []uintptr{0, 1, 2},
+		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		errno, _ := err.(syscall.Errno)
+		sendStatus(helperStatus{Stage: "failed", Cause: "exec", Errno: int(errno),
+			Detail: fmt.Sprintf("%s: %v", spec.Program, err), Enforced: enf})
+		return 0, err
+	}
+	sendStatus(helperStatus{Stage: "ready", Enforced: enf})
+	return pid, nil
+}
+
+// startSecondStage starts this binary again as the second stage, which
+// restricts itself and replaces itself with the program.
+func startSecondStage(spec *helperSpec) (int, error) {
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error()})
-		return 3
+		return 0, err
 	}
 	go func() {
 		_ = json.NewEncoder(specW).Encode(spec)
@@ -144,10 +197,17 @@ func HelperMain() int {
 	specR.Close()
 	if err != nil {
 		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: "start the second stage: " + err.Error()})
-		return 3
 	}
-	sendStatus(reap(pid, sigs))
-	return 0
+	return pid, err
+}
+
+func reportBuildFailure(err error, enf *Enforced) {
+	var u *unavailableError
+	if errors.As(err, &u) {
+		sendStatus(helperStatus{Stage: "failed", Cause: "unavailable", Detail: u.what, Enforced: enf})
+	} else {
+		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error(), Enforced: enf})
+	}
 }
 
 // execMain is the second stage: it builds the wall around its own thread
@@ -165,12 +225,7 @@ func execMain() int {
 	}
 	enf, err := buildWall(spec)
 	if err != nil {
-		var u *unavailableError
-		if errors.As(err, &u) {
-			sendStatus(helperStatus{Stage: "failed", Cause: "unavailable", Detail: u.what, Enforced: enf})
-		} else {
-			sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error(), Enforced: enf})
-		}
+		reportBuildFailure(err, enf)
 		return 3
 	}
 	// This process is about to become the program; its directory is the

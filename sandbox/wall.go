@@ -398,10 +398,22 @@ func (w *Wall) supervise(ctx context.Context, spec *helperSpec, res Result,
 		outW.Close()
 		return res, fmt.Errorf("run %s: %w", spec.Args[0], err)
 	}
+	// The pids cgroup is joined before the helper reads its spec, so the
+	// program is in it from its first instruction.
+	cg, _ := newPidsCgroup(spec.Limits.Processes)
 	cmd, specW, statusR, err := w.startHelper(spec, outW, errW)
 	outW.Close()
 	errW.Close()
+	if err == nil && cg != nil {
+		if cg.add(cmd.Process.Pid) != nil {
+			cg.remove()
+			cg = nil
+		}
+	}
 	if err != nil {
+		if cg != nil {
+			cg.remove()
+		}
 		outR.Close()
 		errR.Close()
 		return res, fmt.Errorf("run %s: start the wall's helper: %w", spec.Args[0], err)
@@ -464,6 +476,13 @@ func (w *Wall) supervise(ctx context.Context, spec *helperSpec, res Result,
 		}
 	}
 	res.Duration = w.now().Sub(res.Started)
+	cgroupSurvivors := 0
+	if cg != nil {
+		// Whatever is still in the cgroup outlived the helper: count it,
+		// then kill it.
+		cgroupSurvivors = len(cg.pids())
+		cg.end(grace)
+	}
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
 	if !waitFor(drained, grace) {
@@ -500,6 +519,11 @@ func (w *Wall) supervise(ctx context.Context, spec *helperSpec, res Result,
 	if res.Enforced.Limits.Processes != 0 {
 		// RLIMIT_NPROC does not bind root outside a user namespace.
 		res.Enforced.Limits.ProcessesIgnored = os.Geteuid() == 0
+		res.Enforced.PidsCgroup = cg != nil
+		if res.Enforced.Limits.ProcessesIgnored && cg == nil {
+			res.Enforced.Missing = append(res.Enforced.Missing,
+				"process count: RLIMIT_NPROC does not bind root and no pids cgroup could be made")
+		}
 	}
 	switch {
 	case failed != nil && failed.Cause == "unavailable":
@@ -517,6 +541,7 @@ func (w *Wall) supervise(ctx context.Context, spec *helperSpec, res Result,
 			res.ExitCode, res.Signal = end.Exit, end.Signal
 		}
 	}
+	res.Survivors = max(res.Survivors, cgroupSurvivors)
 	if nsIno != 0 {
 		// The kernel kills a namespace with its init; count what it holds
 		// now, as an outside check of the helper's own count.

@@ -562,3 +562,30 @@ func TestRemoveAllRemovesReadOnlyDirectories(t *testing.T) {
 		t.Fatalf("%s still exists", dir)
 	}
 }
+
+func TestAForkBombIsCappedAndEnded(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	w.Limits.Processes = 64
+	probe := runLine(t, w, sandbox.Command{}, "true")
+	if os.Geteuid() == 0 && !probe.Enforced.PidsCgroup {
+		t.Skip("root, and no pids cgroup: nothing would cap the bomb (the wall reports it as missing)")
+	}
+	res := runLine(t, w, sandbox.Command{Deadline: time.Second}, "b() { b | b & }; b; sleep 30")
+	if res.End != sandbox.EndDeadline || res.Survivors != 0 {
+		t.Fatalf("end %s survivors %d", res.End, res.Survivors)
+	}
+}
+
+func TestASmallAddressSpaceLimitStillRuns(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	w.Limits.AddressSpace = 1 << 30
+	res := runLine(t, w, sandbox.Command{NoNetwork: true}, "ulimit -v; echo STEP 1 > /etc/nope")
+	if strings.TrimSpace(strings.SplitN(string(res.Stdout.Tail), "\n", 2)[0]) != "1048576" {
+		t.Fatalf("ulimit -v %q, stderr %q", res.Stdout.Tail, res.Stderr.Tail)
+	}
+	if res.End != sandbox.EndWall || res.Enforced.Filesystem != "landlock" || len(res.Enforced.Network) != 3 {
+		t.Fatalf("end %s enforced %+v", res.End, res.Enforced)
+	}
+}
