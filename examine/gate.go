@@ -142,7 +142,10 @@ func (e *Evidence) Summary() string {
 		s = fmt.Sprintf("ended in an unknown way (%q)", e.End)
 	}
 	if e.Survivors > 0 {
-		s += fmt.Sprintf("; %d processes survived the reaping", e.Survivors)
+		s += fmt.Sprintf("; %d processes survived the reaping, which never passes", e.Survivors)
+	}
+	if e.OutputCut {
+		s += "; its output was still held open after the end and was cut, which never passes"
 	}
 	return s
 }
@@ -446,7 +449,9 @@ func (g *Gates) runOne(ctx context.Context, cand *Candidate, row *GateRow) (*Evi
 		Wall:   res.Refused, Survivors: res.Survivors, Enforced: &enforced,
 		StdoutTail: res.Stdout.Tail, StderrTail: res.Stderr.Tail,
 	}
-	if res.End == sandbox.EndExit && res.ExitCode == 0 && out.found {
+	// A run is clean only if nothing outlived it and its whole output was
+	// read: otherwise the marker may not be the whole story.
+	if res.End == sandbox.EndExit && res.ExitCode == 0 && out.found && res.Survivors == 0 && !res.OutputCut {
 		ev.State = GateMet
 	}
 	rec, err := ev.record()

@@ -28,8 +28,12 @@ type Enforced struct {
 	// Signals is true when Landlock scoping keeps the job from signalling
 	// any process outside the wall.
 	Signals bool `json:"signals_scoped"`
-	// NoNewPrivs and Capabilities (the bounding set emptied) are set on
-	// the job.
+	// Seccomp is set when the system-call filter is installed (keyrings,
+	// new user namespaces, io_uring and foreign ABIs refused; sockets too
+	// when the network is denied).
+	Seccomp bool `json:"seccomp"`
+	// NoNewPrivs and Capabilities (the bounding, ambient and inheritable
+	// sets read back empty, SECBIT_NOROOT locked) are set on the job.
 	NoNewPrivs   bool `json:"no_new_privs"`
 	Capabilities bool `json:"capabilities_dropped"`
 	// Limits are the resource limits set.

@@ -280,9 +280,9 @@ func buildWall(s *helperSpec) (*Enforced, error) {
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return enf, fmt.Errorf("close_range: %w", err)
 	}
-	enf.Capabilities = dropBoundingSet()
+	enf.Capabilities = dropCapabilities()
 	if !enf.Capabilities && os.Geteuid() == 0 {
-		missing = append(missing, "capability bounding set")
+		missing = append(missing, "capabilities: the bounding, ambient and inheritable sets could not all be emptied")
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return enf, fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
@@ -314,15 +314,23 @@ func buildWall(s *helperSpec) (*Enforced, error) {
 		if s.NetNS {
 			enf.Network = append(enf.Network, "netns")
 		}
-		if err := denySockets(); err == nil {
+	}
+	switch err := installFilter(s.NoNetwork); {
+	case err == nil:
+		enf.Seccomp = true
+		if s.NoNetwork {
 			enf.Network = append(enf.Network, "seccomp")
-		} else if !errors.Is(err, errNoSeccompArch) {
-			return enf, fmt.Errorf("seccomp: %w", err)
 		}
+	case errors.Is(err, errNoSeccompArch):
+		missing = append(missing, "system calls: no seccomp filter for this architecture (keyrings, user namespaces and io_uring stay open)")
+	default:
+		return enf, fmt.Errorf("seccomp: %w", err)
+	}
+	if s.NoNetwork {
 		if enf.Filesystem == "landlock" && enf.ABI >= 4 {
 			enf.Network = append(enf.Network, "landlock-tcp")
 		}
-		if len(enf.Network) == 0 || (len(enf.Network) == 1 && enf.Network[0] == "landlock-tcp") {
+		if !enf.Seccomp && !s.NetNS {
 			missing = append(missing, "network: neither a network namespace nor seccomp (Landlock alone lets UDP and MPTCP through)")
 		}
 	}
@@ -364,25 +372,52 @@ func landlockRuleset(s *helperSpec, abi int) (int, uint32, int, error) {
 	return fd, flags, eff, err
 }
 
-// dropBoundingSet empties the calling thread's capability bounding set, so
-// that the program, even as root, holds no capability after exec (and
-// cannot read /proc/<other>/environ of another user's process).
-func dropBoundingSet() bool {
+// dropCapabilities empties the calling thread's capability bounding set,
+// ambient and inheritable sets, and locks SECBIT_NOROOT, so that the
+// program, even as root, holds no capability after exec (and cannot, for
+// one, read /proc/<other>/environ). It reports whether a read-back shows
+// all three sets empty.
+func dropCapabilities() bool {
 	last := 63
 	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
 		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 			last = n
 		}
 	}
-	ok := true
 	for c := 0; c <= last; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
-			ok = false
-		}
+		_ = unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
 	}
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-	return ok
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return false
+	}
+	_ = unix.Prctl(unix.PR_SET_SECUREBITS, secbitNoRoot|secbitNoRootLocked, 0, 0, 0)
+	if err := unix.Capget(&hdr, &data[0]); err != nil || data[0].Inheritable != 0 || data[1].Inheritable != 0 {
+		return false
+	}
+	for c := 0; c <= last; c++ {
+		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err != nil || in != 0 {
+			return false
+		}
+		if in, err := unix.PrctlRetInt(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_IS_SET, uintptr(c), 0, 0); err == nil && in != 0 {
+			return false
+		}
+	}
+	return true
 }
+
+// Securebits (linux/securebits.h): exec by uid 0 grants no capability,
+// and that cannot be undone.
+const (
+	secbitNoRoot       = 1 << 0
+	secbitNoRootLocked = 1 << 1
+)
 
 // setLimits sets the job's resource limits on the helper, which the
 // program inherits. syscall.Setrlimit, not unix's, so that Go's runtime
@@ -395,9 +430,12 @@ func setLimits(l Limits) error {
 	}{
 		{unix.RLIMIT_CPU, l.CPUSeconds}, {unix.RLIMIT_AS, l.AddressSpace}, {unix.RLIMIT_NOFILE, l.OpenFiles},
 		{unix.RLIMIT_FSIZE, l.FileSize}, {unix.RLIMIT_NPROC, l.Processes},
+		// No core dumps: a core_pattern that pipes to a helper would hand
+		// it a file the job made.
+		{unix.RLIMIT_CORE, 0},
 	} {
 		v := r.v
-		if v == Unlimited {
+		if v == Unlimited && r.res != unix.RLIMIT_CORE {
 			v = unix.RLIM_INFINITY
 		}
 		if err := syscall.Setrlimit(r.res, &syscall.Rlimit{Cur: v, Max: v}); err != nil {

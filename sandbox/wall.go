@@ -123,13 +123,17 @@ var (
 )
 
 // DefaultRoots returns the OS roots and the toolchain roots found on path:
-// each PATH directory outside the OS roots, or the directory above it when
-// it is a bin, sbin or shims directory (a toolchain keeps its libraries
-// beside bin). No root is "/", the home directory or above it: a PATH
-// entry of ~/bin gives ~/bin, never ~.
+// each PATH directory outside the OS roots, or, outside the home
+// directory, the directory above it when it is a bin, sbin or shims
+// directory (a toolchain installed under /opt or /usr/local keeps its
+// libraries beside bin). Inside the home only the PATH directory itself
+// is a root: ~/.cargo/bin, never ~/.cargo, which holds credentials. No
+// root is "/", the home or above it.
 func DefaultRoots(path, home string) []string {
 	roots := append([]string{}, systemRoots...)
 	home = filepath.Clean(home)
+	inHome := func(d string) bool { return home != "." && home != "" && home != "/" && within(d, home) }
+	aboveHome := func(d string) bool { return home != "." && home != "" && within(home, d) }
 	for _, d := range filepath.SplitList(path) {
 		if d == "" || !filepath.IsAbs(d) {
 			continue
@@ -141,12 +145,14 @@ func DefaultRoots(path, home string) []string {
 		cand := d
 		switch filepath.Base(d) {
 		case "bin", "sbin", "shims":
-			cand = filepath.Dir(d)
+			if !inHome(d) {
+				cand = filepath.Dir(d)
+			}
 		}
-		if cand == "/" || (home != "." && home != "" && within(home, cand)) {
+		if cand == "/" || aboveHome(cand) {
 			cand = d
 		}
-		if cand == "/" || (home != "." && home != "" && within(home, cand)) {
+		if cand == "/" || aboveHome(cand) {
 			continue
 		}
 		roots = append(roots, cand)

@@ -45,7 +45,8 @@ const sandboxExitStatus = `
 EXIT STATUS
    the program's own exit code when it exited (also when the wall refused it
    something: see "end" in --json); 128+n when signal n ended it; 124 at the
-   deadline; 127 when it could not start
+   deadline; 127 when it could not start; 125 when processes survived the
+   reaping (a failure of the wall)
    2  refused (SandboxUnavailable with --strict, PathUnusable) or usage error`
 
 func (s *session) sandboxCmd() *cli.Command {
@@ -209,6 +210,8 @@ func sandboxNotes(r sandbox.Result) []string {
 // report it.
 func exitCodeOf(r sandbox.Result) int {
 	switch {
+	case r.Survivors > 0:
+		return 125
 	case r.End == sandbox.EndDeadline:
 		return 124
 	case r.End == sandbox.EndStartFailed:
