@@ -16,6 +16,10 @@ type Enforced struct {
 	// includes the wall's roots).
 	Write []string `json:"write"`
 	Read  []string `json:"read"`
+	// View is set when the job runs in a filesystem view of its own (a
+	// mount namespace holding only its read and write sets, a few device
+	// files and its own /proc), read-only outside the write set.
+	View bool `json:"view"`
 	// Network is "open" when the network was not denied, else the
 	// mechanisms that held, in the order applied: "netns" (an empty network
 	// namespace), "seccomp" (socket() only for AF_UNIX, no io_uring),
@@ -51,6 +55,9 @@ func (e Enforced) Summary() string {
 	var parts []string
 	if e.Filesystem == "landlock" {
 		parts = append(parts, fmt.Sprintf("landlock ABI %d", e.ABI))
+		if e.View {
+			parts[len(parts)-1] += " in a read-only view"
+		}
 	} else {
 		parts = append(parts, "filesystem open")
 	}

@@ -59,8 +59,10 @@ type helperSpec struct {
 	NetNS     bool     `json:"netns"`
 	PIDNS     bool     `json:"pidns"`
 	// Proc is what the helper made of /proc, for the second stage to
-	// report: "pid-namespace" or "subreaper".
+	// report: "pid-namespace" or "subreaper"; View whether the job's
+	// filesystem view was built.
 	Proc    string   `json:"proc,omitempty"`
+	View    bool     `json:"view,omitempty"`
 	Missing []string `json:"missing,omitempty"`
 	Limits  Limits   `json:"limits"`
 	Strict  bool     `json:"strict"`
@@ -116,17 +118,19 @@ func HelperMain() int {
 	}
 	spec.Proc = "subreaper"
 	if spec.PIDNS {
-		// A private /proc shows the job its own processes only: no
-		// /proc/<supervisor>/cwd or environ to find the user's repository by.
-		if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-			spec.Missing = append(spec.Missing, "private /proc: "+err.Error())
-		} else if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-			spec.Missing = append(spec.Missing, "private /proc: "+err.Error())
+		if err := makeView(spec); err != nil {
+			if spec.Strict {
+				sendStatus(helperStatus{Stage: "failed", Cause: "unavailable", Detail: "filesystem view: " + err.Error()})
+				return 3
+			}
+			spec.Missing = append(spec.Missing, "filesystem view: "+err.Error())
 		} else {
-			spec.Proc = "pid-namespace"
+			spec.Proc, spec.View = "pid-namespace", true
 		}
 	} else {
-		spec.Missing = append(spec.Missing, "pid namespace (the job sees every process of the host in /proc)")
+		spec.Missing = append(spec.Missing,
+			"filesystem view: no mount namespace (the job sees the host's whole tree; chmod, chown and utimes on files its user owns are not walled)",
+			"pid namespace (the job sees every process of the host in /proc)")
 	}
 	var pid int
 	if secondStage(spec.Limits) {
@@ -273,7 +277,7 @@ func (u *unavailableError) Error() string { return u.what }
 // listed in Enforced.Missing; under Strict anything missing is an error
 // and the program is not started.
 func buildWall(s *helperSpec) (*Enforced, error) {
-	enf := &Enforced{Filesystem: "none", Processes: s.Proc, Network: []string{"open"}}
+	enf := &Enforced{Filesystem: "none", Processes: s.Proc, View: s.View, Network: []string{"open"}}
 	missing := append([]string{}, s.Missing...)
 	// Nothing open here reaches the program but 0, 1 and 2 (the status
 	// pipe closes at the exec).

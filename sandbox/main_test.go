@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/nwdes/nwdes/sandbox"
 )
 
@@ -26,6 +28,11 @@ func TestMain(m *testing.M) {
 			os.Exit(netprobe(os.Args[2], os.Args[3]))
 		case "supervise":
 			os.Exit(supervise(os.Args[2]))
+		case "keyring":
+			// add_key(2) into the session keyring.
+			_, err := unix.AddKey("user", "nwdes-test", []byte("x"), unix.KEY_SPEC_SESSION_KEYRING)
+			fmt.Println("add_key:", err)
+			os.Exit(0)
 		}
 	}
 	os.Exit(m.Run())
@@ -45,6 +52,11 @@ func netprobe(proto, addr string) int {
 		var c net.Conn
 		if c, err = net.Dial("udp", addr); err == nil {
 			_, err = c.Write([]byte("leak"))
+			c.Close()
+		}
+	case "unix":
+		var c net.Conn
+		if c, err = net.Dial("unix", addr); err == nil {
 			c.Close()
 		}
 	case "mptcp":
@@ -71,9 +83,10 @@ func netprobe(proto, addr string) int {
 // kills this process and looks for what it started.
 func supervise(line string) int {
 	w := &sandbox.Wall{Path: "/usr/bin:/bin", TempRoot: os.TempDir(), Helper: sandbox.Helper{Path: "/proc/self/exe"}}
-	_, err := w.Run(context.Background(), sandbox.Command{Args: sandbox.Shell(line), Deadline: time.Minute})
+	res, err := w.Run(context.Background(), sandbox.Command{Args: sandbox.Shell(line), Deadline: time.Minute})
 	if err != nil && !strings.Contains(err.Error(), "context") {
 		fmt.Fprintln(os.Stderr, err)
 	}
+	os.Stdout.Write(res.Stdout.Tail)
 	return 0
 }

@@ -131,9 +131,21 @@ var (
 // root is "/", the home or above it.
 func DefaultRoots(path, home string) []string {
 	roots := append([]string{}, systemRoots...)
-	home = filepath.Clean(home)
-	inHome := func(d string) bool { return home != "." && home != "" && home != "/" && within(d, home) }
-	aboveHome := func(d string) bool { return home != "." && home != "" && within(home, d) }
+	// Whatever HOME says, /root and /home are home areas too: with HOME
+	// unset, ~/bin on PATH must still not give all of ~.
+	homes := []string{"/root", "/home"}
+	if h := filepath.Clean(home); filepath.IsAbs(h) && h != "/" {
+		homes = append(homes, h)
+	}
+	inHome := func(d string) bool { return within2(d, homes) }
+	aboveHome := func(d string) bool {
+		for _, h := range homes {
+			if within(h, d) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, d := range filepath.SplitList(path) {
 		if d == "" || !filepath.IsAbs(d) {
 			continue
@@ -246,7 +258,7 @@ func (j *Job) Run(ctx context.Context, c Command) (Result, error) {
 	}
 	deadline := orDefault(c.Deadline, DefaultDeadline)
 	res := Result{ExitCode: -1, Deadline: deadline}
-	det := newDetector(c.Dir, spec.Write)
+	det := newDetector(c.Dir, spec.Write, append(append(append([]string{}, spec.Write...), spec.Read...), devRW...))
 	var sinkM sync.Mutex
 	tail := orDefault(w.TailBytes, DefaultTailBytes)
 	outW, errW := det.stream(), det.stream()
@@ -357,7 +369,7 @@ func abiWords(abi int, err error) string {
 
 func unavailable(what string) error {
 	return refusal.New("SandboxUnavailable",
-		"run on a kernel with Landlock ABI 3+ (Linux 6.2+) and seccomp, or accept an unwalled run with --best-effort (recorded in the evidence)",
+		"run where the kernel has Landlock ABI 3+ (Linux 6.2+), seccomp and mount and pid namespaces, or accept a partly walled run (gate run --best-effort, recorded in the evidence; sandbox run without --strict)",
 		"the kernel cannot enforce the wall: %s", what).Wrap(ErrUnavailable)
 }
 

@@ -122,7 +122,7 @@ func TestWritingOutsideTheWriteSetIsDeniedAndTheRunEndsWall(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWall(t)
-			w.NoNamespaces = m.noNamespaces
+			w.NoNamespaces, w.Strict = m.noNamespaces, !m.noNamespaces
 			target := filepath.Join(w.Home, "repo", "planted")
 			res := runLine(t, w, sandbox.Command{}, "echo STEP 1 >&2; echo ok > inside; echo STEP 2 >&2; echo x > "+target+"; echo STEP 3 >&2")
 			if _, err := os.Stat(target); !os.IsNotExist(err) {
@@ -196,7 +196,7 @@ func TestTheNetworkIsDeniedOnRequest(t *testing.T) {
 		for _, p := range probes {
 			t.Run(m.name+"/"+p.proto, func(t *testing.T) {
 				w := newWall(t)
-				w.NoNamespaces = m.noNamespaces
+				w.NoNamespaces, w.Strict = m.noNamespaces, !m.noNamespaces
 				c := sandbox.Command{Args: []string{self, "netprobe", p.proto, p.addr}, Read: []string{filepath.Dir(self)}}
 				open, err := w.Run(context.Background(), c)
 				if err != nil {
@@ -231,7 +231,7 @@ func TestASetsidDoubleForkedSleeperIsReaped(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWall(t)
-			w.NoNamespaces = m.noNamespaces
+			w.NoNamespaces, w.Strict = m.noNamespaces, !m.noNamespaces
 			mark := strconv.Itoa(4000 + int(time.Now().UnixNano()%1000))
 			res := runLine(t, w, sandbox.Command{}, "setsid sh -c '(sleep "+mark+".25 &) ; sleep "+mark+".5 &' ; sleep 0.2; echo started")
 			if res.End != sandbox.EndExit || res.Survivors != 0 {
@@ -277,7 +277,7 @@ func TestAtTheDeadlineTheJobGetsTermThenGraceThenKill(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWall(t)
-			w.NoNamespaces = m.noNamespaces
+			w.NoNamespaces, w.Strict = m.noNamespaces, !m.noNamespaces
 			deadline := 300 * time.Millisecond
 			res := runLine(t, w, sandbox.Command{Deadline: deadline}, "trap 'echo flushed; exit 7' TERM; echo STEP 1; while :; do sleep 0.05; done")
 			if res.End != sandbox.EndDeadline || !strings.Contains(string(res.Stdout.Tail), "flushed") {
@@ -305,7 +305,7 @@ func TestAStoppedJobIsStillEnded(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			w := newWall(t)
-			w.NoNamespaces = m.noNamespaces
+			w.NoNamespaces, w.Strict = m.noNamespaces, !m.noNamespaces
 			res := runLine(t, w, sandbox.Command{Deadline: 200 * time.Millisecond}, "trap 'echo woke; exit 9' TERM; kill -STOP $$; echo never")
 			if res.End != sandbox.EndDeadline || res.Survivors != 0 {
 				t.Fatalf("end %s survivors %d", res.End, res.Survivors)
@@ -425,10 +425,12 @@ func TestDefaultLimitsLetGoAndPythonRun(t *testing.T) {
 	if res.ExitCode != 0 || !strings.Contains(string(res.Stderr.Tail), "built and ran") {
 		t.Fatalf("go build under the default limits: end %s code %d stderr %q", res.End, res.ExitCode, res.Stderr.Tail)
 	}
-	if py, err := exec.LookPath("python3"); err == nil {
-		py, _ = filepath.EvalSymlinks(py)
-		w.Path = filepath.Dir(py) + ":/usr/bin:/bin"
-		w.Roots = nil
+	if out, err := exec.Command("python3", "-c", "import sys; print(sys.executable); print(sys.prefix)").Output(); err == nil {
+		// A toolchain under a home directory is named as a root, as a
+		// user would with --root: only its bin directory is one by default.
+		f := strings.Fields(string(out))
+		w.Path = filepath.Dir(f[0]) + ":/usr/bin:/bin"
+		w.Roots = append(sandbox.DefaultRoots(w.Path, w.Home), f[1])
 		res = runLine(t, w, sandbox.Command{}, `python3 -c 'import json, hashlib; print(json.dumps({"ok": hashlib.sha256(b"x").hexdigest()[:4]}))'`)
 		if res.ExitCode != 0 || !strings.Contains(string(res.Stdout.Tail), `"ok": "2d71"`) {
 			t.Fatalf("python3 under the default limits: end %s code %d stderr %q", res.End, res.ExitCode, res.Stderr.Tail)
@@ -587,5 +589,93 @@ func TestASmallAddressSpaceLimitStillRuns(t *testing.T) {
 	}
 	if res.End != sandbox.EndWall || res.Enforced.Filesystem != "landlock" || len(res.Enforced.Network) != 3 {
 		t.Fatalf("end %s enforced %+v", res.End, res.Enforced)
+	}
+}
+
+func TestFilesOutsideTheWriteSetKeepTheirModeAndTimes(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	dir := filepath.Join(w.Home, "repo")
+	f := filepath.Join(dir, "file")
+	os.WriteFile(f, []byte("x"), 0o600)
+	before, _ := os.Stat(f)
+	// In the read set, so that the job can name it: Landlock has no right
+	// for chmod or utimes, the read-only view does.
+	res := runLine(t, w, sandbox.Command{Read: []string{dir}}, "chmod 777 "+f+" "+dir+"; touch -d 2001-01-01 "+f+"; true")
+	after, _ := os.Stat(f)
+	dirAfter, _ := os.Stat(dir)
+	if after.Mode() != before.Mode() || !after.ModTime().Equal(before.ModTime()) || dirAfter.Mode().Perm() != 0o755 {
+		t.Fatalf("mode %v→%v, mtime %v→%v, dir %v: the job changed a file outside its write set", before.Mode(), after.Mode(), before.ModTime(), after.ModTime(), dirAfter.Mode())
+	}
+	if res.End != sandbox.EndWall {
+		t.Fatalf("end %s, stderr %q", res.End, res.Stderr.Tail)
+	}
+}
+
+func TestTheViewHidesTheHostsSocketsTmpAndSecrets(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	sock := filepath.Join(w.Home, "daemon.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	self, _ := os.Executable()
+	res, err := w.Run(context.Background(), sandbox.Command{Args: []string{self, "netprobe", "unix", sock}, Read: []string{filepath.Dir(self)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res.Stdout.Tail), "refused") {
+		t.Fatalf("a host socket outside the view was reached: %q", res.Stdout.Tail)
+	}
+	// Landlock refuses to list / or /tmp; a path lookup is not an access
+	// and shows what the view holds.
+	res = runLine(t, w, sandbox.Command{}, "for d in /home /run /var /root /srv /mnt "+w.Home+" "+sock+"; do test -e $d && echo $d is visible; done; head -c 4 /etc/shadow | wc -c")
+	out := string(res.Stdout.Tail)
+	if strings.Contains(out, "visible") {
+		t.Fatalf("the view shows what it should not: %q", out)
+	}
+	if shadow, err := os.ReadFile("/etc/shadow"); err == nil && len(shadow) > 0 && strings.TrimSpace(out) != "0" {
+		t.Fatalf("/etc/shadow is readable in the view: %q", out)
+	}
+}
+
+func TestKeyringsUserNamespacesAndCoreDumpsAreRefused(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	self, _ := os.Executable()
+	res, err := w.Run(context.Background(), sandbox.Command{Args: []string{self, "keyring"}, Read: []string{filepath.Dir(self)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res.Stdout.Tail), "add_key: operation not permitted") {
+		t.Fatalf("add_key inside the wall: %q %q", res.Stdout.Tail, res.Stderr.Tail)
+	}
+	res = runLine(t, w, sandbox.Command{}, "ulimit -c; unshare -U true && echo made-a-user-namespace; true")
+	if strings.TrimSpace(string(res.Stdout.Tail)) != "0" || !res.Enforced.Seccomp {
+		t.Fatalf("stdout %q stderr %q seccomp %v", res.Stdout.Tail, res.Stderr.Tail, res.Enforced.Seccomp)
+	}
+}
+
+func TestInheritableCapabilitiesDoNotReachTheProgram(t *testing.T) {
+	t.Parallel()
+	requireWall(t)
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and setpriv")
+	}
+	self, _ := os.Executable()
+	out, err := exec.Command(setpriv, "--inh-caps", "+setuid,+sys_admin", self, "supervise", "grep -E '^Cap(Inh|Prm|Eff|Amb)' /proc/self/status").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if f := strings.Fields(line); len(f) != 2 || strings.Trim(f[1], "0") != "" {
+			t.Fatalf("a capability reached the program: %q", out)
+		}
+	}
+	if len(strings.Split(strings.TrimSpace(string(out)), "\n")) != 4 {
+		t.Fatalf("no capability lines: %q", out)
 	}
 }

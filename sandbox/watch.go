@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,7 +13,14 @@ import (
 // EPERM ("Operation not permitted"). Either counts only on a line that also
 // names a path outside the write set: a test's own output is full of
 // sentences, and a refusal inside the write set is not the wall's.
-var refusalMarks = [][]byte{[]byte("Permission denied"), []byte("Operation not permitted")}
+var refusalMarks = [][]byte{[]byte("Permission denied"), []byte("Operation not permitted"), []byte("Read-only file system")}
+
+// absenceMarks are how a program says a path is not there. In the job's
+// view everything outside its read and write sets is absent, so such a
+// line is the wall's doing when the path it names exists on the host (or,
+// for a file it tried to create, its directory does) and lies outside
+// what the view shows.
+var absenceMarks = [][]byte{[]byte("No such file or directory"), []byte("Directory nonexistent")}
 
 // stepMark is how a program numbers its steps; the last one seen before a
 // refusal is where the wall stopped it.
@@ -29,11 +37,14 @@ type detector struct {
 	mu      sync.Mutex
 	dir     string   // the program's directory, for relative paths
 	write   []string // absolute, cleaned
+	visible []string // everything the view shows: write and read sets, roots
 	refused *Refusal
 	step    string
 }
 
-func newDetector(dir string, write []string) *detector { return &detector{dir: dir, write: write} }
+func newDetector(dir string, write, visible []string) *detector {
+	return &detector{dir: dir, write: write, visible: visible}
+}
 
 func (d *detector) stream() *lineWatch { return &lineWatch{d: d} }
 
@@ -87,11 +98,19 @@ func (d *detector) line(l []byte) {
 		d.mu.Unlock()
 		return
 	}
-	mark := -1
+	mark, absent := -1, false
 	for _, m := range refusalMarks {
 		if i := bytes.Index(l, m); i >= 0 {
 			mark = i
 			break
+		}
+	}
+	if mark < 0 {
+		for _, m := range absenceMarks {
+			if i := bytes.Index(l, m); i >= 0 {
+				mark, absent = i, true
+				break
+			}
 		}
 	}
 	if mark < 0 {
@@ -102,20 +121,41 @@ func (d *detector) line(l []byte) {
 	if d.refused != nil {
 		return
 	}
-	if p, ok := refusedPath(string(l), d.dir, mark); ok && !d.inWriteSet(p) {
+	p, ok := refusedPath(string(l), d.dir, mark)
+	switch {
+	case !ok:
+	case !absent && !within2(p, d.write):
+		d.refused = &Refusal{Path: p, Line: string(l), Step: d.step}
+	case absent && !within2(p, d.visible) && onHost(p):
 		d.refused = &Refusal{Path: p, Line: string(l), Step: d.step}
 	}
 }
 
-// refusedPath picks the path a refusal is about: the word just before the
-// refusal mark when it holds a slash ("/bin/sh: 1: cannot create /etc/x:
-// Permission denied", "touch: cannot touch 'a/b': Permission denied"),
-// else the first absolute path after it ("Permission denied: '/etc/x'").
-// A relative path is taken from the program's directory. A bare name with
-// no slash is a name in that directory, which is never the wall's.
+// onHost reports whether p, or the directory it would be created in,
+// exists outside the wall.
+func onHost(p string) bool {
+	if _, err := os.Lstat(p); err == nil {
+		return true
+	}
+	_, err := os.Stat(filepath.Dir(p))
+	return err == nil && filepath.Dir(p) != "/"
+}
+
+// refusedPath picks the path a refusal is about: the last word holding a
+// slash before the refusal mark, leaving out a leading "prog:" ("/bin/sh:
+// 1: cannot create /etc/x: Permission denied", "head: cannot open
+// '/root/x' for reading: Permission denied"); else the first absolute path
+// after the mark ("Permission denied: '/etc/x'"). A relative path is taken
+// from the program's directory; a bare name ("sh: 1: cannot create f:
+// Permission denied") is a name in that directory, never the wall's.
 func refusedPath(line, dir string, mark int) (string, bool) {
-	if before := words(line[:mark]); len(before) > 0 {
-		if w := before[len(before)-1]; strings.Contains(w, "/") {
+	before := words(line[:mark])
+	// A leading "prog:" is the program's name, not the path it was denied.
+	if len(before) > 0 && strings.HasPrefix(strings.TrimLeft(line, " \t"), before[0]+":") {
+		before = before[1:]
+	}
+	for i := len(before) - 1; i >= 0; i-- {
+		if w := before[i]; strings.Contains(w, "/") {
 			if !filepath.IsAbs(w) {
 				w = filepath.Join(dir, w)
 			}
@@ -161,9 +201,10 @@ func stepNumber(l []byte) (string, bool) {
 	return rest[:end], true
 }
 
-func (d *detector) inWriteSet(p string) bool {
+// within2 reports whether p (cleaned) is one of dirs or beneath one.
+func within2(p string, dirs []string) bool {
 	p = filepath.Clean(p)
-	for _, w := range d.write {
+	for _, w := range dirs {
 		if within(p, w) {
 			return true
 		}

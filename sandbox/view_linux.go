@@ -1,0 +1,220 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"golang.org/x/sys/unix"
+)
+
+// maskedSecrets are files and directories inside the default roots that a
+// job never needs and that hold secrets a job running as root could read
+// (root owns them, and mode bits are all that guards them once Landlock
+// grants their directory). Each is covered by an empty file or directory
+// in the job's view.
+var maskedSecrets = []string{
+	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+	"/etc/sudoers", "/etc/sudoers.d", "/etc/ssl/private", "/etc/security/opasswd",
+	"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key",
+}
+
+// viewEntry is one path of the view: bound from the host, read-only or
+// read-write, or a symbolic link.
+type viewEntry struct {
+	path   string // where it appears in the view (as the host names it)
+	source string // the host path it shows (symlinks resolved)
+	rw     bool
+	dev    bool   // a device file: bound without nodev
+	link   string // when set, path is a symbolic link to this
+}
+
+// makeView replaces the helper's root, in its private mount namespace,
+// with a tree that holds only what the job may see: its read set and
+// roots (read-only), its write set (read-write), a few device files, a
+// private /proc, and nothing else: no /run with the host's sockets, no
+// /home, no /tmp but the job's own directory. Every mount outside the
+// write set is read-only, which is what keeps chmod, chown, utimes and
+// xattrs (which Landlock does not handle) off files the job's user owns.
+// It is built the way bubblewrap builds its root: a tmpfs, the host's
+// root moved under it, binds from there, then a pivot that drops the
+// host's root altogether.
+func makeView(s *helperSpec) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make / private: %w", err)
+	}
+	entries, err := viewEntries(s)
+	if err != nil {
+		return err
+	}
+	const base = "/tmp"
+	if err := unix.Mount("tmpfs", base, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=64k"); err != nil {
+		return fmt.Errorf("mount the view's scratch tmpfs on %s: %w", base, err)
+	}
+	for _, d := range []string{base + "/newroot", base + "/oldroot"} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(base+"/empty", nil, 0o444); err != nil {
+		return err
+	}
+	if err := os.Mkdir(base+"/emptydir", 0o555); err != nil {
+		return err
+	}
+	if err := unix.PivotRoot(base, base+"/oldroot"); err != nil {
+		return fmt.Errorf("pivot_root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", "/newroot", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+		return fmt.Errorf("mount the view's root: %w", err)
+	}
+	for _, e := range entries {
+		if err := bindInto("/newroot", e); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll("/newroot/proc", 0o555); err != nil {
+		return err
+	}
+	// A /proc of the job's own pid namespace: no /proc/<supervisor>/cwd or
+	// environ to find the user's repository by.
+	if err := unix.Mount("proc", "/newroot/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	for name, target := range map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {
+		if err := os.MkdirAll("/newroot/dev", 0o755); err != nil {
+			return err
+		}
+		if err := os.Symlink(target, "/newroot/dev/"+name); err != nil && !errors.Is(err, os.ErrExist) {
+			return err
+		}
+	}
+	for _, m := range maskedSecrets {
+		if err := mask("/newroot" + m); err != nil {
+			return err
+		}
+	}
+	if err := unix.Chdir("/newroot"); err != nil {
+		return err
+	}
+	// pivot_root(".", ".") stacks the old root on the new one; detaching
+	// it leaves the view as the root, with no path back to the host's.
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return fmt.Errorf("pivot_root into the view: %w", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach the host's root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return err
+	}
+	// The view's own skeleton is read-only too; the write set is separate
+	// mounts, unaffected.
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("make the view's root read-only: %w", err)
+	}
+	return nil
+}
+
+// viewEntries lists what the view binds, parents before children, with
+// every host path resolved through its symbolic links before the host's
+// root is moved away.
+func viewEntries(s *helperSpec) ([]viewEntry, error) {
+	var out []viewEntry
+	add := func(p string, rw, dev bool) {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return // a root that does not exist on this host
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return
+		}
+		if fi.Mode()&os.ModeSymlink != 0 || real != p {
+			out = append(out, viewEntry{path: p, link: real})
+		}
+		out = append(out, viewEntry{path: real, source: real, rw: rw, dev: dev})
+	}
+	for _, p := range s.Read {
+		if p != "/proc" {
+			add(p, false, false)
+		}
+	}
+	for _, p := range s.Write {
+		add(p, true, false)
+	}
+	for _, p := range s.DevRW {
+		add(p, true, true)
+	}
+	for _, p := range s.DevRO {
+		add(p, false, true)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i].path) < len(out[j].path) })
+	return out, nil
+}
+
+// bindInto makes one entry appear under root.
+func bindInto(root string, e viewEntry) error {
+	dst := root + e.path
+	if e.link != "" {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if _, err := os.Lstat(dst); err == nil {
+			return nil // already in the view (a parent's bind shows it)
+		}
+		return os.Symlink(e.link, dst)
+	}
+	src := "/oldroot" + e.source
+	fi, err := os.Stat(src)
+	if err != nil {
+		return fmt.Errorf("view %s: %w", e.path, err)
+	}
+	if fi.IsDir() {
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return fmt.Errorf("view %s: %w", e.path, err)
+		}
+	} else {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return fmt.Errorf("view %s: %w", e.path, err)
+		}
+		if f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			f.Close()
+		}
+	}
+	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s: %w", e.path, err)
+	}
+	attr := uint64(unix.MOUNT_ATTR_NOSUID)
+	if !e.dev {
+		attr |= unix.MOUNT_ATTR_NODEV
+	}
+	if !e.rw {
+		attr |= unix.MOUNT_ATTR_RDONLY
+	}
+	if err := unix.MountSetattr(unix.AT_FDCWD, dst, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: attr}); err != nil {
+		return fmt.Errorf("view %s: mount_setattr: %w", e.path, err)
+	}
+	return nil
+}
+
+// mask covers a secret with an empty, read-only file or directory.
+func mask(p string) error {
+	fi, err := os.Lstat(p)
+	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		return nil
+	}
+	src := "/empty"
+	if fi.IsDir() {
+		src = "/emptydir"
+	}
+	if err := unix.Mount(src, p, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("mask %s: %w", p, err)
+	}
+	return unix.MountSetattr(unix.AT_FDCWD, p, 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV})
+}
