@@ -437,7 +437,7 @@ func (w *Wall) supervise(ctx context.Context, spec *helperSpec, res Result,
 		return res, fmt.Errorf("run %s: start the wall's helper: %w", spec.Args[0], err)
 	}
 	var nsIno uint64
-	if spec.PIDNS {
+	if spec.PIDNS && cg == nil {
 		nsIno = namespaceInode(cmd.Process.Pid)
 	}
 	var readers sync.WaitGroup
@@ -562,7 +562,8 @@ func (w *Wall) supervise(ctx context.Context, spec *helperSpec, res Result,
 	res.Survivors = max(res.Survivors, cgroupSurvivors)
 	if nsIno != 0 {
 		// The kernel kills a namespace with its init; count what it holds
-		// now, as an outside check of the helper's own count.
+		// now, as an outside check of the helper's own count (the pids
+		// cgroup is that check where there is one).
 		res.Survivors = max(res.Survivors, countInNamespace(nsIno))
 	}
 	if res.End == "" {
