@@ -1,15 +1,20 @@
-// Package sandbox is the one place nwdes starts a process it does not
-// trust: a contract's CHECK command today, a worker later. Everything else
-// asks a Runner.
+// Package sandbox is the wall: the one place nwdes starts a program it did
+// not write (a contract's CHECK, a probe, a swarm worker). Everything else
+// asks a Wall (or the narrow Runner interface it implements).
 //
-// The Runner interface is deliberately narrow (one call: a command in, a
-// result out) so that a stricter runner (landlock, namespaces) can wrap or
-// replace Exec without its callers changing. Exec gives every process an
-// explicit working directory, an allow-listed environment with a private
-// HOME and TMPDIR, its own process group killed as a whole at a deadline,
-// and captured output: the full stream is digested, only a bounded tail is
-// kept in memory.
+// A run has two halves in two processes. The supervisor (Wall, Job) makes
+// the job directory, holds the deadline, reads the output (digesting it
+// whole, keeping a bounded tail, watching it for the kernel's refusals),
+// and reaps. The helper (HelperMain) is this same binary started again
+// from /proc/self/exe, because Go cannot run code between fork and exec:
+// it becomes the init of a new pid namespace, builds the job's filesystem
+// view (view_linux.go), restricts its own thread (capabilities,
+// no_new_privs, Landlock via go-landlock, a seccomp filter, limits) and
+// forks the program from that thread so that it inherits all of it. A
+// status pipe carries what was enforced, or why the program never ran,
+// back to the supervisor. Every binary that runs a Wall must call
+// HelperMain when IsHelper(os.Args) says so.
 //
-// It imports the standard library and golang.org/x/sys only; it knows
-// nothing of git, contracts or records.
+// It imports the standard library, golang.org/x/sys, golang.org/x/net/bpf,
+// go-landlock and refusal; it knows nothing of git, contracts or records.
 package sandbox

@@ -79,6 +79,9 @@ EXAMPLES
 			}
 			w := s.wall(gateStrict(c, cfg))
 			w.Caches = cfg.GetAll("nwdes.sandbox.cache")
+			if v, ok := cfg.Get("nwdes.sandbox.namespaces"); ok && isFalse(v) {
+				w.NoNamespaces = true
+			}
 			g := &examine.Gates{
 				Store:   st,
 				Wall:    w,
