@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/nwdes/nwdes/internal/cli"
+	"github.com/nwdes/nwdes/sandbox"
 )
 
 // TestMain registers git-nwdes so that scripts run it through git's own
@@ -24,6 +26,14 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
+		// [wall]: this kernel can wall a program in (Landlock ABI 3+,
+		// seccomp); scripts that run oracles or sandbox run need it.
+		Condition: func(cond string) (bool, error) {
+			if cond == "wall" {
+				return sandbox.Available(true) == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(e *testscript.Env) error {
 			home := filepath.Join(e.WorkDir, ".home")
 			if err := os.MkdirAll(home, 0o755); err != nil {
