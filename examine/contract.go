@@ -1,11 +1,13 @@
 package examine
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
@@ -64,6 +66,26 @@ func (c *Contract) Criterion(id ExpectationID) (Criterion, bool) {
 	return Criterion{}, false
 }
 
+// Bounds of a contract: its size and its number of criteria. Every
+// parser is linear; the bounds keep what follows it (one oracle per
+// criterion, one verdict per criterion) bounded too.
+const (
+	MaxContractBytes = 256 << 10
+	MaxCriteria      = 1000
+)
+
+// firstInvalidUTF8 is the offset of the first byte that is not valid UTF-8.
+func firstInvalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
+}
+
 // Sections of a contract, in any order, each at most once.
 const (
 	sectionRequest  = "REQUEST"
@@ -94,6 +116,16 @@ func ParseContract(path string, src []byte) (*Contract, error) {
 			"fix the contract and commit it; docs/gates.md gives the grammar",
 			"%s:%d: %s", path, line, fmt.Sprintf(format, args...))
 	}
+	if len(src) > MaxContractBytes {
+		return nil, refusal.New("ContractTooLarge", "split the feature into several contracts",
+			"%s is %d bytes; a contract may hold at most %d", path, len(src), MaxContractBytes)
+	}
+	if !utf8.Valid(src) {
+		// Every verb reads the same bytes the same way: a contract that is
+		// not UTF-8 is refused by all, never run by one and judged by another.
+		line := 1 + bytes.Count(src[:firstInvalidUTF8(src)], []byte("\n"))
+		return nil, bad(line, "the contract is not valid UTF-8")
+	}
 	c := &Contract{Abandoned: map[ExpectationID]string{}}
 	body := strings.ReplaceAll(string(src), "\r\n", "\n")
 	section := ""
@@ -103,6 +135,7 @@ func ParseContract(path string, src []byte) (*Contract, error) {
 	type attrs struct{ check, expect, evidence int }
 	curAttrs := map[ExpectationID]*attrs{}
 	abandonAt := map[ExpectationID]int{}
+	criterionAt := map[ExpectationID]int{}
 	for i, line := range strings.Split(body, "\n") {
 		n := i + 1
 		if strings.HasPrefix(line, "# ") || line == "#" {
@@ -192,11 +225,14 @@ func ParseContract(path string, src []byte) (*Contract, error) {
 			if strings.TrimSpace(m[2]) == "" {
 				return nil, bad(n, "criterion %s has no text", id)
 			}
-			for _, prev := range c.Criteria {
-				if prev.ID == id {
-					return nil, bad(n, "duplicate criterion %s (first on line %d)", id, prev.Line)
-				}
+			if first, dup := criterionAt[id]; dup {
+				return nil, bad(n, "duplicate criterion %s (first on line %d)", id, first)
 			}
+			if len(c.Criteria) == MaxCriteria {
+				return nil, refusal.New("ContractTooLarge", "split the feature into several contracts",
+					"%s:%d: a contract may hold at most %d criteria", path, n, MaxCriteria)
+			}
+			criterionAt[id] = n
 			c.Criteria = append(c.Criteria, Criterion{ID: id, Text: strings.TrimSpace(m[2]), Line: n})
 			cur = &c.Criteria[len(c.Criteria)-1]
 			curAttrs[id] = &attrs{}
@@ -218,7 +254,7 @@ func ParseContract(path string, src []byte) (*Contract, error) {
 		}
 	}
 	for id, line := range abandonAt {
-		if _, ok := c.Criterion(id); !ok {
+		if _, ok := criterionAt[id]; !ok {
 			return nil, bad(line, "ABANDON names %s, which is not a criterion", id)
 		}
 	}

@@ -1,8 +1,10 @@
 package examine_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/refusal"
@@ -110,4 +112,36 @@ func FuzzParseContract(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestContractsAreBoundedAndParsedInLinearTime(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("# REQUEST\nr\n# ACCEPTANCE CRITERIA\n")
+	for i := 1; i <= examine.MaxCriteria; i++ {
+		fmt.Fprintf(&b, "E%d. c\n", i)
+	}
+	start := time.Now()
+	if _, err := examine.ParseContract("f.md", []byte(b.String())); err != nil {
+		t.Fatalf("a contract at the bound: %v", err)
+	}
+	fmt.Fprintf(&b, "E%d. one too many\n", examine.MaxCriteria+1)
+	if _, err := examine.ParseContract("f.md", []byte(b.String())); !refusal.Named(err, "ContractTooLarge") {
+		t.Fatalf("over the bound: %v", err)
+	}
+	huge := "# REQUEST\n" + strings.Repeat("x", examine.MaxContractBytes) + "\n# ACCEPTANCE CRITERIA\nE1. c\n"
+	if _, err := examine.ParseContract("f.md", []byte(huge)); !refusal.Named(err, "ContractTooLarge") {
+		t.Fatalf("over the byte bound: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("parsing took %v", d)
+	}
+}
+
+func TestAContractThatIsNotUTF8IsRefusedNamingTheLine(t *testing.T) {
+	t.Parallel()
+	_, err := examine.ParseContract("f.md", []byte("# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. c\n  CHECK: echo \xff\n  EXPECT: \xff\n"))
+	if !refusal.Named(err, "ConfigurationMalformed") || !strings.Contains(err.Error(), "f.md:5: the contract is not valid UTF-8") {
+		t.Fatalf("err = %v", err)
+	}
 }

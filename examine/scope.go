@@ -1,6 +1,7 @@
 package examine
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -26,71 +27,90 @@ import (
 // (write `docs/` or `docs/**`). Narrower is the fail-closed side: a file
 // left out shows up as out of scope, where someone sees it.
 func MatchScope(glob, path string) bool {
+	re := compileScope(glob)
+	return re != nil && re.MatchString(path)
+}
+
+// compileScope turns a glob into an anchored regular expression. Go's
+// regexp engine runs in time linear in the path and in bounded memory,
+// with no recursion, whatever the glob: a committed path of megabytes
+// against `*` costs a scan, not a stack. It returns nil for a glob that
+// matches nothing (an empty one).
+func compileScope(glob string) *regexp.Regexp {
 	glob = strings.TrimPrefix(strings.TrimPrefix(glob, "./"), "/")
 	if glob == "" {
-		return false
+		return nil
 	}
 	if strings.HasSuffix(glob, "/") {
 		glob += "**"
 	}
-	return matchGlob(glob, path)
-}
-
-// matchGlob decides each (glob offset, path offset) pair once, with a
-// constant number of steps per pair, so a glob costs at most
-// len(g)*len(p) steps however many stars it holds.
-func matchGlob(g, p string) bool {
-	const unknown, no, yes = 0, 1, 2
-	memo := make([]byte, (len(g)+1)*(len(p)+1))
-	var match func(gi, pi int) bool
-	match = func(gi, pi int) bool {
-		k := gi*(len(p)+1) + pi
-		if memo[k] != unknown {
-			return memo[k] == yes
-		}
-		v := false
+	var b strings.Builder
+	b.WriteString(`^`)
+	for i := 0; i < len(glob); {
 		switch {
-		case gi == len(g):
-			v = pi == len(p)
-		case strings.HasPrefix(g[gi:], "**"):
-			rest := gi
-			for rest < len(g) && g[rest] == '*' {
-				rest++
+		case glob[i] == '*':
+			j := i
+			for j < len(glob) && glob[j] == '*' {
+				j++
 			}
-			// At a segment start, `**/` may stand for no directory at
-			// all; otherwise `**` matches nothing more here, or one more
-			// byte of anything.
-			atSegment := pi == 0 || p[pi-1] == '/'
-			v = (atSegment && rest < len(g) && g[rest] == '/' && match(rest+1, pi)) ||
-				match(rest, pi) || (pi < len(p) && match(gi, pi+1))
-		case g[gi] == '*':
-			v = match(gi+1, pi) || (pi < len(p) && p[pi] != '/' && match(gi, pi+1))
-		case g[gi] == '?':
-			if pi < len(p) && p[pi] != '/' {
-				_, size := utf8.DecodeRuneInString(p[pi:])
-				v = match(gi+1, pi+size)
+			switch {
+			case j-i == 1:
+				b.WriteString(`[^/]*`)
+			case j < len(glob) && glob[j] == '/' && (i == 0 || glob[i-1] == '/'):
+				// At a segment start, `**/` may also stand for no
+				// directory at all: `a/**/b` matches `a/b`.
+				b.WriteString(`(?:.*/)?`)
+				j++
+			default:
+				b.WriteString(`.*`)
 			}
+			i = j
+		case glob[i] == '?':
+			b.WriteString(`[^/]`)
+			i++
 		default:
-			v = pi < len(p) && p[pi] == g[gi] && match(gi+1, pi+1)
+			// Contracts are valid UTF-8 (ParseContract refuses others);
+			// an invalid byte would stand for U+FFFD, as regexp reads paths.
+			_, size := utf8.DecodeRuneInString(glob[i:])
+			b.WriteString(regexp.QuoteMeta(glob[i : i+size]))
+			i += size
 		}
-		memo[k] = no
-		if v {
-			memo[k] = yes
-		}
-		return v
 	}
-	return match(0, 0)
+	b.WriteString(`$`)
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return nil // cannot happen: every piece is quoted or fixed
+	}
+	return re
 }
 
-// InScope reports whether any of globs matches path.
-func InScope(globs []string, path string) bool {
+// Scope is a compiled FILE SCOPE: its globs compiled once, for matching
+// many paths.
+type Scope struct{ res []*regexp.Regexp }
+
+// CompileScope compiles a contract's FILE SCOPE.
+func CompileScope(globs []string) *Scope {
+	s := &Scope{}
 	for _, g := range globs {
-		if MatchScope(g, path) {
+		if re := compileScope(g); re != nil {
+			s.res = append(s.res, re)
+		}
+	}
+	return s
+}
+
+// Match reports whether any glob of the scope matches path.
+func (s *Scope) Match(path string) bool {
+	for _, re := range s.res {
+		if re.MatchString(path) {
 			return true
 		}
 	}
 	return false
 }
+
+// InScope reports whether any of globs matches path.
+func InScope(globs []string, path string) bool { return CompileScope(globs).Match(path) }
 
 // TouchedFiles lists, sorted, every path whose content, mode or presence
 // differs between the trees of two commits: added, deleted, modified and

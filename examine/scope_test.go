@@ -142,3 +142,23 @@ func FuzzMatchScope(f *testing.F) {
 		}
 	})
 }
+
+func TestScopeMatchingAHugePathUsesBoundedStackAndTime(t *testing.T) {
+	t.Parallel()
+	huge := strings.Repeat("a", 8_000_000)
+	start := time.Now()
+	for _, c := range []struct {
+		glob, path string
+		want       bool
+	}{
+		{"*", huge, true},
+		{"**/*a*a*a*b", huge + "/" + huge, false},
+	} {
+		if got := examine.MatchScope(c.glob, c.path); got != c.want {
+			t.Fatalf("MatchScope(%q, <%d bytes>) = %v", c.glob, len(c.path), got)
+		}
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Fatalf("matching took %v", d)
+	}
+}

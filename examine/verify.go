@@ -260,8 +260,9 @@ func (v *Verifier) judge(r *VerifyResult, base, head plumbing.Hash) (*Contract, 
 	if err != nil {
 		return nil, err
 	}
+	scope := CompileScope(c.FileScope)
 	for _, p := range touched {
-		if InScope(c.FileScope, p) {
+		if scope.Match(p) {
 			r.InScope++
 		} else {
 			r.OutOfScope = append(r.OutOfScope, p)
