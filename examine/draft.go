@@ -47,19 +47,25 @@ func loadDraft(tx *gitstore.Tx, feature string) (*Draft, error) {
 	if err != nil {
 		return nil, err
 	}
+	return draftFrom(draftPath(feature), rec)
+}
+
+// draftFrom decodes and validates a draft record read at path.
+func draftFrom(path string, rec *gitstore.Record) (*Draft, error) {
 	if rec.Kind != KindDraft || rec.V != 1 {
-		return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck",
-			"draft of %s is a %s v%d record", feature, rec.Kind, rec.V)
+		return nil, malformed(path, "a %s v%d record, not a draft", rec.Kind, rec.V)
 	}
 	d := &Draft{}
 	if err := rec.Decode(d); err != nil {
 		return nil, err
 	}
+	if err := d.validate(path); err != nil {
+		return nil, err
+	}
 	for i := range d.Observations {
 		t, ok := rec.Payloads[string(d.Observations[i].ID)]
 		if !ok {
-			return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck",
-				"draft of %s lacks the text of %s", feature, d.Observations[i].ID)
+			return nil, malformed(path, "the text of %s is missing", d.Observations[i].ID)
 		}
 		d.Observations[i].Text = t
 	}

@@ -189,9 +189,13 @@ func readEvidence(tx *gitstore.Tx, path string) (*Evidence, error) {
 	if err != nil {
 		return nil, err
 	}
+	return evidenceFrom(path, rec)
+}
+
+// evidenceFrom decodes and validates a gate evidence record read at path.
+func evidenceFrom(path string, rec *gitstore.Record) (*Evidence, error) {
 	if rec.Kind != KindEvidence || (rec.V != 1 && rec.V != 2) {
-		return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck",
-			"%s is a %s v%d record, not gate evidence", path, rec.Kind, rec.V)
+		return nil, malformed(path, "a %s v%d record, not gate evidence", rec.Kind, rec.V)
 	}
 	var e Evidence
 	if err := rec.Decode(&e); err != nil {
@@ -202,8 +206,10 @@ func readEvidence(tx *gitstore.Tx, path string) (*Evidence, error) {
 		e.End = endOfV1(e.Cause)
 	case rec.V == 2 && e.Cause == "" && e.End != "" && (e.End != sandbox.EndWall || e.Wall != nil):
 	default:
-		return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck",
-			"%s is gate evidence v%d with cause %q and end %q", path, rec.V, e.Cause, e.End)
+		return nil, malformed(path, "gate evidence v%d with cause %q and end %q", rec.V, e.Cause, e.End)
+	}
+	if err := e.validate(path, rec.Body); err != nil {
+		return nil, err
 	}
 	e.Path, e.StdoutTail, e.StderrTail = path, rec.Payloads["stdout.tail"], rec.Payloads["stderr.tail"]
 	return &e, nil
@@ -232,23 +238,30 @@ type gateLatestEntry struct {
 }
 
 func loadGateLatest(tx *gitstore.Tx, feature string) (*gateLatest, error) {
-	l := &gateLatest{Feature: feature, Criteria: map[ExpectationID]gateLatestEntry{}}
 	rec, err := tx.Get(gateLatestPath(feature))
 	if errors.Is(err, gitstore.ErrNotFound) {
-		return l, nil
+		return &gateLatest{Feature: feature, Criteria: map[ExpectationID]gateLatestEntry{}}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	return gateLatestFrom(gateLatestPath(feature), rec)
+}
+
+// gateLatestFrom decodes and validates a feature's gate index read at path.
+func gateLatestFrom(path string, rec *gitstore.Record) (*gateLatest, error) {
 	if rec.Kind != KindGateLatest || rec.V != 1 {
-		return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck",
-			"%s is a %s v%d record, not a gate index", gateLatestPath(feature), rec.Kind, rec.V)
+		return nil, malformed(path, "a %s v%d record, not a gate index", rec.Kind, rec.V)
 	}
+	l := &gateLatest{}
 	if err := rec.Decode(l); err != nil {
 		return nil, err
 	}
 	if l.Criteria == nil {
 		l.Criteria = map[ExpectationID]gateLatestEntry{}
+	}
+	if err := l.validate(path); err != nil {
+		return nil, err
 	}
 	return l, nil
 }

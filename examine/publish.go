@@ -113,26 +113,27 @@ func readExamination(tx *gitstore.Tx, path string) (*Examination, error) {
 	if err != nil {
 		return nil, err
 	}
+	return examinationFrom(path, rec)
+}
+
+// examinationFrom decodes and validates an examination record read at path.
+func examinationFrom(path string, rec *gitstore.Record) (*Examination, error) {
 	if rec.Kind != KindExamination || rec.V != 1 {
-		return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck", "%s is a %s v%d record, not an examination", path, rec.Kind, rec.V)
+		return nil, malformed(path, "a %s v%d record, not an examination", rec.Kind, rec.V)
 	}
 	var ex Examination
 	if err := rec.Decode(&ex); err != nil {
 		return nil, err
 	}
+	if err := ex.validate(path, rec.Body); err != nil {
+		return nil, err
+	}
 	for i := range ex.Texts {
 		t, ok := rec.Payloads["t"+strconv.Itoa(i+1)]
 		if !ok {
-			return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck", "%s lacks cited text %d", path, i+1)
+			return nil, malformed(path, "cited text %d is missing", i+1)
 		}
 		ex.Texts[i].Text = t
-	}
-	for _, r := range ex.Rows {
-		for _, c := range r.Cites {
-			if c < 0 || c >= len(ex.Texts) {
-				return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck", "%s: %s cites text %d of %d", path, r.Expectation, c, len(ex.Texts))
-			}
-		}
 	}
 	ex.Path = path
 	return &ex, nil
@@ -147,11 +148,31 @@ func latestExamination(tx *gitstore.Tx, feature string) (*Examination, error) {
 	if err != nil {
 		return nil, err
 	}
+	l, err := latestFrom("features/"+feature, rec)
+	if err != nil {
+		return nil, err
+	}
+	return readExamination(tx, l.Path)
+}
+
+// latestFrom decodes and validates a feature's index record read at path
+// (features/<feature>).
+func latestFrom(path string, rec *gitstore.Record) (*latestBody, error) {
+	if rec.Kind != KindLatest || rec.V != 1 {
+		return nil, malformed(path, "a %s v%d record, not a feature index", rec.Kind, rec.V)
+	}
+	feature, ok := strings.CutPrefix(path, "features/")
+	if !ok || ValidFeature(feature) != nil {
+		return nil, malformed(path, "a feature index belongs at features/<feature>")
+	}
 	var l latestBody
 	if err := rec.Decode(&l); err != nil {
 		return nil, err
 	}
-	return readExamination(tx, l.Path)
+	if err := l.validate(path, feature); err != nil {
+		return nil, err
+	}
+	return &l, nil
 }
 
 // latestAt is the feature's newest examination of one commit, or nil.

@@ -121,35 +121,6 @@ func checkVerdicts(ex *Examination) string {
 	return ""
 }
 
-// CheckRecord is fsck's check of examine's records beyond canonical form:
-// an examination must decode with every cited text present, and its stored
-// outcome must be the one its rows derive.
-func CheckRecord(path string, rec *gitstore.Record) error {
-	if rec.Kind != KindExamination {
-		return nil
-	}
-	var ex Examination
-	if err := rec.Decode(&ex); err != nil {
-		return err
-	}
-	for i := range ex.Texts {
-		if _, ok := rec.Payloads[fmt.Sprintf("t%d", i+1)]; !ok {
-			return fmt.Errorf("cited text %d is missing", i+1)
-		}
-	}
-	for _, row := range ex.Rows {
-		for _, c := range row.Cites {
-			if c < 0 || c >= len(ex.Texts) {
-				return fmt.Errorf("%s cites text %d of %d", row.Expectation, c, len(ex.Texts))
-			}
-		}
-	}
-	if p := checkVerdicts(&ex); p != "" {
-		return errors.New(p)
-	}
-	return nil
-}
-
 // featureProblem says why a name under .nwave/features is not a feature
 // contract nwdes can enforce, or "".
 func featureProblem(name string, mode uint32) string {

@@ -373,12 +373,19 @@ func LatestVerify(st *gitstore.Store, head plumbing.Hash, feature string) (*Veri
 	if err != nil {
 		return nil, err
 	}
+	return verifyFrom(path, rec)
+}
+
+// verifyFrom decodes and validates a verify result read at path.
+func verifyFrom(path string, rec *gitstore.Record) (*VerifyResult, error) {
 	if rec.Kind != KindVerifyResult || rec.V != 1 {
-		return nil, refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck",
-			"%s is a %s v%d record, not a verify result", path, rec.Kind, rec.V)
+		return nil, malformed(path, "a %s v%d record, not a verify result", rec.Kind, rec.V)
 	}
 	var r VerifyResult
 	if err := rec.Decode(&r); err != nil {
+		return nil, err
+	}
+	if err := r.validate(path, rec.Body); err != nil {
 		return nil, err
 	}
 	r.Path = path

@@ -54,7 +54,10 @@ func (s *Store) Fsck() (*FsckReport, error) {
 		refs[NotesRef] = h
 	}
 	rep := &FsckReport{Problems: []Problem{}}
-	seen := map[plumbing.Hash]bool{}
+	// Seen trees and blobs are keyed by path and id: a record's validity
+	// depends on where it is (its name carries its time and content id),
+	// so the same tree at another path is checked again.
+	seen := map[string]bool{}
 	for _, name := range SortedNames(refs) {
 		rep.Refs++
 		s.fsckRef(rep, name, refs[name], seen)
@@ -62,7 +65,7 @@ func (s *Store) Fsck() (*FsckReport, error) {
 	return rep, nil
 }
 
-func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip plumbing.Hash, seen map[plumbing.Hash]bool) {
+func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip plumbing.Hash, seen map[string]bool) {
 	h := tip
 	for n := 0; !h.IsZero(); n++ {
 		if n >= s.opts.MaxWalk {
@@ -91,11 +94,11 @@ func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip plumbing.Hash, seen ma
 	}
 }
 
-func (s *Store) fsckTree(rep *FsckReport, ref RefName, commit, tree plumbing.Hash, dir string, seen map[plumbing.Hash]bool) {
-	if seen[tree] {
+func (s *Store) fsckTree(rep *FsckReport, ref RefName, commit, tree plumbing.Hash, dir string, seen map[string]bool) {
+	if k := dir + "\x00" + tree.String(); seen[k] {
 		return
 	}
-	seen[tree] = true
+	seen[dir+"\x00"+tree.String()] = true
 	bad := func(path, what string) {
 		rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: commit.String(), Path: path, What: what})
 	}
@@ -118,10 +121,10 @@ func (s *Store) fsckTree(rep *FsckReport, ref RefName, commit, tree plumbing.Has
 			s.fsckTree(rep, ref, commit, e.hash, p, seen)
 			continue
 		}
-		if seen[e.hash] {
+		if k := p + "\x00" + e.hash.String(); seen[k] {
 			continue
 		}
-		seen[e.hash] = true
+		seen[p+"\x00"+e.hash.String()] = true
 		bt, blob, err := s.obj.read(e.hash)
 		if err != nil || bt != plumbing.BlobObject {
 			bad(p, fmt.Sprintf("blob %s unreadable: %v", e.hash, err))

@@ -1,0 +1,169 @@
+package examine_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// tamper rewrites the published examination at path with edit applied to
+// its decoded body; with rename the record is also moved to the name its
+// new content gives it (and the feature index follows), so that only the
+// field check can give it away.
+func tamper(t *testing.T, st *gitstore.Store, path string, rename bool, edit func(map[string]any)) string {
+	t.Helper()
+	newPath := path
+	_, err := st.Update(context.Background(), examine.Ref, "tamper", func(tx *gitstore.Tx) error {
+		rec, err := tx.Get(path)
+		if err != nil {
+			return err
+		}
+		var body map[string]any
+		if err := json.Unmarshal(rec.Body, &body); err != nil {
+			return err
+		}
+		edit(body)
+		if rec.Body, err = gitstore.Canonical(body); err != nil {
+			return err
+		}
+		if rename {
+			sum := sha256.Sum256(rec.Body)
+			newPath = path[:strings.LastIndexByte(path, '-')+1] + hex.EncodeToString(sum[:6])
+			if err := tx.Remove(path); err != nil {
+				return err
+			}
+			idx, err := tx.Get("features/f")
+			if err != nil {
+				return err
+			}
+			idx.Body = []byte(strings.Replace(string(idx.Body), path, newPath, 1))
+			if err := tx.Put("features/f", idx); err != nil {
+				return err
+			}
+		}
+		return tx.Put(newPath, rec)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newPath
+}
+
+func fsckProblems(t *testing.T, st *gitstore.Store) string {
+	t.Helper()
+	st2, err := gitstore.Open(st.Location(), gitstore.Options{Kinds: examine.Kinds(), Check: examine.CheckRecord})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := st2.Fsck()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, p := range rep.Problems {
+		b.WriteString(p.What + "\n")
+	}
+	return b.String()
+}
+
+func TestARecordWithFieldsOfTheWrongShapeIsRefusedNotSliced(t *testing.T) {
+	t.Parallel()
+	cases := map[string]func(map[string]any){
+		"a short contract_blob": func(b map[string]any) { b["contract_blob"] = "ab" },
+		"an empty candidate":    func(b map[string]any) { b["candidate"] = "" },
+		"a malformed time":      func(b map[string]any) { b["closed_at"] = "yesterday" },
+		"an unknown outcome":    func(b map[string]any) { b["outcome"] = "approved" },
+		"a feature name with a slash": func(b map[string]any) {
+			b["feature"] = "../f"
+		},
+	}
+	for name, edit := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, x := setup(t, threeRows)
+			ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
+			tamper(t, x.Store, ex.Path, true, edit)
+			r, err := examine.NewReader(x.Store)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Standing(plumbing.NewHash(ex.Candidate), "f"); !refusal.Named(err, "RecordMalformed") {
+				t.Fatalf("standing: %v, want RecordMalformed", err)
+			}
+			if _, _, err := x.Show("f"); !refusal.Named(err, "RecordMalformed") {
+				t.Fatalf("show: %v, want RecordMalformed", err)
+			}
+			if p := fsckProblems(t, x.Store); p == "" {
+				t.Fatal("fsck found nothing")
+			}
+		})
+	}
+}
+
+func TestAnExaminationRenamedToSortNewestIsRefusedByItsName(t *testing.T) {
+	t.Parallel()
+	_, x := setup(t, threeRows)
+	ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
+	_, err := x.Store.Update(context.Background(), examine.Ref, "rename", func(tx *gitstore.Tx) error {
+		rec, err := tx.Get(ex.Path)
+		if err != nil {
+			return err
+		}
+		return tx.Put(ex.Path[:strings.LastIndexByte(ex.Path, '/')+1]+"zzzz", rec)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := examine.NewReader(x.Store)
+	if _, err := r.Standing(plumbing.NewHash(ex.Candidate), "f"); !refusal.Named(err, "RecordMalformed") || !strings.Contains(err.Error(), `name is "zzzz"`) {
+		t.Fatalf("standing: %v", err)
+	}
+	if p := fsckProblems(t, x.Store); !strings.Contains(p, `name is "zzzz"`) {
+		t.Fatalf("fsck: %q", p)
+	}
+}
+
+func TestARecordEditedInPlaceIsRefusedByItsName(t *testing.T) {
+	t.Parallel()
+	_, x := setup(t, threeRows)
+	ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
+	tamper(t, x.Store, ex.Path, false, func(b map[string]any) { b["diagnostic"] = "edited later" })
+	if p := fsckProblems(t, x.Store); !strings.Contains(p, "but its time and content name it") {
+		t.Fatalf("fsck: %q", p)
+	}
+}
+
+func TestADraftWhoseNextIDIsBelowAnIssuedIDIsRefused(t *testing.T) {
+	t.Parallel()
+	_, x := setup(t, threeRows)
+	ctx := context.Background()
+	okFor(t)(x.Open(ctx, tg, false))
+	okFor(t)(x.AddObservation(ctx, tg, examine.SourceExaminer, []byte("one")))
+	okFor(t)(x.AddObservation(ctx, tg, examine.SourceExaminer, []byte("two")))
+	_, err := x.Store.Update(ctx, examine.Ref, "tamper", func(tx *gitstore.Tx) error {
+		rec, err := tx.Get("drafts/f")
+		if err != nil {
+			return err
+		}
+		rec.Body = []byte(strings.Replace(string(rec.Body), `"next_id":3`, `"next_id":2`, 1))
+		return tx.Put("drafts/f", rec)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.AddObservation(ctx, tg, examine.SourceExaminer, []byte("three")); !refusal.Named(err, "RecordMalformed") {
+		t.Fatalf("add over a draft that would reissue O2: %v", err)
+	}
+	if p := fsckProblems(t, x.Store); !strings.Contains(p, "next_id 2 is not above issued observation O2") {
+		t.Fatalf("fsck: %q", p)
+	}
+}
