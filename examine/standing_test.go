@@ -1,10 +1,10 @@
 package examine_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"

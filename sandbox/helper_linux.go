@@ -401,7 +401,9 @@ func dropCapabilities() bool {
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return false
 	}
-	_ = unix.Prctl(unix.PR_SET_SECUREBITS, secbitNoRoot|secbitNoRootLocked, 0, 0, 0)
+	if unix.Prctl(unix.PR_SET_SECUREBITS, secbitNoRoot|secbitNoRootLocked, 0, 0, 0) != nil && os.Geteuid() == 0 {
+		return false
+	}
 	if err := unix.Capget(&hdr, &data[0]); err != nil || data[0].Inheritable != 0 || data[1].Inheritable != 0 {
 		return false
 	}

@@ -83,7 +83,10 @@ func makeView(s *helperSpec) error {
 	}
 	// A /proc of the job's own pid namespace: no /proc/<supervisor>/cwd or
 	// environ to find the user's repository by.
-	if err := unix.Mount("proc", "/newroot/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+	// Read-only, as nsjail mounts it: /proc/sys and /proc/sysrq-trigger
+	// are guarded by mode bits a root job passes, and Landlock may be
+	// missing on a best-effort run.
+	if err := unix.Mount("proc", "/newroot/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, ""); err != nil {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
 	for name, target := range map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2"} {

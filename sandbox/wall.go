@@ -270,6 +270,11 @@ func (j *Job) Run(ctx context.Context, c Command) (Result, error) {
 		res.Stdout, res.Stderr = stdout.stream(), stderr.stream()
 		return res, nil
 	}
+	if !within2(c.Dir, append(append([]string{}, spec.Write...), spec.Read...)) {
+		res.End, res.Err = EndStartFailed, fmt.Sprintf("working directory %s is outside the wall (name it with --read or --write)", c.Dir)
+		res.Stdout, res.Stderr = stdout.stream(), stderr.stream()
+		return res, nil
+	}
 	spec.Program, spec.Args = prog, c.Args
 	return w.supervise(ctx, spec.helperSpec, res, stdout, stderr, []*lineWatch{outW, errW}, det)
 }

@@ -13,14 +13,14 @@ import (
 // EPERM ("Operation not permitted"). Either counts only on a line that also
 // names a path outside the write set: a test's own output is full of
 // sentences, and a refusal inside the write set is not the wall's.
-var refusalMarks = [][]byte{[]byte("Permission denied"), []byte("Operation not permitted"), []byte("Read-only file system")}
+var refusalMarks = [][]byte{[]byte("permission denied"), []byte("operation not permitted"), []byte("read-only file system")}
 
 // absenceMarks are how a program says a path is not there. In the job's
 // view everything outside its read and write sets is absent, so such a
 // line is the wall's doing when the path it names exists on the host (or,
 // for a file it tried to create, its directory does) and lies outside
 // what the view shows.
-var absenceMarks = [][]byte{[]byte("No such file or directory"), []byte("Directory nonexistent")}
+var absenceMarks = [][]byte{[]byte("no such file or directory"), []byte("directory nonexistent")}
 
 // stepMark is how a program numbers its steps; the last one seen before a
 // refusal is where the wall stopped it.
@@ -98,16 +98,19 @@ func (d *detector) line(l []byte) {
 		d.mu.Unlock()
 		return
 	}
+	// The C library capitalizes its messages, Go and Node do not ("open
+	// /etc/x: read-only file system"): marks are matched in lower case.
+	lower := bytes.ToLower(l)
 	mark, absent := -1, false
 	for _, m := range refusalMarks {
-		if i := bytes.Index(l, m); i >= 0 {
+		if i := bytes.Index(lower, m); i >= 0 {
 			mark = i
 			break
 		}
 	}
 	if mark < 0 {
 		for _, m := range absenceMarks {
-			if i := bytes.Index(l, m); i >= 0 {
+			if i := bytes.Index(lower, m); i >= 0 {
 				mark, absent = i, true
 				break
 			}
@@ -150,8 +153,9 @@ func onHost(p string) bool {
 // Permission denied") is a name in that directory, never the wall's.
 func refusedPath(line, dir string, mark int) (string, bool) {
 	before := words(line[:mark])
-	// A leading "prog:" is the program's name, not the path it was denied.
-	if len(before) > 0 && strings.HasPrefix(strings.TrimLeft(line, " \t"), before[0]+":") {
+	// A leading "prog:" is the program's name, not the path it was denied,
+	// unless no other path is named ("/etc/x: Permission denied").
+	if len(before) > 1 && strings.HasPrefix(strings.TrimLeft(line, " \t"), before[0]+":") && slashWord(before[1:]) {
 		before = before[1:]
 	}
 	for i := len(before) - 1; i >= 0; i-- {
@@ -168,6 +172,15 @@ func refusedPath(line, dir string, mark int) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+func slashWord(ws []string) bool {
+	for _, w := range ws {
+		if strings.Contains(w, "/") {
+			return true
+		}
+	}
+	return false
 }
 
 // words splits a line into words, without the quotes and punctuation

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/sandbox"
 )
 
 const gateExitStatus = `
@@ -79,6 +80,11 @@ EXAMPLES
 			}
 			w := s.wall(gateStrict(c, cfg))
 			w.Caches = cfg.GetAll("nwdes.sandbox.cache")
+			if roots := cfg.GetAll("nwdes.sandbox.root"); len(roots) > 0 {
+				// Toolchains the defaults leave out (one under a home
+				// directory, say): added to the default roots, read-only.
+				w.Roots = append(sandbox.DefaultRoots(w.Path, w.Home), roots...)
+			}
 			if v, ok := cfg.Get("nwdes.sandbox.namespaces"); ok && isFalse(v) {
 				w.NoNamespaces = true
 			}

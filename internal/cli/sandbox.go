@@ -53,12 +53,16 @@ func (s *session) sandboxCmd() *cli.Command {
 	return &cli.Command{
 		Name:  "sandbox",
 		Usage: "run a program inside the wall that gates, probes and workers run in",
-		Description: `The wall is how nwdes runs every program it did not write: Landlock keeps
-writes inside the write set and reads inside the read set and the OS and
-toolchain roots; a seccomp filter and an empty network namespace deny the
-network on request; the program runs as the child of a helper that is the
-init of its own pid namespace, with a private /proc, no capabilities, no
-new privileges and resource limits; the supervisor holds the deadline.
+		Description: `The wall is how nwdes runs every program it did not write. The program
+sees a filesystem view of its own: its read set and the OS and toolchain
+roots read-only, its write set read-write, nothing else (no home, no
+/run, no host sockets); Landlock keeps writes inside the write set and
+reads inside the read set on top of that. A seccomp filter refuses
+keyrings, user namespaces and io_uring, and with --no-network every
+socket but a UNIX one, in an empty network namespace. The program runs as
+the child of a helper that is the init of its own pid namespace, with a
+private /proc, no capabilities, no new privileges, resource limits and a
+pids cgroup; the supervisor holds the deadline.
 See docs/sandbox.md for what is enforced on which kernel.
 
 EXAMPLES
