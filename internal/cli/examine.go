@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -46,10 +48,28 @@ func (s *session) readText(c *cli.Context) ([]byte, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(s.dir, p)
 	}
-	b, err := os.ReadFile(p)
+	// Read at most one byte more than a record may hold: a huge or endless
+	// file (/dev/zero) is refused after that, not read whole into memory.
+	limit := gitstore.DefaultMaxRecordBytes
+	if s.cfg != nil {
+		if o, err := storeOptions(s.cfg, nil); err == nil && o.MaxRecordBytes > 0 {
+			limit = o.MaxRecordBytes
+		}
+	}
+	f, err := os.Open(p)
 	if err != nil {
 		return nil, refusal.NewUnreadable("InputUnreadable", "name a readable file with --text-file",
 			"cannot read %s: %v", c.String("text-file"), err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, refusal.NewUnreadable("InputUnreadable", "name a readable file with --text-file",
+			"cannot read %s: %v", c.String("text-file"), err)
+	}
+	if len(b) > limit {
+		return nil, refusal.New("RecordTooLarge", "observe less (an excerpt, a digest), or raise git config nwdes.maxRecordBytes",
+			"%s holds more than %d bytes, the most one record may hold", c.String("text-file"), limit)
 	}
 	return b, nil
 }
