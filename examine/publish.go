@@ -1,6 +1,7 @@
 package examine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -265,27 +266,57 @@ func (x *Examiner) writeBrief(ctx context.Context, commit string) error {
 		if err != nil {
 			return nil, err
 		}
-		features, err := r.Examined(h)
+		return r.Brief(h)
+	})
+	return err
+}
+
+// Brief renders the note a commit should carry: the brief of every
+// feature's newest examination of it, or nil when none judged it.
+func (r *Reader) Brief(h plumbing.Hash) ([]byte, error) {
+	features, err := r.Examined(h)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	for i, f := range features {
+		ex, err := r.At(h, f)
 		if err != nil {
 			return nil, err
 		}
-		var b strings.Builder
-		for i, f := range features {
-			ex, err := r.At(h, f)
-			if err != nil {
-				return nil, err
-			}
-			if ex == nil {
-				continue
-			}
-			if i > 0 {
-				b.WriteString("\n")
-			}
-			b.WriteString(RenderBrief(ex))
+		if ex == nil {
+			continue
 		}
-		return []byte(b.String()), nil
-	})
-	return err
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(RenderBrief(ex))
+	}
+	if b.Len() == 0 {
+		return nil, nil
+	}
+	return []byte(b.String()), nil
+}
+
+// CheckNote is fsck's check of the note on commit: it must be exactly the
+// brief its examinations render. A note on a commit no examination judged,
+// or one edited by hand, is a forgery a reviewer would believe.
+func CheckNote(st *gitstore.Store, commit plumbing.Hash, note []byte) error {
+	r, err := NewReader(st)
+	if err != nil {
+		return err
+	}
+	want, err := r.Brief(commit)
+	if err != nil {
+		return err
+	}
+	switch {
+	case want == nil:
+		return fmt.Errorf("a note on %s, which no examination judged (forged, or its records are gone)", commit.String()[:12])
+	case !bytes.Equal(want, note):
+		return fmt.Errorf("the note on %s is not what its examinations render (edited or forged; git nwdes examine close rewrites it)", commit.String()[:12])
+	}
+	return nil
 }
 
 // RenderBrief renders an examination as the Markdown a reviewer reads in

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,9 +112,9 @@ func TestARecordWhoseOutcomeItsRowsDoNotDeriveDoesNotStandAndFsckNamesIt(t *test
 		t.Fatalf("standing = %+v", sd)
 	}
 	loc := x.Store.Location()
-	st, _ := gitstore.Open(loc, gitstore.Options{Kinds: examine.Kinds(), Check: examine.CheckRecord})
+	st, _ := gitstore.Open(loc, gitstore.Options{Kinds: examine.Kinds(), Check: examine.CheckRecord, CheckNote: examine.CheckNote, Layout: examine.Layout()})
 	rep, err := st.Fsck()
-	if err != nil || rep.OK() || !strings.Contains(rep.Problems[0].What, "rows derive rejected") {
+	if err != nil || rep.OK() || !strings.Contains(fmt.Sprint(rep.Problems), "rows derive rejected") {
 		t.Fatalf("fsck: %+v, %v", rep, err)
 	}
 }

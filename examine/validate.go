@@ -233,7 +233,7 @@ func (r *VerifyResult) validate(path string, body []byte) error {
 // CheckRecord is fsck's check of one record of this package's kinds: it
 // decodes it as its reader would and runs the same validation, so that
 // fsck names every record a reader would refuse.
-func CheckRecord(path string, rec *gitstore.Record) error {
+func CheckRecord(tx *gitstore.Tx, path string, rec *gitstore.Record) error {
 	switch rec.Kind {
 	case KindExamination:
 		ex, err := examinationFrom(path, rec)
@@ -245,8 +245,14 @@ func CheckRecord(path string, rec *gitstore.Record) error {
 		}
 		return nil
 	case KindLatest:
-		_, err := latestFrom(path, rec)
-		return err
+		l, err := latestFrom(path, rec)
+		if err != nil {
+			return err
+		}
+		if _, err := readExamination(tx, l.Path); err != nil {
+			return malformed(path, "names %s, which cannot be read: %v", l.Path, err)
+		}
+		return nil
 	case KindDraft:
 		_, err := draftFrom(path, rec)
 		return err
@@ -254,11 +260,28 @@ func CheckRecord(path string, rec *gitstore.Record) error {
 		_, err := evidenceFrom(path, rec)
 		return err
 	case KindGateLatest:
-		_, err := gateLatestFrom(path, rec)
-		return err
+		l, err := gateLatestFrom(path, rec)
+		if err != nil {
+			return err
+		}
+		for id, e := range l.Criteria {
+			if _, err := readEvidence(tx, e.Path); err != nil {
+				return malformed(path, "%s names %s, which cannot be read: %v", id, e.Path, err)
+			}
+		}
+		return nil
 	case KindVerifyResult:
 		_, err := verifyFrom(path, rec)
 		return err
 	}
 	return nil
+}
+
+// Layout is the top level of each ref this package writes, for the store:
+// a ref whose tree holds anything else is refused, not read as empty.
+func Layout() map[gitstore.RefName][]string {
+	return map[gitstore.RefName][]string{
+		Ref:     {"drafts", "features", "published"},
+		GateRef: {"evidence", "latest", "verify"},
+	}
 }

@@ -86,7 +86,12 @@ func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip plumbing.Hash, seen ma
 				}
 			}
 		}
-		s.fsckTree(rep, ref, h, c.Tree, "", seen)
+		if _, listed := s.opts.Layout[ref]; listed {
+			if _, err := s.viewAt(ref, h, true); err != nil {
+				rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: h.String(), What: err.Error()})
+			}
+		}
+		s.fsckTree(rep, ref, h, c.Tree, "", seen, h == tip)
 		if len(c.Parents) == 0 {
 			return
 		}
@@ -94,7 +99,9 @@ func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip plumbing.Hash, seen ma
 	}
 }
 
-func (s *Store) fsckTree(rep *FsckReport, ref RefName, commit, tree plumbing.Hash, dir string, seen map[string]bool) {
+// fsckTree checks one tree of a ref's commit; atTip is set for the ref's
+// current commit (notes are checked against the records there only).
+func (s *Store) fsckTree(rep *FsckReport, ref RefName, commit, tree plumbing.Hash, dir string, seen map[string]bool, atTip bool) {
 	if k := dir + "\x00" + tree.String(); seen[k] {
 		return
 	}
@@ -118,7 +125,10 @@ func (s *Store) fsckTree(rep *FsckReport, ref RefName, commit, tree plumbing.Has
 			p = dir + "/" + e.name
 		}
 		if e.isTree() {
-			s.fsckTree(rep, ref, commit, e.hash, p, seen)
+			if s.opts.Layout[ref] != nil && e.name == "payload" && !hasEntry(es, "record.json") {
+				bad(p, "a payload directory with no record.json beside it")
+			}
+			s.fsckTree(rep, ref, commit, e.hash, p, seen, atTip)
 			continue
 		}
 		if k := p + "\x00" + e.hash.String(); seen[k] {
@@ -133,9 +143,16 @@ func (s *Store) fsckTree(rep *FsckReport, ref RefName, commit, tree plumbing.Has
 		switch {
 		case ref == NotesRef:
 			rep.Notes++
-			if !isHex40(strings.ReplaceAll(p, "/", "")) {
+			id := strings.ReplaceAll(p, "/", "")
+			if !isHex40(id) {
 				bad(p, "notes tree entry is not named for an object id")
+			} else if atTip && s.opts.CheckNote != nil {
+				if err := s.opts.CheckNote(s, plumbing.NewHash(id), blob); err != nil {
+					bad(p, err.Error())
+				}
 			}
+		case s.opts.Layout[ref] != nil && e.name != "record.json" && !strings.HasSuffix("/"+dir, "/payload"):
+			bad(p, "a file that is not part of a record (records are <path>/record.json and <path>/payload/<name>)")
 		case e.name == "record.json":
 			rep.Records++
 			r, err := decodeRecord(blob)
@@ -166,5 +183,14 @@ func (s *Store) checkRecord(ref RefName, commit plumbing.Hash, path string, r *R
 	if err != nil {
 		return err
 	}
-	return s.opts.Check(strings.TrimSuffix(path, "/record.json"), full)
+	return s.opts.Check(tx, strings.TrimSuffix(path, "/record.json"), full)
+}
+
+func hasEntry(es []treeEntry, name string) bool {
+	for _, e := range es {
+		if e.name == name {
+			return true
+		}
+	}
+	return false
 }

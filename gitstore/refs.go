@@ -135,14 +135,15 @@ func (r *Refs) readPacked(name RefName) (plumbing.Hash, error) {
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
 		line := sc.Bytes()
-		if len(line) < 42 || line[0] == '#' || line[0] == '^' {
+		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
 			continue
 		}
-		if line[40] == ' ' && bytes.Equal(line[41:], want) {
-			if !isHex40(string(line[:40])) {
-				return plumbing.ZeroHash, refusal.NewUnreadable("RefUnreadable",
-					"repair packed-refs (git pack-refs --all after fixing the line)",
-					"packed-refs has a malformed line for %s", name)
+		// Any line that names the ref counts: one whose id is not 40 hex
+		// digits is damage to refuse (git stops with "fatal" too), never a
+		// ref to treat as absent and start a fresh history over.
+		if i := bytes.IndexByte(line, ' '); i >= 0 && bytes.Equal(line[i+1:], want) {
+			if i != 40 || !isHex40(string(line[:40])) {
+				return plumbing.ZeroHash, malformedPacked(name)
 			}
 			return plumbing.NewHash(string(line[:40])), nil
 		}
@@ -162,9 +163,18 @@ func (r *Refs) List(prefix string) (map[RefName]plumbing.Hash, error) {
 		sc.Buffer(make([]byte, 64*1024), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
-			if len(line) > 41 && line[40] == ' ' && strings.HasPrefix(line[41:], prefix) && isHex40(line[:40]) {
-				out[RefName(line[41:])] = plumbing.NewHash(line[:40])
+			if line == "" || line[0] == '#' || line[0] == '^' {
+				continue
 			}
+			i := strings.IndexByte(line, ' ')
+			if i < 0 || !strings.HasPrefix(line[i+1:], prefix) {
+				continue
+			}
+			if i != 40 || !isHex40(line[:40]) {
+				f.Close()
+				return nil, malformedPacked(RefName(line[i+1:]))
+			}
+			out[RefName(line[41:])] = plumbing.NewHash(line[:40])
 		}
 		f.Close()
 	}
@@ -434,4 +444,10 @@ func isHex40(s string) bool {
 		}
 	}
 	return true
+}
+
+func malformedPacked(name RefName) error {
+	return refusal.NewUnreadable("RefUnreadable",
+		"repair packed-refs (restore the line from a good clone, or delete it and git nwdes fetch), then run git nwdes fsck",
+		"packed-refs has a malformed line for %s", name)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -42,8 +44,19 @@ type Options struct {
 	// Kinds are the record kinds fsck accepts.
 	Kinds Kinds
 	// Check, when set, is fsck's further check of each well-formed record
-	// of a known kind (the declaring package's own invariants).
-	Check func(path string, r *Record) error
+	// of a known kind (the declaring package's own invariants), given a
+	// view of the commit the record was found at, to look up what it names.
+	Check func(tx *Tx, path string, r *Record) error
+	// CheckNote, when set, is fsck's check of each note at the tip of
+	// NotesRef against the records it should be rendered from.
+	CheckNote func(s *Store, commit plumbing.Hash, note []byte) error
+	// Layout names, per ref, the top-level directories its tree may hold,
+	// for refs that hold records only. A view of a ref whose tree holds
+	// anything else (a product commit pushed to it, say) is refused, so
+	// that nothing reads it as empty and nothing is written on top of it;
+	// fsck names it, and any file there that is not part of a record. Refs
+	// not listed are not checked.
+	Layout map[RefName][]string
 	// Now is the clock for commit times.
 	Now func() time.Time
 	// Sleep waits between retries; tests may shorten it.
@@ -126,7 +139,50 @@ func (s *Store) viewAt(ref RefName, tip plumbing.Hash, ro bool) (*Tx, error) {
 		return nil, fmt.Errorf("read %s at %s: %w", ref, tip, err)
 	}
 	tx.root.hash, tx.baseTree = c.Tree, c.Tree
+	if _, listed := s.opts.Layout[ref]; listed {
+		if err := tx.load(tx.root); err != nil {
+			return nil, fmt.Errorf("read %s at %s: %w", ref, tip, err)
+		}
+		if what := s.layoutProblem(ref, tx.root); what != "" {
+			return nil, refusal.NewUnreadable("RefUnreadable",
+				"restore the ref to a commit nwdes wrote (git nwdes fetch from a good clone, or git update-ref to its previous tip from the reflog)",
+				"%s at %s is not a tree of nwdes records: %s", ref, tip.String()[:12], what)
+		}
+	}
 	return tx, nil
+}
+
+// layoutProblem says what is wrong with the top level of a ref's tree, or "".
+func (s *Store) layoutProblem(ref RefName, root *node) string {
+	allowed := s.opts.Layout[ref]
+	for _, name := range sortedEntryNames(root.entries) {
+		e := root.entries[name]
+		if e.mode != ModeTree {
+			return fmt.Sprintf("%q is a file at the top level", name)
+		}
+		if !containsString(allowed, name) {
+			return fmt.Sprintf("%q is not one of its directories (%s)", name, strings.Join(allowed, ", "))
+		}
+	}
+	return ""
+}
+
+func sortedEntryNames(m map[string]*entry) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Store) readCommit(h plumbing.Hash) (commitInfo, error) {

@@ -55,7 +55,8 @@ func newStyle(e Env) style {
 // storeOptions takes the store's tuning from git config (nwdes.durable,
 // nwdes.maxRecordBytes, nwdes.maxWalk). Durable is on unless set false.
 func storeOptions(cfg *gitstore.Config, now func() time.Time) (gitstore.Options, error) {
-	o := gitstore.Options{Durable: true, Now: now, Kinds: allKinds(), Check: examine.CheckRecord}
+	o := gitstore.Options{Durable: true, Now: now, Kinds: allKinds(), Check: examine.CheckRecord,
+		CheckNote: examine.CheckNote, Layout: examine.Layout()}
 	if v, ok := cfg.Get("nwdes.durable"); ok {
 		o.Durable = !isFalse(v)
 	}
