@@ -320,6 +320,12 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 				"close with --outcome accepted; nwdes publishes the outcome the verdicts derive, so change a verdict to change it",
 				"examine: --outcome %q is not the examiner's to give; the verdicts derive %s", outcome, ex.Outcome)
 		}
+		// The brief is rendered from every feature's examination of this
+		// commit: if one cannot be read, refuse now, before anything is
+		// published, rather than after.
+		if err := readableAt(tx, ex.Candidate); err != nil {
+			return err
+		}
 		return publish(tx, ex)
 	})
 	if err != nil {

@@ -176,6 +176,21 @@ func latestFrom(path string, rec *gitstore.Record) (*latestBody, error) {
 	return &l, nil
 }
 
+// readableAt reads the newest examination of every feature at commit, and
+// fails with the first that cannot be read.
+func readableAt(tx *gitstore.Tx, commit string) error {
+	features, err := tx.List("published/" + fanout(commit))
+	if err != nil {
+		return err
+	}
+	for _, f := range features {
+		if _, err := latestAt(tx, commit, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // latestAt is the feature's newest examination of one commit, or nil.
 func latestAt(tx *gitstore.Tx, commit, feature string) (*Examination, error) {
 	dir := publishedDir(commit, feature)

@@ -1,0 +1,286 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/gittest"
+)
+
+// A hostile repository is a healthy one (an accepted examination of f, a
+// note) damaged in one way anyone with push access could. Every verb runs
+// against each: none may crash, fsck must name the damage, readers must
+// not call the commit accepted, and a writer that refuses changes nothing.
+
+type hostileRun struct {
+	code           int
+	stdout, stderr string
+}
+
+func runIn(t *testing.T, dir string, stdin string, args ...string) hostileRun {
+	t.Helper()
+	home := filepath.Join(filepath.Dir(dir), "home")
+	env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "TMPDIR": t.TempDir(), "GIT_CONFIG_NOSYSTEM": "1", "NO_COLOR": "1"}
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), append([]string{"git-nwdes"}, args...), Env{
+		Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Dir: dir,
+		Getenv: func(k string) string { return env[k] },
+	})
+	return hostileRun{code, out.String(), errb.String()}
+}
+
+// healthy builds the base repository: two features, both accepted, whose
+// drafts are kept.
+func healthy(t *testing.T) string {
+	t.Helper()
+	dir := gittest.Init(t, false)
+	os.MkdirAll(filepath.Join(filepath.Dir(dir), "home"), 0o755)
+	gittest.WriteFile(t, dir, ".nwave/features/f.md", "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. one\n")
+	gittest.WriteFile(t, dir, ".nwave/features/g.md", "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. one\n")
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "-m", "candidate")
+	for _, args := range [][]string{
+		{"examine", "open", "--feature", "f"},
+		{"examine", "observation", "add", "--feature", "f", "--text", "seen"},
+		{"examine", "verdict", "set", "--feature", "f", "--expectation", "E1", "--verdict", "met", "--observation", "O1"},
+		{"examine", "close", "--feature", "f", "--outcome", "accepted", "--diagnostic", "d"},
+		{"examine", "open", "--feature", "g"},
+		{"examine", "observation", "add", "--feature", "g", "--text", "seen"},
+		{"examine", "verdict", "set", "--feature", "g", "--expectation", "E1", "--verdict", "met", "--observation", "O1"},
+		{"examine", "close", "--feature", "g", "--outcome", "accepted", "--diagnostic", "d"},
+	} {
+		if r := runIn(t, dir, "", args...); r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+	}
+	if r := runIn(t, dir, "", "fsck"); r.code != 0 {
+		t.Fatalf("the healthy repository is not: %s", r.stdout)
+	}
+	if r := runIn(t, dir, "", "status"); r.code != 0 {
+		t.Fatalf("the healthy repository is not accepted: %s", r.stdout)
+	}
+	return dir
+}
+
+func copyRepo(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "repo")
+	if out, err := exec.Command("cp", "-a", src, dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	os.MkdirAll(filepath.Join(filepath.Dir(dst), "home"), 0o755)
+	return dst
+}
+
+func openStore(t *testing.T, dir string) *gitstore.Store {
+	t.Helper()
+	loc, err := gitstore.Discover(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The damage is made with a store that checks nothing.
+	st, err := gitstore.Open(loc, gitstore.Options{Kinds: allKinds()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// published returns the path of f's examination.
+func published(t *testing.T, st *gitstore.Store) string {
+	t.Helper()
+	tx, err := st.View(examine.Ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := tx.Get("features/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l struct {
+		Path string `json:"path"`
+	}
+	json.Unmarshal(rec.Body, &l)
+	return l.Path
+}
+
+func damage(t *testing.T, st *gitstore.Store, fn func(tx *gitstore.Tx) error) {
+	t.Helper()
+	if _, err := st.Update(context.Background(), examine.Ref, "damage", fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// refsOf reads the refs as files (git itself stops at a damaged
+// packed-refs).
+func refsOf(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(filepath.Join(dir, ".git", "refs"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			c, _ := os.ReadFile(p)
+			b.WriteString(p + " " + string(c))
+		}
+		return nil
+	})
+	c, _ := os.ReadFile(filepath.Join(dir, ".git", "packed-refs"))
+	return b.String() + string(c)
+}
+
+func TestEveryVerbSurvivesEveryDamagedRepositoryAndFsckNamesTheDamage(t *testing.T) {
+	base := healthy(t)
+	variants := []struct {
+		name   string
+		damage func(t *testing.T, dir string)
+		fsck   string // what fsck must say
+		// acceptanceIntact: the damage leaves the records that decide the
+		// commit's acceptance whole (a note, a draft, an index, a stray
+		// record that is not the newest): status and the hook may still
+		// accept it; fsck names the damage.
+		acceptanceIntact bool
+	}{
+		{"the examine ref points at a product commit", func(t *testing.T, dir string) {
+			gittest.Git(t, dir, "update-ref", "refs/nwdes/examine", "HEAD")
+		}, "is not a tree of nwdes records", false},
+		{"packed-refs holds a malformed id for the examine ref", func(t *testing.T, dir string) {
+			gittest.Git(t, dir, "pack-refs", "--all")
+			p := filepath.Join(dir, ".git", "packed-refs")
+			b, _ := os.ReadFile(p)
+			lines := strings.Split(string(b), "\n")
+			for i, l := range lines {
+				if strings.HasSuffix(l, " refs/nwdes/examine") {
+					lines[i] = "zzzz refs/nwdes/examine"
+				}
+			}
+			os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644)
+		}, "packed-refs has a malformed line for refs/nwdes/examine", false},
+		{"a plain file where a record belongs", func(t *testing.T, dir string) {
+			damage(t, openStore(t, dir), func(tx *gitstore.Tx) error {
+				if err := tx.Remove("features/f"); err != nil {
+					return err
+				}
+				return tx.WriteBlob("features/f", []byte("not a record"))
+			})
+		}, "a file that is not part of a record", true},
+		{"the index names a missing examination", func(t *testing.T, dir string) {
+			st := openStore(t, dir)
+			p := published(t, st)
+			damage(t, st, func(tx *gitstore.Tx) error { return tx.Remove(p) })
+		}, "which cannot be read", false},
+		{"an examination renamed to sort newest", func(t *testing.T, dir string) {
+			st := openStore(t, dir)
+			p := published(t, st)
+			damage(t, st, func(tx *gitstore.Tx) error {
+				rec, err := tx.Get(p)
+				if err != nil {
+					return err
+				}
+				return tx.Put(p[:strings.LastIndexByte(p, '/')+1]+"zzzz", rec)
+			})
+		}, `name is "zzzz"`, false},
+		{"an examination with a short contract_blob", func(t *testing.T, dir string) {
+			st := openStore(t, dir)
+			p := published(t, st)
+			damage(t, st, func(tx *gitstore.Tx) error {
+				rec, err := tx.Get(p)
+				if err != nil {
+					return err
+				}
+				var body map[string]any
+				json.Unmarshal(rec.Body, &body)
+				body["contract_blob"] = "ab"
+				if rec.Body, err = gitstore.Canonical(body); err != nil {
+					return err
+				}
+				return tx.Put(p, rec)
+			})
+		}, "is not an object id", false},
+		{"an examination filed under another feature", func(t *testing.T, dir string) {
+			st := openStore(t, dir)
+			p := published(t, st)
+			damage(t, st, func(tx *gitstore.Tx) error {
+				rec, err := tx.Get(p)
+				if err != nil {
+					return err
+				}
+				return tx.Put(strings.Replace(p, "/f/", "/g/", 1), rec)
+			})
+		}, "belongs under", true},
+		{"a draft whose next_id would reissue an observation", func(t *testing.T, dir string) {
+			damage(t, openStore(t, dir), func(tx *gitstore.Tx) error {
+				rec, err := tx.Get("drafts/g")
+				if err != nil {
+					return err
+				}
+				rec.Body = bytes.Replace(rec.Body, []byte(`"next_id":2`), []byte(`"next_id":1`), 1)
+				return tx.Put("drafts/g", rec)
+			})
+		}, "next_id 1 is not above issued observation O1", true},
+		{"a forged note on a commit no examination judged", func(t *testing.T, dir string) {
+			root := gittest.Git(t, dir, "rev-list", "--max-parents=0", "HEAD")
+			gittest.Git(t, dir, "notes", "--ref", "nwdes", "add", "-m", "## nwdes acceptance brief: f: accepted", root)
+		}, "which no examination judged", true},
+		{"the brief edited by hand", func(t *testing.T, dir string) {
+			gittest.Git(t, dir, "notes", "--ref", "nwdes", "append", "-m", "reviewed and approved by the CTO", "HEAD")
+		}, "is not what its examinations render", true},
+	}
+	head := gittest.Git(t, base, "rev-parse", "HEAD")
+	zero := strings.Repeat("0", 40)
+	readers := [][]string{
+		{"status"}, {"status", "--json"}, {"examine", "show", "--feature", "f"}, {"examine", "show", "--feature", "g", "--json"},
+		{"export", "--commit", "HEAD", "--format", "markdown"}, {"export", "--commit", "HEAD", "--format", "junit"},
+		{"export", "--commit", "HEAD", "--format", "intoto"}, {"gate", "status", "--feature", "f"},
+		{"verify", "--feature", "f", "--diff", "HEAD~1...HEAD"},
+	}
+	writers := [][]string{
+		{"examine", "close", "--feature", "g", "--outcome", "accepted", "--diagnostic", "d"},
+		{"examine", "observation", "add", "--feature", "g", "--text", "more"},
+		{"examine", "open", "--feature", "f", "--from-current"},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			dir := copyRepo(t, base)
+			v.damage(t, dir)
+			crashed := func(args []string, r hostileRun) {
+				for _, s := range []string{r.stdout, r.stderr} {
+					if strings.Contains(s, "goroutine ") || strings.Contains(s, "panic:") || strings.Contains(s, "runtime error") {
+						t.Fatalf("%v crashed:\n%s", args, s)
+					}
+				}
+			}
+			fsck := runIn(t, dir, "", "fsck")
+			crashed([]string{"fsck"}, fsck)
+			if fsck.code == 0 || !strings.Contains(fsck.stdout+fsck.stderr, v.fsck) {
+				t.Fatalf("fsck exit %d did not name %q:\n%s%s", fsck.code, v.fsck, fsck.stdout, fsck.stderr)
+			}
+			for _, args := range readers {
+				r := runIn(t, dir, "", args...)
+				crashed(args, r)
+				if args[0] == "status" && r.code == 0 && !v.acceptanceIntact {
+					t.Fatalf("status calls a damaged repository accepted:\n%s", r.stdout)
+				}
+			}
+			hook := runIn(t, dir, "refs/heads/main "+head+" refs/heads/main "+zero+"\n", "hook", "pre-push", "origin", "/nowhere")
+			crashed([]string{"hook"}, hook)
+			if hook.code == 0 && !v.acceptanceIntact {
+				t.Fatalf("the hook lets a damaged repository push:\n%s", hook.stderr)
+			}
+			for _, args := range writers {
+				before := refsOf(t, dir)
+				r := runIn(t, dir, "", args...)
+				crashed(args, r)
+				if r.code != 0 && refsOf(t, dir) != before {
+					t.Fatalf("%v refused (exit %d: %s) but changed refs", args, r.code, r.stderr)
+				}
+			}
+		})
+	}
+}
