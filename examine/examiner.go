@@ -59,6 +59,11 @@ func Load(st *gitstore.Store, t Target) (*Candidate, error) {
 	if path == "" {
 		path = DefaultContractPath(t.Feature)
 	}
+	// Every verb reads contracts as status and the hook do: the same
+	// look-alike, symlink and name checks, the same answer.
+	if _, err := Features(st, commit); err != nil {
+		return nil, err
+	}
 	f, err := st.ReadFile(commit, path)
 	if errors.Is(err, gitstore.ErrNotFound) {
 		return nil, refusal.New("MissingFact",
@@ -67,6 +72,10 @@ func Load(st *gitstore.Store, t Target) (*Candidate, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if f.Mode != gitstore.ModeFile && f.Mode != gitstore.ModeExec {
+		return nil, refusal.New("ConfigurationMalformed", "commit the contract as a plain file",
+			"%s at %s is not a plain committed file (mode %o): a contract must be one", path, commit.String()[:12], f.Mode)
 	}
 	c, err := ParseContract(path, f.Data)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -243,6 +244,16 @@ func Features(st *gitstore.Store, commit plumbing.Hash) ([]string, error) {
 		return nil, err
 	}
 	for _, dir := range []string{".nwave", ".nwave/features"} {
+		// A case variant (.nwave/Features, .NWAVE) is a look-alike that
+		// no reader would tell apart and nothing would enforce.
+		parent, base := path.Split(dir)
+		if entries, err := tx.ReadDir(strings.TrimSuffix(parent, "/")); err == nil {
+			for _, e := range entries {
+				if e.Name != base && strings.EqualFold(e.Name, base) {
+					return nil, bad(parent+e.Name, "is a look-alike of "+dir+": contracts live in "+dir+" exactly")
+				}
+			}
+		}
 		e, found, err := tx.Lookup(dir)
 		if err != nil {
 			return nil, err

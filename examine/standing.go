@@ -129,8 +129,13 @@ func featureProblem(name string, mode uint32) string {
 		return "is a directory: contracts are .nwave/features/<feature>.md files"
 	case mode == gitstore.ModeSymlink:
 		return "is a symbolic link: a contract must be a committed file"
+	case mode == gitstore.ModeGitlink:
+		return "is a submodule: a contract must be a committed file"
 	case !strings.HasSuffix(name, ".md"):
-		return ""
+		// Anything else here looks like a contract to a reader and is
+		// enforced by nobody (f.MD, f.md.txt, notes): refused by name, so
+		// that renaming a contract cannot retire it quietly.
+		return "is not a contract: everything in .nwave/features must be a <feature>.md contract (move other files elsewhere)"
 	case ValidFeature(strings.TrimSuffix(name, ".md")) != nil:
 		return "is not a valid feature name (letters, digits, '.', '_' and '-')"
 	}

@@ -123,6 +123,21 @@ func TestContractsThatCannotBeEnforcedAreRefusedNotSkipped(t *testing.T) {
 	cases := map[string]func(t *testing.T, dir string){
 		"an invalid feature name": func(t *testing.T, dir string) { gittest.WriteFile(t, dir, ".nwave/features/bad name.md", "x") },
 		"a directory":             func(t *testing.T, dir string) { gittest.WriteFile(t, dir, ".nwave/features/team/pay.md", "x") },
+		"a look-alike upper-case extension": func(t *testing.T, dir string) {
+			gittest.WriteFile(t, dir, ".nwave/features/pay.MD", threeRows)
+		},
+		"a look-alike second extension": func(t *testing.T, dir string) {
+			gittest.WriteFile(t, dir, ".nwave/features/pay.md.txt", threeRows)
+		},
+		"a look-alike directory": func(t *testing.T, dir string) {
+			gittest.WriteFile(t, dir, ".nwave/Features/pay.md", threeRows)
+		},
+		"a contract that is a symbolic link": func(t *testing.T, dir string) {
+			gittest.WriteFile(t, dir, "real.md", threeRows)
+			if err := os.Symlink("../../real.md", filepath.Join(dir, ".nwave", "features", "pay.md")); err != nil {
+				t.Fatal(err)
+			}
+		},
 		"a symbolic link": func(t *testing.T, dir string) {
 			gittest.WriteFile(t, dir, "real/f.md", threeRows)
 			if err := os.RemoveAll(filepath.Join(dir, ".nwave", "features")); err != nil {
@@ -142,6 +157,11 @@ func TestContractsThatCannotBeEnforcedAreRefusedNotSkipped(t *testing.T) {
 			head, _ := x.Store.Resolve("HEAD")
 			if _, err := examine.Features(x.Store, head); !refusal.Named(err, "ConfigurationMalformed") {
 				t.Fatalf("Features = %v, want ConfigurationMalformed", err)
+			}
+			// One reader for every verb: what status refuses, gate run and
+			// the examination refuse too.
+			if _, err := examine.Load(x.Store, examine.Target{Feature: "f"}); !refusal.Named(err, "ConfigurationMalformed") {
+				t.Fatalf("Load = %v, want ConfigurationMalformed", err)
 			}
 		})
 	}

@@ -7,6 +7,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
@@ -253,11 +255,58 @@ func judge(st *gitstore.Store, rd *examine.Reader, res *RefResult) error {
 	if err != nil {
 		return unreadable(u, err)
 	}
+	removed, err := removedContracts(st, u, features)
+	if err != nil {
+		return unreadable(u, err)
+	}
+	for _, f := range removed {
+		res.Verdict = Refused
+		res.Features = append(res.Features, FeatureResult{Feature: f, Outcome: examine.Invalid,
+			Problem: fmt.Sprintf("its contract %s, at %s's tip %s, is gone from this commit; a feature is retired by marking its criteria ABANDON and examining that, never by deleting its contract",
+				examine.DefaultContractPath(f), u.RemoteRef, text.Short(u.RemoteOID))})
+	}
+	if len(removed) > 0 {
+		return judgeFeatures(rd, commit, features, res)
+	}
 	if len(features) == 0 {
 		res.Verdict, res.Why = Pass, "no feature contracts"
 		return nil
 	}
 	res.Verdict = Accepted
+	return judgeFeatures(rd, commit, features, res)
+}
+
+// removedContracts lists the features whose contracts the protected ref's
+// current tip holds and the pushed commit does not: deleting or renaming a
+// contract must not let a commit pass itself.
+func removedContracts(st *gitstore.Store, u Update, now []string) ([]string, error) {
+	if isZeroOID(u.RemoteOID) {
+		return nil, nil
+	}
+	old, err := st.Resolve(u.RemoteOID)
+	if err != nil {
+		return nil, fmt.Errorf("the remote's tip %s of %s is not in this clone, so the contracts it holds cannot be compared (git fetch, then push again): %w", text.Short(u.RemoteOID), u.RemoteRef, err)
+	}
+	before, err := examine.Features(st, old)
+	if err != nil {
+		return nil, err
+	}
+	has := map[string]bool{}
+	for _, f := range now {
+		has[f] = true
+	}
+	var out []string
+	for _, f := range before {
+		if !has[f] {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+// judgeFeatures adds each feature's standing at commit to res.
+func judgeFeatures(rd *examine.Reader, commit plumbing.Hash, features []string, res *RefResult) error {
+	u := res.Update
 	for _, f := range features {
 		sd, err := rd.Standing(commit, f)
 		if err != nil {
@@ -313,7 +362,11 @@ func Explain(r RefResult) string {
 			fmt.Fprintf(&b, "  %s: not examined\n", f.Feature)
 			missing = append(missing, f.Feature)
 		case examine.Invalid:
-			fmt.Fprintf(&b, "  %s: invalid examination (%s): %s\n", f.Feature, f.Record, f.Problem)
+			if f.Record == "" {
+				fmt.Fprintf(&b, "  %s: %s\n", f.Feature, f.Problem)
+			} else {
+				fmt.Fprintf(&b, "  %s: invalid examination (%s): %s\n", f.Feature, f.Record, f.Problem)
+			}
 			missing = append(missing, f.Feature)
 		default:
 			fmt.Fprintf(&b, "  %s: %s (%s)\n", f.Feature, f.Outcome, f.Record)

@@ -154,7 +154,7 @@ func newCandidateRepo(t *testing.T) *candidateRepo {
 	r.noContract = gittest.Git(t, r.dir, "rev-parse", "HEAD")
 	gittest.WriteFile(t, r.dir, ".nwave/features/greet.md", twoRows)
 	gittest.WriteFile(t, r.dir, ".nwave/features/login.md", twoRows)
-	gittest.WriteFile(t, r.dir, ".nwave/features/README", "not a contract")
+	gittest.WriteFile(t, r.dir, ".nwave/README", "not a contract, and not among them")
 	gittest.Git(t, r.dir, "add", "-A")
 	gittest.Git(t, r.dir, "commit", "-q", "-m", "contracts")
 	r.accepted = gittest.Git(t, r.dir, "rev-parse", "HEAD")
