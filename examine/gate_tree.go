@@ -65,7 +65,13 @@ func ExportTree(st *gitstore.Store, commit plumbing.Hash, dir string) error {
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("export %s: %w", commit.String()[:12], err)
+		if _, ok := refusal.As(err); ok {
+			return err
+		}
+		// A tree or blob the commit names and the object store lacks (a
+		// shallow or damaged clone): named, with a remedy, not a bare error.
+		return refusal.NewUnreadable("TreeUnreadable", "fetch the missing objects (git fetch, or git fsck to see what is missing)",
+			"the tree of %s cannot be exported: %v", commit.String()[:12], err)
 	}
 	for _, l := range links {
 		if err := os.Symlink(l.target, l.path); err != nil {

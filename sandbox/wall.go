@@ -198,11 +198,20 @@ type Job struct {
 	wall                  *Wall
 }
 
-// NewJob makes a fresh job directory under the wall's TempRoot.
+// NewJob makes a fresh job directory under the wall's TempRoot, named for
+// this process, after sweeping the job directories of runs whose process
+// is gone (a supervisor killed with SIGKILL cannot remove its own).
 func (w *Wall) NewJob() (*Job, error) {
-	root, err := os.MkdirTemp(orDefault(w.TempRoot, DefaultTempRoot), "nwdes-job-")
+	tmp := orDefault(w.TempRoot, DefaultTempRoot)
+	if fi, err := os.Stat(tmp); err != nil || !fi.IsDir() || !filepath.IsAbs(tmp) {
+		return nil, refusal.New("TempDirUnusable", "set TMPDIR to an existing, writable, absolute directory (or unset it for /tmp)",
+			"the directory for job directories, %q, is not an existing absolute directory", tmp)
+	}
+	sweepJobs(tmp)
+	root, err := os.MkdirTemp(tmp, jobPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
-		return nil, fmt.Errorf("make job directory: %w", err)
+		return nil, refusal.New("TempDirUnusable", "set TMPDIR to an existing, writable, absolute directory (or unset it for /tmp)",
+			"cannot make a job directory in %s: %v", tmp, err)
 	}
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		root = r
@@ -215,6 +224,39 @@ func (w *Wall) NewJob() (*Job, error) {
 		}
 	}
 	return j, nil
+}
+
+const jobPrefix = "nwdes-job-"
+
+// sweepJobs removes job directories whose supervisor is gone: named
+// nwdes-job-<pid>-…, with no process <pid> alive (a pid reused since keeps
+// the directory; it is swept once that process is gone too), and the
+// nwdes-tree-* and nwdes-run-* directories of versions before the wall,
+// once they are an hour old.
+func sweepJobs(tmp string) {
+	ents, err := os.ReadDir(tmp)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !e.IsDir() {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(name, jobPrefix); ok {
+			pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+			if err != nil || pid <= 0 || unix.Kill(pid, 0) != unix.ESRCH {
+				continue
+			}
+			RemoveAll(filepath.Join(tmp, name))
+			continue
+		}
+		if strings.HasPrefix(name, "nwdes-tree-") || strings.HasPrefix(name, "nwdes-run-") {
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
+				RemoveAll(filepath.Join(tmp, name))
+			}
+		}
+	}
 }
 
 // Close removes the job directory and everything the program left in it.

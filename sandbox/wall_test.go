@@ -679,3 +679,33 @@ func TestInheritableCapabilitiesDoNotReachTheProgram(t *testing.T) {
 		t.Fatalf("no capability lines: %q", out)
 	}
 }
+
+func TestJobDirectoriesOfDeadSupervisorsAreSweptAndAnUnusableTMPDIRIsRefused(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	dead := exec.Command("true")
+	dead.Run()
+	stale := filepath.Join(w.TempRoot, "nwdes-job-"+strconv.Itoa(dead.Process.Pid)+"-123")
+	live := filepath.Join(w.TempRoot, "nwdes-job-"+strconv.Itoa(os.Getpid())+"-456")
+	for _, d := range []string{stale, live} {
+		os.MkdirAll(filepath.Join(d, "work"), 0o755)
+	}
+	j, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("the job directory of dead pid %d was not swept", dead.Process.Pid)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Fatalf("a live supervisor's job directory was swept: %v", err)
+	}
+	for _, bad := range []string{"relative/tmp", filepath.Join(w.TempRoot, "missing")} {
+		w2 := newWall(t)
+		w2.TempRoot = bad
+		if _, err := w2.NewJob(); !refusal.Named(err, "TempDirUnusable") {
+			t.Fatalf("TMPDIR %q: %v, want TempDirUnusable", bad, err)
+		}
+	}
+}
