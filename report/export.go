@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -81,38 +82,43 @@ type junitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
-// WriteJUnit writes s as JUnit XML.
+// WriteJUnit writes s as JUnit XML. Every text in it goes through
+// text.XMLText, so the document is well-formed XML 1.0 whatever the
+// records hold: a control character or a byte that is not UTF-8 shows as
+// its escape (\x1b, \xff), as on a terminal, never as a character XML
+// forbids and never silently as U+FFFD.
 func WriteJUnit(w io.Writer, s *Status) error {
-	out := junitSuites{Name: "nwdes acceptance " + s.Commit}
+	x := text.XMLText
+	out := junitSuites{Name: "nwdes acceptance " + x(s.Commit)}
 	for i := range s.Features {
 		f := &s.Features[i]
-		suite := junitSuite{Name: f.Feature, Properties: []junitProperty{
-			{"commit", s.Commit}, {"outcome", string(f.Outcome)}, {"contract", f.Contract},
+		suite := junitSuite{Name: x(f.Feature), Properties: []junitProperty{
+			{"commit", x(s.Commit)}, {"outcome", x(string(f.Outcome))}, {"contract", x(f.Contract)},
 		}}
 		if f.Record != "" {
-			suite.Properties = append(suite.Properties, junitProperty{"record", string(examine.Ref) + ":" + f.Record})
+			suite.Properties = append(suite.Properties, junitProperty{"record", x(string(examine.Ref) + ":" + f.Record)})
 		}
-		class := "nwdes." + f.Feature
+		class := x("nwdes." + f.Feature)
 		switch {
 		case f.Problem != "":
 			suite.Cases = append(suite.Cases, junitCase{Name: "contract", Classname: class,
-				Error: &junitFailure{Type: "contract_unreadable", Message: f.Problem}})
+				Error: &junitFailure{Type: "contract_unreadable", Message: x(f.Problem)}})
 		case f.examination != nil:
 			ex := f.examination
 			for _, r := range ex.Rows {
-				c := junitCase{Name: string(r.Expectation) + ": " + text.OneLine(r.Criterion), Classname: class, SystemOut: citedText(ex, r)}
+				c := junitCase{Name: x(string(r.Expectation) + ": " + text.OneLine(r.Criterion)), Classname: class, SystemOut: x(citedText(ex, r))}
 				switch r.Verdict {
 				case examine.Unmet:
-					c.Failure = &junitFailure{Type: string(r.Class), Message: fmt.Sprintf("unmet (%s)", r.Class), Text: c.SystemOut}
+					c.Failure = &junitFailure{Type: x(string(r.Class)), Message: x(fmt.Sprintf("unmet (%s)", r.Class)), Text: c.SystemOut}
 				case examine.NotExamined:
-					c.Failure = &junitFailure{Type: "not_examined", Message: "not examined: " + text.OneLine(r.Reason)}
+					c.Failure = &junitFailure{Type: "not_examined", Message: x("not examined: " + text.OneLine(r.Reason))}
 				}
 				suite.Cases = append(suite.Cases, c)
 			}
 		default:
 			for _, cr := range f.contract.Criteria {
-				suite.Cases = append(suite.Cases, junitCase{Name: string(cr.ID) + ": " + text.OneLine(cr.Text), Classname: class,
-					Failure: &junitFailure{Type: "not_examined_at_commit", Message: "no published examination of " + f.Feature + " at " + s.Commit}})
+				suite.Cases = append(suite.Cases, junitCase{Name: x(string(cr.ID) + ": " + text.OneLine(cr.Text)), Classname: class,
+					Failure: &junitFailure{Type: "not_examined_at_commit", Message: x("no published examination of " + f.Feature + " at " + s.Commit)}})
 			}
 		}
 		for _, c := range suite.Cases {
@@ -142,10 +148,12 @@ func WriteJUnit(w io.Writer, s *Status) error {
 }
 
 // citedText renders the texts a row cites, each headed by its source.
-// encoding/xml replaces characters XML cannot hold with U+FFFD.
 func citedText(ex *examine.Examination, r examine.PublishedRow) string {
 	var b strings.Builder
 	for _, c := range r.Cites {
+		if c < 0 || c >= len(ex.Texts) {
+			continue
+		}
 		t := ex.Texts[c]
 		fmt.Fprintf(&b, "observed (%s):\n%s", t.Source, t.Text)
 		if len(t.Text) == 0 || t.Text[len(t.Text)-1] != '\n' {
@@ -157,14 +165,18 @@ func citedText(ex *examine.Examination, r examine.PublishedRow) string {
 
 // WriteMarkdown writes a summary fit for a CI job summary
 // ($GITHUB_STEP_SUMMARY, a merge request comment): a table of features and
-// outcomes, then each examination's brief folded under <details>.
+// outcomes, then each examination's brief folded under <details>. Every
+// text a commit or a record supplies is escaped (text.MarkdownInline,
+// MarkdownBlock, MarkdownCode): it can neither leave the table cell or the
+// <details> it is in, nor open a tag, a link or an image.
 func WriteMarkdown(w io.Writer, s *Status) error {
+	in := text.MarkdownInline
 	var b strings.Builder
 	verdict := "accepted"
 	if !s.Accepted {
 		verdict = "**not accepted**"
 	}
-	fmt.Fprintf(&b, "## nwdes acceptance of `%s`: %s\n\n", s.Commit[:12], verdict)
+	fmt.Fprintf(&b, "## nwdes acceptance of %s: %s\n\n", text.MarkdownCode(text.Short(s.Commit)), verdict)
 	if len(s.Features) == 0 {
 		b.WriteString("No feature contract (`.nwave/features/*.md`) at this commit.\n")
 		_, err := io.WriteString(w, b.String())
@@ -172,7 +184,7 @@ func WriteMarkdown(w io.Writer, s *Status) error {
 	}
 	b.WriteString("| feature | outcome | expectations | gates | verify | examination |\n|---|---|---|---|---|---|\n")
 	for _, f := range s.Features {
-		outcome := string(f.Outcome)
+		outcome := in(string(f.Outcome))
 		switch {
 		case f.Problem != "":
 			outcome = "**contract unreadable**"
@@ -186,33 +198,77 @@ func WriteMarkdown(w io.Writer, s *Status) error {
 			exp = fmt.Sprintf("%d met, %d unmet, %d not examined", f.Expectations.Met, f.Expectations.Unmet, f.Expectations.NotExamined)
 		}
 		if f.Gates != nil {
-			gates = f.Gates.State
+			gates = in(f.Gates.State)
 		}
 		if f.Verify != nil {
-			verify = "`" + f.Verify.Verdict + "`"
+			verify = cell(text.MarkdownCode(f.Verify.Verdict))
 		}
 		if f.Record != "" {
-			record = "`" + f.Record + "`"
+			record = cell(text.MarkdownCode(f.Record))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", f.Feature, outcome, exp, gates, verify, record)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", in(f.Feature), outcome, exp, gates, verify, record)
 	}
 	for _, f := range s.Features {
 		switch {
 		case f.Problem != "":
-			fmt.Fprintf(&b, "\n### %s: contract unreadable\n\n%s\n", f.Feature, mdEscape(f.Problem))
+			fmt.Fprintf(&b, "\n### %s: contract unreadable\n\n%s\n", in(f.Feature), text.MarkdownBlock(f.Problem))
 		case f.examination == nil:
-			fmt.Fprintf(&b, "\n### %s: not examined at this commit\n\nExamine it: `git nwdes examine open --feature %s --candidate %s`.\n", f.Feature, f.Feature, s.Commit[:12])
+			fmt.Fprintf(&b, "\n### %s: not examined at this commit\n\nExamine it: %s.\n", in(f.Feature),
+				text.MarkdownCode("git nwdes examine open --feature "+f.Feature+" --candidate "+text.Short(s.Commit)))
 		default:
-			fmt.Fprintf(&b, "\n<details><summary>%s: %s — acceptance brief</summary>\n\n%s\n</details>\n", f.Feature, f.Outcome, examine.RenderBrief(f.examination))
+			fmt.Fprintf(&b, "\n<details><summary>%s: %s — acceptance brief</summary>\n\n%s\n</details>\n", in(f.Feature), in(string(f.Outcome)), markdownBrief(f.examination))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func mdEscape(s string) string {
-	r := strings.NewReplacer("<", "&lt;", ">", "&gt;", "|", "\\|", "`", "\\`", "*", "\\*", "_", "\\_")
-	return r.Replace(s)
+// cell makes a code span fit for a table cell: GFM splits a row at every
+// "|" not escaped, code spans included.
+func cell(code string) string { return strings.ReplaceAll(code, "|", `\|`) }
+
+// markdownBrief is examine.RenderBrief with every text a record holds
+// escaped for Markdown. The note keeps the brief as examine renders it;
+// the export lands on a page other people read, inside a <details> the
+// text must not get out of. Cited texts keep their fence (longer than any
+// backtick run in them) with their controls escaped; the diagnostic
+// becomes literal paragraphs. TestTheMarkdownBriefIsTheNotesBrief keeps
+// the two renderings alike.
+func markdownBrief(ex *examine.Examination) string {
+	in := text.MarkdownInline
+	var b strings.Builder
+	fmt.Fprintf(&b, "## nwdes acceptance brief: %s: %s\n\n", in(ex.Feature), in(string(ex.Outcome)))
+	fmt.Fprintf(&b, "- candidate: %s\n- contract: %s (blob %s)\n- closed: %s\n",
+		in(ex.Candidate), in(ex.ContractPath), in(text.Short(ex.ContractBlob)), in(ex.ClosedAt))
+	for _, r := range ex.Rows {
+		fmt.Fprintf(&b, "\n### %s: %s", in(string(r.Expectation)), in(string(r.Verdict)))
+		switch {
+		case r.Class != "":
+			fmt.Fprintf(&b, " (%s)", in(string(r.Class)))
+		case r.Reason != "":
+			fmt.Fprintf(&b, " (reason: %s)", in(text.OneLine(r.Reason)))
+		}
+		fmt.Fprintf(&b, "\n\n%s\n", in(text.OneLine(r.Criterion)))
+		for _, c := range r.Cites {
+			if c < 0 || c >= len(ex.Texts) {
+				continue
+			}
+			t := ex.Texts[c]
+			body := text.Terminal(string(t.Text))
+			fence := examine.Fence([]byte(body))
+			fmt.Fprintf(&b, "\nobserved (%s):\n\n%stext\n%s", in(string(t.Source)), fence, body)
+			noFinalNewline := len(body) > 0 && body[len(body)-1] != '\n'
+			if noFinalNewline {
+				b.WriteString("\n")
+			}
+			b.WriteString(fence + "\n")
+			if noFinalNewline {
+				b.WriteString("(no newline at end of text)\n")
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\n### diagnostic\n\n%s\n", text.MarkdownBlock(strings.TrimRight(ex.Diagnostic, "\n")))
+	return b.String()
 }
 
 // In-toto Statement v1 (https://github.com/in-toto/attestation, spec/v1):
@@ -280,7 +336,11 @@ type predRow struct {
 	Reason      string                `json:"reason,omitempty"`
 }
 
-// WriteInToto writes s as an in-toto Statement v1.
+// WriteInToto writes s as an in-toto Statement v1. Texts keep their
+// bytes, JSON-escaped (encoding/json replaces a byte that is not UTF-8
+// with U+FFFD); text.JSON also escapes DEL, C1 and bidirectional controls,
+// so the document is valid JSON whatever the records hold and prints
+// safely.
 func WriteInToto(w io.Writer, s *Status) error {
 	p := &predicate{Commit: s.Commit, Accepted: s.Accepted, Features: []predFeature{},
 		Records: predRecordsRefs{Examinations: string(examine.Ref), Notes: "refs/notes/nwdes"}}
@@ -304,8 +364,13 @@ func WriteInToto(w io.Writer, s *Status) error {
 		PredicateType: PredicateType,
 		Predicate:     p,
 	}
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(st)
+	if err := enc.Encode(st); err != nil {
+		return err
+	}
+	_, err := w.Write(text.JSON(buf.Bytes()))
+	return err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/sandbox"
 )
 
@@ -266,7 +267,7 @@ EXAMPLES
 				writeJSON(s.env.Stdout, rep)
 			} else {
 				for _, p := range rep.Problems {
-					fmt.Fprintf(s.env.Stdout, "problem: %s\n", p)
+					fmt.Fprintf(s.env.Stdout, "problem: %s\n", text.TerminalLine(p.String()))
 				}
 				fmt.Fprintf(s.env.Stdout, "checked %d refs, %d commits, %d records, %d notes: %d problems\n",
 					rep.Refs, rep.Commits, rep.Records, rep.Notes, len(rep.Problems))

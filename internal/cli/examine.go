@@ -96,11 +96,17 @@ func selector(c *cli.Context) (examine.Selector, error) {
 }
 
 func (s *session) printResult(res *examine.Result) {
-	for _, n := range res.Notices {
-		fmt.Fprintf(s.env.Stderr, "notice: %s\n", n)
-	}
+	s.printNotices(res.Notices)
 	if res.Message != "" {
-		fmt.Fprintln(s.env.Stdout, res.Message)
+		fmt.Fprintln(s.env.Stdout, text.Terminal(res.Message))
+	}
+}
+
+// printNotices prints notices on stderr, one line each, escaped: they
+// quote contracts and records.
+func (s *session) printNotices(notices []string) {
+	for _, n := range notices {
+		fmt.Fprintf(s.env.Stderr, "notice: %s\n", text.TerminalLine(n))
 	}
 }
 
@@ -280,17 +286,16 @@ EXAMPLES
 						return err
 					}
 					ex, notices, err := x.Close(c.Context, target(c), c.String("outcome"), c.String("diagnostic"))
-					for _, n := range notices {
-						fmt.Fprintf(s.env.Stderr, "notice: %s\n", n)
-					}
+					s.printNotices(notices)
 					if err != nil {
 						return err
 					}
 					if asJSON {
 						writeJSON(s.env.Stdout, examinationJSON(ex))
 					} else {
+						esc := text.TerminalLine
 						fmt.Fprintf(s.env.Stdout, "published %s at %s\nbrief: git log -1 --notes=nwdes %s\n%s\n",
-							ex.Feature, ex.Candidate[:12], ex.Candidate[:12], ex.Outcome)
+							esc(ex.Feature), esc(text.Short(ex.Candidate)), esc(text.Short(ex.Candidate)), esc(string(ex.Outcome)))
 					}
 					if ex.Outcome != examine.Accepted {
 						return negative(string(ex.Outcome))
@@ -327,12 +332,7 @@ EXAMPLES
 					if asJSON {
 						return writeJSON(s.env.Stdout, map[string]any{"draft": draftJSON(d), "published": examinationJSON(ex)})
 					}
-					s.renderDraft(c.String("feature"), d)
-					if ex == nil {
-						fmt.Fprintln(s.env.Stdout, "\nno published examination")
-					} else {
-						fmt.Fprintf(s.env.Stdout, "\npublished: %s\n\n%s", ex.Path, examine.RenderBrief(ex))
-					}
+					s.renderShow(c.String("feature"), d, ex)
 					return nil
 				},
 			},
@@ -340,15 +340,30 @@ EXAMPLES
 	}
 }
 
-func (s *session) renderDraft(feature string, d *examine.Draft) {
+// renderShow prints the draft and the published examination for people.
+// Every text from a record is escaped: one-line values with
+// text.TerminalLine, observations quoted (%q escapes as TerminalLine
+// does), and the brief, which keeps its lines, with text.Terminal.
+func (s *session) renderShow(feature string, d *examine.Draft, ex *examine.Examination) {
 	w := s.env.Stdout
-	if d == nil {
-		fmt.Fprintf(w, "feature %s has no draft\n", feature)
+	s.renderDraft(feature, d)
+	if ex == nil {
+		fmt.Fprintln(w, "\nno published examination")
 		return
 	}
-	fmt.Fprintf(w, "draft of %s: %d observations, %d verdicts\n", feature, len(d.Observations), len(d.Verdicts))
+	fmt.Fprintf(w, "\npublished: %s\n\n%s", text.TerminalLine(ex.Path), text.Terminal(examine.RenderBrief(ex)))
+}
+
+func (s *session) renderDraft(feature string, d *examine.Draft) {
+	esc := text.TerminalLine
+	w := s.env.Stdout
+	if d == nil {
+		fmt.Fprintf(w, "feature %s has no draft\n", esc(feature))
+		return
+	}
+	fmt.Fprintf(w, "draft of %s: %d observations, %d verdicts\n", esc(feature), len(d.Observations), len(d.Verdicts))
 	for _, o := range d.Observations {
-		fmt.Fprintf(w, "  %s (%s) %q\n", o.ID, o.Source, text.Truncate(string(o.Text), 70))
+		fmt.Fprintf(w, "  %s (%s) %q\n", esc(string(o.ID)), esc(string(o.Source)), text.Truncate(string(o.Text), 70))
 	}
 	for _, v := range d.Verdicts {
 		extra := string(v.Class)
@@ -359,7 +374,7 @@ func (s *session) renderDraft(feature string, d *examine.Draft) {
 		for _, o := range v.Observations {
 			cites = append(cites, string(o))
 		}
-		fmt.Fprintf(w, "  %s %s %s cites [%s]\n", v.Expectation, v.Verdict, extra, strings.Join(cites, " "))
+		fmt.Fprintf(w, "  %s %s %s cites [%s]\n", esc(string(v.Expectation)), esc(string(v.Verdict)), esc(extra), esc(strings.Join(cites, " ")))
 	}
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,16 +57,18 @@ func report(err error, stdout, stderr io.Writer, jsonOut bool, st style) int {
 	if errors.As(err, &pt) {
 		return pt.code
 	}
+	// Details quote what a commit, a record or the command line held:
+	// escaped (text.TerminalLine), they stay one line and act on nothing.
 	var u *usageError
 	if errors.As(err, &u) {
-		fmt.Fprintf(stderr, "%s %s\n", st.red("usage:"), u.err)
+		fmt.Fprintf(stderr, "%s %s\n", st.red("usage:"), text.TerminalLine(u.err.Error()))
 		fmt.Fprintln(stderr, "remedy: run the verb with -h for its usage and examples")
 		return ExitRefused
 	}
 	if r, ok := refusal.As(err); ok {
-		fmt.Fprintf(stderr, "%s: %s\n", st.red(r.Name), text.OneLine(r.Detail))
+		fmt.Fprintf(stderr, "%s: %s\n", st.red(text.TerminalLine(r.Name)), text.TerminalLine(text.OneLine(r.Detail)))
 		if r.Remedy != "" {
-			fmt.Fprintf(stderr, "remedy: %s\n", text.OneLine(r.Remedy))
+			fmt.Fprintf(stderr, "remedy: %s\n", text.TerminalLine(text.OneLine(r.Remedy)))
 		}
 		if jsonOut {
 			writeJSON(stdout, map[string]any{"refusal": map[string]string{"name": r.Name, "detail": r.Detail, "remedy": r.Remedy}})
@@ -75,13 +78,22 @@ func report(err error, stdout, stderr io.Writer, jsonOut bool, st style) int {
 		}
 		return ExitRefused
 	}
-	fmt.Fprintf(stderr, "%s %s\n", st.red("error:"), text.OneLine(err.Error()))
+	fmt.Fprintf(stderr, "%s %s\n", st.red("error:"), text.TerminalLine(text.OneLine(err.Error())))
 	return ExitNegative
 }
 
+// writeJSON prints v as one JSON document. Texts keep their bytes,
+// JSON-escaped; text.JSON also escapes the controls encoding/json leaves
+// raw (DEL, C1, bidirectional), so the document prints safely and means
+// the same.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(text.JSON(buf.Bytes()))
+	return err
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/sandbox"
 )
 
@@ -144,36 +145,37 @@ func gateJudgment(rep *examine.GateReport) error {
 	return negative("some oracle is not MET")
 }
 
+// renderGates prints a gate report; notes quote commands, markers and
+// reasons from the contract, escaped as one value each.
 func (s *session) renderGates(rep *examine.GateReport, asJSON, ran bool) {
-	for _, n := range rep.Notices {
-		fmt.Fprintf(s.env.Stderr, "notice: %s\n", n)
-	}
+	esc := text.TerminalLine
+	s.printNotices(rep.Notices)
 	if asJSON {
 		writeJSON(s.env.Stdout, rep)
 		return
 	}
 	w := s.env.Stdout
 	for _, r := range rep.Rows {
-		line := fmt.Sprintf("%s %s — %s", r.Expectation, r.State, r.Note)
+		line := fmt.Sprintf("%s %s — %s", esc(string(r.Expectation)), esc(string(r.State)), esc(r.Note))
 		if r.Observation != "" {
-			line += fmt.Sprintf(" (draft observation %s)", r.Observation)
+			line += fmt.Sprintf(" (draft observation %s)", esc(string(r.Observation)))
 		}
 		fmt.Fprintln(w, line)
 	}
 	if len(rep.NoOracle) > 0 {
 		ids := make([]string, len(rep.NoOracle))
 		for i, id := range rep.NoOracle {
-			ids[i] = string(id)
+			ids[i] = esc(string(id))
 		}
 		fmt.Fprintf(w, "without an oracle: %s (judged by the examination)\n", strings.Join(ids, ", "))
 	}
 	switch {
 	case len(rep.Rows) == 0:
-		fmt.Fprintf(w, "%s has no oracle at %s: nothing to run\n", rep.Feature, rep.Candidate[:12])
+		fmt.Fprintf(w, "%s has no oracle at %s: nothing to run\n", esc(rep.Feature), esc(text.Short(rep.Candidate)))
 	case ran:
-		fmt.Fprintf(w, "candidate %s; evidence recorded in refs/nwdes/gates\n", rep.Candidate[:12])
+		fmt.Fprintf(w, "candidate %s; evidence recorded in refs/nwdes/gates\n", esc(text.Short(rep.Candidate)))
 	default:
-		fmt.Fprintf(w, "candidate %s\n", rep.Candidate[:12])
+		fmt.Fprintf(w, "candidate %s\n", esc(text.Short(rep.Candidate)))
 	}
 }
 
@@ -228,7 +230,7 @@ EXIT STATUS
 			if asJSON {
 				writeJSON(s.env.Stdout, map[string]any{"result": r, "token": r.Token(), "report": r.Render(), "record": r.Location()})
 			} else {
-				fmt.Fprint(s.env.Stdout, r.Render())
+				s.renderVerify(r)
 			}
 			if r.Verdict != examine.VerdictConforme {
 				return negative(r.Token())
@@ -236,4 +238,12 @@ EXIT STATUS
 			return nil
 		},
 	}
+}
+
+// renderVerify prints the verify block. examine renders it with the
+// contract's criteria, paths and reasons as they are; the block is
+// escaped here as it is written (text.Terminal keeps its lines), and the
+// record and --json keep the exact text.
+func (s *session) renderVerify(r *examine.VerifyResult) {
+	fmt.Fprint(s.env.Stdout, text.Terminal(r.Render()))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/hooks"
+	"github.com/nwdes/nwdes/internal/text"
 )
 
 // syncOptions are the git-facing options every verb that runs git shares.
@@ -47,10 +48,10 @@ func (s *session) hooksCmd() *cli.Command {
 			return writeJSON(s.env.Stdout, st)
 		}
 		for _, a := range st.Actions {
-			fmt.Fprintln(s.env.Stdout, a)
+			fmt.Fprintln(s.env.Stdout, text.TerminalLine(a))
 		}
 		for _, l := range hooks.Describe(st) {
-			fmt.Fprintln(s.env.Stdout, l)
+			fmt.Fprintln(s.env.Stdout, text.TerminalLine(l))
 		}
 		return nil
 	}
@@ -172,12 +173,14 @@ EXAMPLES
 				if err != nil {
 					return err
 				}
+				// git shows a hook's stderr on the pusher's terminal: the
+				// explanations quote ref and feature names, escaped.
 				for _, r := range rep.Refs {
 					switch r.Verdict {
 					case hooks.Refused:
-						fmt.Fprint(s.env.Stderr, hooks.Explain(r))
+						fmt.Fprint(s.env.Stderr, text.Terminal(hooks.Explain(r)))
 					case hooks.Accepted:
-						fmt.Fprint(s.env.Stderr, hooks.Summary(r))
+						fmt.Fprint(s.env.Stderr, text.Terminal(hooks.Summary(r)))
 					}
 				}
 				if !rep.OK() {

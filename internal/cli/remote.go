@@ -70,16 +70,16 @@ EXAMPLES
 					return err
 				}
 				for _, w := range res.Warnings {
-					fmt.Fprintf(s.env.Stderr, "warning: %s\n", w)
+					fmt.Fprintf(s.env.Stderr, "warning: %s\n", text.TerminalLine(w))
 				}
 				if asJSON {
 					return writeJSON(s.env.Stdout, res)
 				}
 				for _, a := range res.Added {
-					fmt.Fprintf(s.env.Stdout, "added remote.%s.fetch %s\n", remote, a)
+					fmt.Fprintf(s.env.Stdout, "added remote.%s.fetch %s\n", text.TerminalLine(remote), text.TerminalLine(a))
 				}
 				if len(res.Added) == 0 {
-					fmt.Fprintf(s.env.Stdout, "remote %s already fetches nwdes refs and notes; nothing changed\n", remote)
+					fmt.Fprintf(s.env.Stdout, "remote %s already fetches nwdes refs and notes; nothing changed\n", text.TerminalLine(remote))
 				}
 				return nil
 			},
@@ -153,8 +153,11 @@ EXAMPLES
 	}
 }
 
+// renderSync prints what fetch or push did. Ref names and record paths
+// come from the remote: each line is escaped as one value.
 func (s *session) renderSync(verb string, rep *gitstore.SyncReport) {
 	w := s.env.Stdout
+	esc := text.TerminalLine
 	for _, r := range rep.Merged {
 		line := fmt.Sprintf("%s: %s", r.Ref, r.Action)
 		switch r.Action {
@@ -164,16 +167,16 @@ func (s *session) renderSync(verb string, rep *gitstore.SyncReport) {
 		if n := len(r.Resolved); n > 0 {
 			line += fmt.Sprintf("; both sides had changed %d path(s): %s", n, strings.Join(r.Resolved, ", "))
 		}
-		fmt.Fprintln(w, line)
+		fmt.Fprintln(w, esc(line))
 	}
 	for _, r := range rep.Pushed {
-		fmt.Fprintf(w, "pushed %s to %s (%s..%s)\n", r.Ref, rep.Remote, abbrevOr(r.Before, "new"), text.Short(r.After))
+		fmt.Fprintln(w, esc(fmt.Sprintf("pushed %s to %s (%s..%s)", r.Ref, rep.Remote, abbrevOr(r.Before, "new"), text.Short(r.After))))
 	}
 	switch {
 	case verb == "push" && len(rep.Pushed) == 0:
-		fmt.Fprintf(w, "nothing to push: %s has every local nwdes ref\n", rep.Remote)
+		fmt.Fprintf(w, "nothing to push: %s has every local nwdes ref\n", esc(rep.Remote))
 	case verb == "fetch" && len(rep.Merged) == 0:
-		fmt.Fprintf(w, "%s has no nwdes refs\n", rep.Remote)
+		fmt.Fprintf(w, "%s has no nwdes refs\n", esc(rep.Remote))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/internal/text"
 	reports "github.com/nwdes/nwdes/report"
 )
 
@@ -68,36 +69,41 @@ EXAMPLES
 	}
 }
 
+// renderStatus prints rep for people. Names, problems, records and verify
+// tokens come from commits and records: each is escaped as one value
+// (text.TerminalLine), so it can neither act on the terminal nor start a
+// line or a column of its own.
 func (s *session) renderStatus(rep *reports.Status) {
+	esc := text.TerminalLine
 	w := s.env.Stdout
-	fmt.Fprintf(w, "commit %s\n", rep.Commit)
+	fmt.Fprintf(w, "commit %s\n", esc(rep.Commit))
 	if len(rep.Features) == 0 {
 		fmt.Fprintln(w, "no feature contract (.nwave/features/*.md) at this commit")
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, f := range rep.Features {
-		outcome := string(f.Outcome)
+		outcome := esc(string(f.Outcome))
 		if f.Outcome == examine.None {
 			outcome = "not examined"
 		}
 		var extra []string
 		if f.Problem != "" {
 			outcome = "contract unreadable"
-			extra = append(extra, f.Problem)
+			extra = append(extra, esc(f.Problem))
 		}
 		if f.Expectations != nil {
 			extra = append(extra, fmt.Sprintf("%d met, %d unmet, %d not examined", f.Expectations.Met, f.Expectations.Unmet, f.Expectations.NotExamined))
 		}
 		if f.Gates != nil {
-			extra = append(extra, "gates "+f.Gates.State)
+			extra = append(extra, "gates "+esc(f.Gates.State))
 		}
 		if f.Verify != nil {
-			extra = append(extra, "verify "+f.Verify.Verdict)
+			extra = append(extra, "verify "+esc(f.Verify.Verdict))
 		}
 		if f.Record != "" {
-			extra = append(extra, f.Record)
+			extra = append(extra, esc(f.Record))
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", f.Feature, outcome, strings.Join(extra, "; "))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", esc(f.Feature), outcome, strings.Join(extra, "; "))
 	}
 	tw.Flush()
 	if rep.Accepted {
@@ -106,7 +112,7 @@ func (s *session) renderStatus(rep *reports.Status) {
 	}
 	var names []string
 	for _, f := range rep.Unaccepted() {
-		names = append(names, f.Feature)
+		names = append(names, esc(f.Feature))
 	}
 	fmt.Fprintf(w, "not accepted: %s lack an accepted examination at this commit\n", strings.Join(names, ", "))
 }

@@ -1,6 +1,7 @@
 // Package text holds the few string helpers every layer uses to render
-// messages: one line, bounded length, short object ids. It imports only
-// the standard library.
+// messages: one line, bounded length, short object ids; and the escaping
+// of untrusted text wherever it is printed — a terminal, Markdown, XML,
+// JSON (escape.go, markdown.go). It imports only the standard library.
 package text
 
 import (
