@@ -172,8 +172,10 @@ func (s *session) renderGates(rep *examine.GateReport, asJSON, ran bool) {
 	switch {
 	case len(rep.Rows) == 0:
 		fmt.Fprintf(w, "%s has no oracle at %s: nothing to run\n", esc(rep.Feature), esc(text.Short(rep.Candidate)))
-	case ran:
+	case ran && recorded(rep):
 		fmt.Fprintf(w, "candidate %s; evidence recorded in refs/nwdes/gates\n", esc(text.Short(rep.Candidate)))
+	case ran:
+		fmt.Fprintf(w, "candidate %s; every oracle is abandoned: nothing ran, nothing recorded\n", esc(text.Short(rep.Candidate)))
 	default:
 		fmt.Fprintf(w, "candidate %s\n", esc(text.Short(rep.Candidate)))
 	}
@@ -246,4 +248,14 @@ EXIT STATUS
 // record and --json keep the exact text.
 func (s *session) renderVerify(r *examine.VerifyResult) {
 	fmt.Fprint(s.env.Stdout, text.Terminal(r.Render()))
+}
+
+// recorded reports whether a run recorded any evidence.
+func recorded(rep *examine.GateReport) bool {
+	for _, r := range rep.Rows {
+		if r.Evidence != nil {
+			return true
+		}
+	}
+	return false
 }
