@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"sort"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/nwdes/nwdes/refusal"
@@ -128,6 +130,12 @@ func Canonical(v any) ([]byte, error) {
 	case []byte:
 		raw = t
 	default:
+		// encoding/json would replace invalid UTF-8 with U+FFFD, so the
+		// record would not say what was given: refuse it first.
+		if where, ok := invalidUTF8(reflect.ValueOf(v), ""); ok {
+			return nil, refusal.New("InputNotUTF8", "give text as UTF-8",
+				"%s holds bytes that are not UTF-8; a record keeps text exactly or not at all", where)
+		}
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
@@ -254,4 +262,54 @@ func writeString(out *bytes.Buffer, s string) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	out.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+// invalidUTF8 finds a string in v (fields, elements, map keys and values)
+// that is not valid UTF-8, and says where.
+func invalidUTF8(v reflect.Value, where string) (string, bool) {
+	switch v.Kind() {
+	case reflect.String:
+		if !utf8.ValidString(v.String()) {
+			return where, true
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return invalidUTF8(v.Elem(), where)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < v.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() || f.Tag.Get("json") == "-" {
+				continue
+			}
+			name := strings.Split(f.Tag.Get("json"), ",")[0]
+			if name == "" {
+				name = f.Name
+			}
+			if w, ok := invalidUTF8(v.Field(i), strings.TrimPrefix(where+"."+name, ".")); ok {
+				return w, true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
+			return "", false // []byte is base64 in JSON: any bytes survive
+		}
+		for i := 0; i < v.Len(); i++ {
+			if w, ok := invalidUTF8(v.Index(i), fmt.Sprintf("%s[%d]", where, i)); ok {
+				return w, true
+			}
+		}
+	case reflect.Map:
+		it := v.MapRange()
+		for it.Next() {
+			if w, ok := invalidUTF8(it.Key(), where+"{key}"); ok {
+				return w, true
+			}
+			if w, ok := invalidUTF8(it.Value(), fmt.Sprintf("%s[%v]", where, it.Key())); ok {
+				return w, true
+			}
+		}
+	}
+	return "", false
 }
