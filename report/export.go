@@ -102,7 +102,7 @@ func WriteJUnit(w io.Writer, s *Status) error {
 		switch {
 		case f.Problem != "":
 			suite.Cases = append(suite.Cases, junitCase{Name: "contract", Classname: class,
-				Error: &junitFailure{Type: "contract_unreadable", Message: x(f.Problem)}})
+				Error: &junitFailure{Type: strings.ReplaceAll(ProblemLabel(f), " ", "_"), Message: x(f.Problem)}})
 		case f.examination != nil:
 			ex := f.examination
 			for _, r := range ex.Rows {
@@ -187,7 +187,7 @@ func WriteMarkdown(w io.Writer, s *Status) error {
 		outcome := in(string(f.Outcome))
 		switch {
 		case f.Problem != "":
-			outcome = "**contract unreadable**"
+			outcome = "**" + ProblemLabel(&f) + "**"
 		case f.Outcome == examine.None:
 			outcome = "**not examined**"
 		case f.Outcome != examine.Accepted:
@@ -211,7 +211,7 @@ func WriteMarkdown(w io.Writer, s *Status) error {
 	for _, f := range s.Features {
 		switch {
 		case f.Problem != "":
-			fmt.Fprintf(&b, "\n### %s: contract unreadable\n\n%s\n", in(f.Feature), text.MarkdownBlock(f.Problem))
+			fmt.Fprintf(&b, "\n### %s: %s\n\n%s\n", in(f.Feature), ProblemLabel(&f), text.MarkdownBlock(f.Problem))
 		case f.examination == nil:
 			fmt.Fprintf(&b, "\n### %s: not examined at this commit\n\nExamine it: %s.\n", in(f.Feature),
 				text.MarkdownCode("git nwdes examine open --feature "+f.Feature+" --candidate "+text.Short(s.Commit)))
@@ -373,4 +373,13 @@ func WriteInToto(w io.Writer, s *Status) error {
 	}
 	_, err := w.Write(text.JSON(buf.Bytes()))
 	return err
+}
+
+// ProblemLabel names why a feature could not be judged: its examination
+// does not hold up, or its contract could not be read.
+func ProblemLabel(f *Feature) string {
+	if f.Outcome == examine.Invalid {
+		return "invalid examination"
+	}
+	return "contract unreadable"
 }

@@ -88,7 +88,7 @@ func (s *session) renderStatus(rep *reports.Status) {
 		}
 		var extra []string
 		if f.Problem != "" {
-			outcome = "contract unreadable"
+			outcome = reports.ProblemLabel(&f)
 			extra = append(extra, esc(f.Problem))
 		}
 		if f.Expectations != nil {
