@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -215,6 +217,18 @@ func NoRetry() UpdateOption { return func(c *updateConfig) { c.noRetry = true } 
 // It returns the new tip (or the unchanged tip when fn staged nothing, or
 // staged edits that leave the tree as it was).
 func (s *Store) Update(ctx context.Context, ref RefName, message string, fn func(*Tx) error, opts ...UpdateOption) (plumbing.Hash, error) {
+	h, err := s.update(ctx, ref, message, fn, opts...)
+	if err != nil && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
+		if _, named := refusal.As(err); !named {
+			return h, refusal.New("StoreNotWritable",
+				"run as a user who may write the repository's .git, or on a writable file system",
+				"cannot write %s: %v", ref, err).Wrap(err)
+		}
+	}
+	return h, err
+}
+
+func (s *Store) update(ctx context.Context, ref RefName, message string, fn func(*Tx) error, opts ...UpdateOption) (plumbing.Hash, error) {
 	var cfg updateConfig
 	for _, o := range opts {
 		o(&cfg)

@@ -103,6 +103,10 @@ func Dir(loc gitstore.Location, cfg *gitstore.Config, home string) (dir, configu
 
 // Status reports what is installed in dir.
 func Status(dir string) (*State, error) {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return nil, refusal.New("HooksPathUnusable", "set core.hooksPath to a directory, or unset it (git config --unset core.hooksPath)",
+			"the hooks directory %s is not a directory", dir)
+	}
 	st := &State{Dir: dir, Hook: filepath.Join(dir, PrePush), Actions: []string{}}
 	kind, err := inspect(st.Hook)
 	if err != nil {
