@@ -8,7 +8,7 @@ COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -X github.com/nwdes/nwdes/internal/cli.version=$(VERSION) -X github.com/nwdes/nwdes/internal/cli.commit=$(COMMIT)
 BIN      := bin/git-nwdes
 
-.PHONY: build install test demo bench fmt vet clean
+.PHONY: build install test demo bench fuzz fmt vet clean
 
 # CGO_ENABLED=0: a static binary starts faster, and every wall a gate runs
 # starts this binary again as its helper.
@@ -30,14 +30,28 @@ fmt:
 vet:
 	$(GO) vet ./...
 
+# Every test with the race detector, then every fuzz target briefly.
 test: fmt vet
 	$(GO) test -race -count=1 ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
 demo: build
 	./demo/run.sh $(BIN)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Every fuzz target for FUZZTIME each (make test runs their seed corpora,
+# including every input a fuzzer ever found, on each run). New findings
+# land in the package's testdata/fuzz and become seeds: commit them.
+FUZZTIME ?= 30s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
 
 clean:
 	rm -rf bin

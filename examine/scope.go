@@ -38,14 +38,17 @@ func MatchScope(glob, path string) bool {
 // matches nothing (an empty one).
 func compileScope(glob string) *regexp.Regexp {
 	glob = strings.TrimPrefix(strings.TrimPrefix(glob, "./"), "/")
-	if glob == "" {
+	if glob == "" || !utf8.ValidString(glob) {
+		// Contracts are UTF-8 (ParseContract refuses others); a glob that
+		// is not matches nothing rather than something by accident.
 		return nil
 	}
 	if strings.HasSuffix(glob, "/") {
 		glob += "**"
 	}
 	var b strings.Builder
-	b.WriteString(`^`)
+	// (?s): a path may hold a newline, which `.` must match too.
+	b.WriteString(`(?s)^`)
 	for i := 0; i < len(glob); {
 		switch {
 		case glob[i] == '*':
@@ -69,8 +72,6 @@ func compileScope(glob string) *regexp.Regexp {
 			b.WriteString(`[^/]`)
 			i++
 		default:
-			// Contracts are valid UTF-8 (ParseContract refuses others);
-			// an invalid byte would stand for U+FFFD, as regexp reads paths.
 			_, size := utf8.DecodeRuneInString(glob[i:])
 			b.WriteString(regexp.QuoteMeta(glob[i : i+size]))
 			i += size

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -179,9 +180,15 @@ func decodeTree(h plumbing.Hash, b []byte) ([]treeEntry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tree %s has a bad mode: %w", h, err)
 		}
+		name := string(b[sp+1 : nul])
+		if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
+			// git fsck refuses these too; a path built from one would not
+			// be the path the tree seems to hold.
+			return nil, fmt.Errorf("tree %s has an entry named %q", h, name)
+		}
 		var eh plumbing.Hash
 		copy(eh[:], b[nul+1:nul+21])
-		out = append(out, treeEntry{name: string(b[sp+1 : nul]), mode: uint32(mode), hash: eh})
+		out = append(out, treeEntry{name: name, mode: uint32(mode), hash: eh})
 		b = b[nul+21:]
 	}
 	return out, nil

@@ -1,0 +1,57 @@
+package examine
+
+import (
+	"testing"
+
+	"github.com/nwdes/nwdes/gitstore"
+)
+
+// FuzzRecordDecoders feeds every record decoder any body at any path: each
+// must refuse what it does not understand, never panic, and never return a
+// value whose ids a later slice would trip on.
+func FuzzRecordDecoders(f *testing.F) {
+	const c = "0123456789abcdef0123456789abcdef01234567"
+	seeds := []struct {
+		kind       string
+		path, body string
+	}{
+		{string(KindExamination), "published/01/23456789abcdef0123456789abcdef01234567/f/20260101T000000.000000000Z-000000000000",
+			`{"candidate":"` + c + `","closed_at":"2026-01-01T00:00:00.000000000Z","contract_blob":"ab","contract_path":"x","diagnostic":"d","feature":"f","outcome":"accepted","rows":[{"cites":[0],"criterion":"c","expectation":"E1","verdict":"met"}],"texts":[{"source":"examiner"}]}`},
+		{string(KindExamination), "published/01/2/f/zzzz", `{"candidate":"","closed_at":"x","contract_blob":"","contract_path":"","diagnostic":"","feature":"../f","outcome":"accepted","rows":[],"texts":[]}`},
+		{string(KindLatest), "features/f", `{"candidate":"` + c + `","closed_at":"2026-01-01T00:00:00.000000000Z","outcome":"accepted","path":"published/x"}`},
+		{string(KindDraft), "drafts/f", `{"feature":"f","next_id":1,"observations":[{"id":"O1","source":"examiner"}],"rows":["E1"],"verdicts":[]}`},
+		{string(KindEvidence), "evidence/01/23/f/E1/x-y", `{"candidate":"` + c + `","end":"wall","state":"MET","feature":"f","expectation":"E1"}`},
+		{string(KindGateLatest), "latest/f", `{"criteria":{"E1":{"candidate":"ab","path":"p","ran_at":"t","state":"MET"}},"feature":"f"}`},
+		{string(KindVerifyResult), "verify/01/23/f/x-y", `{"feature":"f","head":"` + c + `","verdict":"ERROR"}`},
+	}
+	for _, s := range seeds {
+		f.Add(s.kind, s.path, []byte(s.body), 1)
+		f.Add(s.kind, s.path, []byte(s.body), 2)
+	}
+	f.Fuzz(func(t *testing.T, kind, path string, body []byte, v int) {
+		rec := &gitstore.Record{Kind: gitstore.Kind(kind), V: v, Body: body, Payloads: map[string][]byte{"t1": []byte("x"), "O1": []byte("y")}}
+		if ex, err := examinationFrom(path, rec); err == nil {
+			_ = RenderBrief(ex)
+			if !isHex40(ex.Candidate) || !isHex40(ex.ContractBlob) {
+				t.Fatalf("accepted an examination with ids %q %q", ex.Candidate, ex.ContractBlob)
+			}
+		}
+		_, _ = latestFrom(path, rec)
+		if d, err := draftFrom(path, rec); err == nil {
+			for _, o := range d.Observations {
+				if n, ok := observationNumber(o.ID); !ok || n >= d.NextID {
+					t.Fatalf("accepted a draft that would reissue %s (next_id %d)", o.ID, d.NextID)
+				}
+			}
+		}
+		if e, err := evidenceFrom(path, rec); err == nil {
+			_ = e.Summary()
+			_ = e.ObservationText()
+		}
+		_, _ = gateLatestFrom(path, rec)
+		if r, err := verifyFrom(path, rec); err == nil {
+			_ = r.Render()
+			_ = r.Token()
+		}
+	})
+}
