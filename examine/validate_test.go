@@ -167,3 +167,28 @@ func TestADraftWhoseNextIDIsBelowAnIssuedIDIsRefused(t *testing.T) {
 		t.Fatalf("fsck: %q", p)
 	}
 }
+
+func TestACloseRefusesToFollowAnExaminationDatedFarAhead(t *testing.T) {
+	t.Parallel()
+	_, x := setup(t, threeRows)
+	ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
+	p := tamper(t, x.Store, ex.Path, false, func(b map[string]any) { b["closed_at"] = "9999-12-31T23:59:59.999999999Z" })
+	// Named as its content names it: valid in shape, forged in time.
+	_, err := x.Store.Update(context.Background(), examine.Ref, "rename", func(tx *gitstore.Tx) error {
+		rec, err := tx.Get(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(rec.Body)
+		if err := tx.Remove(p); err != nil {
+			return err
+		}
+		return tx.Put(p[:strings.LastIndexByte(p, '/')+1]+"99991231T235959.999999999Z-"+hex.EncodeToString(sum[:6]), rec)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := x.Close(context.Background(), tg, "accepted", "again"); !refusal.Named(err, "RecordMalformed") || !strings.Contains(err.Error(), "after now") {
+		t.Fatalf("close after a far-future examination: %v", err)
+	}
+}
