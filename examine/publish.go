@@ -73,11 +73,6 @@ const (
 // record from a clone whose clock runs ahead): within one history the
 // newest is always the last closed, so a later rejection can never hide
 // behind an earlier acceptance.
-// maxFutureSkew is how far ahead of this clock an existing examination may
-// be dated before a close refuses to follow it: clones' clocks differ by
-// seconds, not days.
-const maxFutureSkew = 24 * time.Hour
-
 func publish(tx *gitstore.Tx, ex *Examination) error {
 	dir := publishedDir(ex.Candidate, ex.Feature)
 	names, err := tx.List(dir)
@@ -88,16 +83,16 @@ func publish(tx *gitstore.Tx, ex *Examination) error {
 		last, _, _ := strings.Cut(names[len(names)-1], "-")
 		prev, err := time.Parse(stampLayout, last)
 		now, err2 := time.Parse(closedLayout, ex.ClosedAt)
-		if err == nil && err2 == nil && prev.Sub(now) > maxFutureSkew {
-			// A record dated far ahead (forged, or from a clock gone wild)
-			// would make every later close sort after it only by being
-			// dated later still, until stamps no longer sort at all:
-			// refuse rather than follow it.
-			return refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck; remove the future-dated examination by restoring the ref from a good clone",
-				"the newest examination of %s at %s is dated %s, more than %s after now", ex.Feature, ex.Candidate[:12], prev.Format(time.RFC3339), maxFutureSkew)
-		}
 		if err == nil && err2 == nil && !now.After(prev) {
-			ex.ClosedAt = prev.Add(time.Nanosecond).Format(closedLayout)
+			next := prev.Add(time.Nanosecond)
+			if len(stamp(next)) != len(last) || stamp(next) <= last {
+				// A record dated at the end of time (forged) leaves no
+				// later stamp that sorts after it: refuse rather than
+				// publish a close that would sort first and be invisible.
+				return refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck; remove the examination dated at the end of time by restoring the ref from a good clone",
+					"the newest examination of %s at %s is dated %s: no later close could sort after it", ex.Feature, ex.Candidate[:12], prev.Format(time.RFC3339Nano))
+			}
+			ex.ClosedAt = next.Format(closedLayout)
 		}
 	}
 	rec, err := gitstore.NewRecord(KindExamination, 1, ex)

@@ -168,7 +168,7 @@ func TestADraftWhoseNextIDIsBelowAnIssuedIDIsRefused(t *testing.T) {
 	}
 }
 
-func TestACloseRefusesToFollowAnExaminationDatedFarAhead(t *testing.T) {
+func TestACloseRefusesToFollowAnExaminationDatedAtTheEndOfTime(t *testing.T) {
 	t.Parallel()
 	_, x := setup(t, threeRows)
 	ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
@@ -188,7 +188,7 @@ func TestACloseRefusesToFollowAnExaminationDatedFarAhead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := x.Close(context.Background(), tg, "accepted", "again"); !refusal.Named(err, "RecordMalformed") || !strings.Contains(err.Error(), "after now") {
+	if _, _, err := x.Close(context.Background(), tg, "accepted", "again"); !refusal.Named(err, "RecordMalformed") || !strings.Contains(err.Error(), "no later close could sort after it") {
 		t.Fatalf("close after a far-future examination: %v", err)
 	}
 }
