@@ -13,7 +13,21 @@ import (
 type Observation struct {
 	ID     ObservationID `json:"id"`
 	Source Source        `json:"source"`
-	Text   []byte        `json:"-"`
+	// Commit is the candidate the observation was made at (draft v2).
+	Commit string `json:"commit,omitempty"`
+	// Carried is set when the examiner carried an observation made at
+	// another commit over to the draft's candidate, explicitly.
+	Carried bool `json:"carried,omitempty"`
+	// Gate is what a gate observation records: its evidence and state.
+	Gate *GateCitation `json:"gate,omitempty"`
+	Text []byte        `json:"-"`
+}
+
+// GateCitation is the evidence a gate observation stands for.
+type GateCitation struct {
+	Expectation ExpectationID `json:"expectation"`
+	State       GateState     `json:"state"`
+	Evidence    string        `json:"evidence"`
 }
 
 // VerdictRow is the verdict set for one expectation.
@@ -30,7 +44,10 @@ type VerdictRow struct {
 // stored as payloads, not in the JSON, so that they are kept byte for byte
 // whatever they hold.
 type Draft struct {
-	Feature      string          `json:"feature"`
+	Feature string `json:"feature"`
+	// Candidate is the commit the draft examines (draft v2; empty in v1,
+	// which must be bound with examine open --retarget before it is used).
+	Candidate    string          `json:"candidate,omitempty"`
 	NextID       int             `json:"next_id"`
 	Observations []Observation   `json:"observations"`
 	Verdicts     []VerdictRow    `json:"verdicts"`
@@ -52,7 +69,7 @@ func loadDraft(tx *gitstore.Tx, feature string) (*Draft, error) {
 
 // draftFrom decodes and validates a draft record read at path.
 func draftFrom(path string, rec *gitstore.Record) (*Draft, error) {
-	if rec.Kind != KindDraft || rec.V != 1 {
+	if rec.Kind != KindDraft || (rec.V != 1 && rec.V != 2) {
 		return nil, malformed(path, "a %s v%d record, not a draft", rec.Kind, rec.V)
 	}
 	d := &Draft{}
@@ -80,7 +97,7 @@ func saveDraft(tx *gitstore.Tx, d *Draft) error {
 	if d.Verdicts == nil {
 		d.Verdicts = []VerdictRow{}
 	}
-	rec, err := gitstore.NewRecord(KindDraft, 1, d)
+	rec, err := gitstore.NewRecord(KindDraft, 2, d)
 	if err != nil {
 		return err
 	}
@@ -109,14 +126,14 @@ func (d *Draft) verdict(id ExpectationID) (int, bool) {
 	return -1, false
 }
 
-// add records a new observation and returns its issued ID.
-func (d *Draft) add(src Source, text []byte) ObservationID {
+// add records a new observation made at commit and returns its issued ID.
+func (d *Draft) add(src Source, commit string, text []byte) ObservationID {
 	if d.NextID < 1 {
 		d.NextID = 1
 	}
 	id := observationID(d.NextID)
 	d.NextID++
-	d.Observations = append(d.Observations, Observation{ID: id, Source: src, Text: text})
+	d.Observations = append(d.Observations, Observation{ID: id, Source: src, Commit: commit, Text: text})
 	return id
 }
 
@@ -171,4 +188,50 @@ func (d *Draft) syncRows(c *Contract) []string {
 	d.Verdicts = kept
 	d.Rows = c.IDs()
 	return notices
+}
+
+// boundTo refuses to work on a draft that examines another commit than
+// the candidate: evidence belongs to the commit it was observed at.
+func (d *Draft) boundTo(c *Candidate) error {
+	here := c.Commit.String()
+	switch d.Candidate {
+	case here:
+		return nil
+	case "":
+		return refusal.New("CandidateMoved",
+			fmt.Sprintf("bind it to this candidate with git nwdes examine open --feature %s --retarget (its observations keep an unrecorded commit and must be observed again), or start over with --from-current", d.Feature),
+			"the draft of %s was opened before drafts recorded their candidate, so it is not known to examine %s", d.Feature, here[:12])
+	}
+	return refusal.New("CandidateMoved",
+		fmt.Sprintf("examine %s with git nwdes examine open --feature %s --retarget (observations keep the commit they were made at; carry over what still holds with examine observation carry), or examine %s with --candidate %s",
+			here[:12], d.Feature, d.Candidate[:12], d.Candidate[:12]),
+		"the draft of %s examines %s, not %s", d.Feature, d.Candidate[:12], here[:12])
+}
+
+// checkCitations refuses a verdict that cites an observation not issued,
+// one made at another commit and not carried over, gate evidence of
+// another commit, or, for met, gate evidence that is NOT-MET.
+func (d *Draft) checkCitations(c *Candidate, v VerdictRow) error {
+	here := c.Commit.String()
+	for _, id := range v.Observations {
+		i, ok := d.observation(id)
+		if !ok {
+			return refusal.New("DanglingReference", "cite an ID that observation add printed (git nwdes examine show lists them)",
+				"%s cites %s, which the draft of %s has not issued", v.Expectation, id, d.Feature)
+		}
+		o := d.Observations[i]
+		switch {
+		case o.Source == SourceGate && o.Commit != here:
+			return refusal.New("ObservationElsewhere", "run git nwdes gate run at this candidate and cite the new gate observation",
+				"%s cites %s, gate evidence of %s; this examination is of %s", v.Expectation, id, shortOr(o.Commit), here[:12])
+		case o.Commit != here && !o.Carried:
+			return refusal.New("ObservationElsewhere",
+				fmt.Sprintf("observe again at this candidate, or carry it over if it still holds: git nwdes examine observation carry --feature %s --id %s (the brief will say where it was observed)", d.Feature, id),
+				"%s cites %s, observed at %s; this examination is of %s", v.Expectation, id, shortOr(o.Commit), here[:12])
+		case v.Verdict == Met && o.Gate != nil && o.Gate.State != GateMet:
+			return refusal.New("GateContradiction", "face it: set the verdict unmet (or not_examined with a reason), or fix the product and run the gate again",
+				"%s is met citing %s, whose gate run of %s was %s", v.Expectation, id, o.Gate.Expectation, o.Gate.State)
+		}
+	}
+	return nil
 }

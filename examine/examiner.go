@@ -13,6 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -144,14 +145,17 @@ func (x *Examiner) Open(ctx context.Context, t Target, fromCurrent bool) (*Resul
 	return x.edit(ctx, t, "open", false, func(c *Candidate, tx *gitstore.Tx, d **Draft, res *Result) error {
 		if !fromCurrent {
 			if *d != nil {
+				if err := (*d).boundTo(c); err != nil {
+					return err
+				}
 				res.Message, res.Unchanged = fmt.Sprintf("feature %s already has a draft; nothing changed", t.Feature), true
 				if len(res.Notices) > 0 {
 					res.Message, res.Unchanged = fmt.Sprintf("feature %s already has a draft; withdrew the verdicts the contract no longer asks for", t.Feature), false
 				}
 				return nil
 			}
-			*d = &Draft{Feature: t.Feature, NextID: 1, Rows: c.Contract.IDs()}
-			res.Message = fmt.Sprintf("opened a draft examination of %s", t.Feature)
+			*d = &Draft{Feature: t.Feature, Candidate: c.Commit.String(), NextID: 1, Rows: c.Contract.IDs()}
+			res.Message = fmt.Sprintf("opened a draft examination of %s at %s", t.Feature, c.Commit.String()[:12])
 			return nil
 		}
 		ex, err := latestExamination(tx, t.Feature)
@@ -162,7 +166,7 @@ func (x *Examiner) Open(ctx context.Context, t Target, fromCurrent bool) (*Resul
 			return refusal.New("MissingFact", "close an examination first, or open without --from-current",
 				"feature %s has no published examination to rebuild from", t.Feature)
 		}
-		*d = rebuild(ex, c.Contract)
+		*d = rebuild(ex, c)
 		res.Message = fmt.Sprintf("rebuilt the draft of %s from the examination of %s (%d observations)",
 			t.Feature, ex.Candidate[:12], len((*d).Observations))
 		return nil
@@ -172,8 +176,9 @@ func (x *Examiner) Open(ctx context.Context, t Target, fromCurrent bool) (*Resul
 // rebuild makes a draft from a published examination: cited texts in
 // first-citation order over E IDs in numeric order, identical texts
 // coalesced, fresh O IDs, verdicts kept for E IDs the contract still has.
-func rebuild(ex *Examination, c *Contract) *Draft {
-	d := &Draft{Feature: ex.Feature, NextID: 1, Rows: c.IDs()}
+func rebuild(ex *Examination, cand *Candidate) *Draft {
+	c := cand.Contract
+	d := &Draft{Feature: ex.Feature, Candidate: cand.Commit.String(), NextID: 1, Rows: c.IDs()}
 	rows := append([]PublishedRow(nil), ex.Rows...)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Expectation.Num() < rows[j].Expectation.Num() })
 	byText := map[string]ObservationID{}
@@ -181,10 +186,16 @@ func rebuild(ex *Examination, c *Contract) *Draft {
 		var cites []ObservationID
 		for _, ti := range r.Cites {
 			t := ex.Texts[ti]
-			key := string(t.Source) + "\x00" + string(t.Text)
+			// Each text keeps the commit it was observed at: one from the
+			// old candidate must be carried over before it is cited again.
+			at := t.Commit
+			if at == "" {
+				at = ex.Candidate
+			}
+			key := string(t.Source) + "\x00" + at + "\x00" + string(t.Text)
 			id, ok := byText[key]
 			if !ok {
-				id = d.add(t.Source, t.Text)
+				id = d.add(t.Source, at, t.Text)
 				byText[key] = id
 			}
 			cites = append(cites, id)
@@ -199,15 +210,95 @@ func rebuild(ex *Examination, c *Contract) *Draft {
 // AddObservation records one observation, text kept byte for byte, and
 // returns its issued ID in Result.Message.
 func (x *Examiner) AddObservation(ctx context.Context, t Target, src Source, text []byte) (*Result, error) {
-	return x.edit(ctx, t, "observe", true, func(_ *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
-		res.Message = string((*d).add(src, text))
+	return x.edit(ctx, t, "observe", true, func(c *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+		if err := (*d).boundTo(c); err != nil {
+			return err
+		}
+		res.Message = string((*d).add(src, c.Commit.String(), text))
 		return nil
 	})
 }
 
+// addGateObservation records a gate run's evidence as an observation.
+func (x *Examiner) addGateObservation(ctx context.Context, t Target, ev *Evidence) (*Result, error) {
+	return x.edit(ctx, t, "observe", true, func(c *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+		if err := (*d).boundTo(c); err != nil {
+			return err
+		}
+		id := (*d).add(SourceGate, c.Commit.String(), ev.ObservationText())
+		o := &(*d).Observations[len((*d).Observations)-1]
+		o.Gate = &GateCitation{Expectation: ev.Expectation, State: ev.State, Evidence: ev.Location()}
+		res.Message = string(id)
+		return nil
+	})
+}
+
+// Retarget binds the feature's draft to the candidate: the examination
+// from now on is of this commit. Observations keep the commit they were
+// made at; one made elsewhere is cited only once carried over.
+func (x *Examiner) Retarget(ctx context.Context, t Target) (*Result, error) {
+	return x.edit(ctx, t, "retarget", true, func(c *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+		old := (*d).Candidate
+		if old == c.Commit.String() {
+			res.Message, res.Unchanged = fmt.Sprintf("the draft of %s already examines %s", t.Feature, old[:12]), true
+			return nil
+		}
+		(*d).Candidate = c.Commit.String()
+		elsewhere := 0
+		for _, o := range (*d).Observations {
+			if o.Commit != c.Commit.String() && !o.Carried {
+				elsewhere++
+			}
+		}
+		res.Message = fmt.Sprintf("the draft of %s now examines %s", t.Feature, c.Commit.String()[:12])
+		if elsewhere > 0 {
+			res.Notices = append(res.Notices, fmt.Sprintf("%s made at another commit: cite them only after examine observation carry, or observe again", text.Plural(elsewhere, "observation was", "observations were")))
+		}
+		return nil
+	})
+}
+
+// CarryObservation carries an observation the examiner made at another
+// commit over to the draft's candidate, so that it may be cited; the brief
+// says where it was observed. Gate evidence is never carried: it belongs
+// to the commit it ran on.
+func (x *Examiner) CarryObservation(ctx context.Context, t Target, sel Selector) (*Result, error) {
+	return x.edit(ctx, t, "observation carry", true, func(c *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+		if err := (*d).boundTo(c); err != nil {
+			return err
+		}
+		i, err := (*d).selectObservation(sel)
+		if err != nil {
+			return err
+		}
+		o := &(*d).Observations[i]
+		switch {
+		case o.Source != SourceExaminer:
+			return refusal.New("RoleNotAccepted", "run git nwdes gate run at this candidate for fresh evidence",
+				"examine: %s is gate evidence of %s; it belongs to that commit and cannot be carried over", o.ID, shortOr(o.Commit))
+		case o.Commit == c.Commit.String():
+			res.Message, res.Unchanged = fmt.Sprintf("%s was made at this candidate; nothing to carry", o.ID), true
+			return nil
+		}
+		o.Carried = true
+		res.Message = fmt.Sprintf("%s carried over from %s", o.ID, shortOr(o.Commit))
+		return nil
+	})
+}
+
+func shortOr(commit string) string {
+	if commit == "" {
+		return "an unrecorded commit"
+	}
+	return commit[:12]
+}
+
 // SetObservation replaces an observation's text; its ID does not change.
 func (x *Examiner) SetObservation(ctx context.Context, t Target, sel Selector, text []byte) (*Result, error) {
-	return x.edit(ctx, t, "observation set", true, func(_ *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+	return x.edit(ctx, t, "observation set", true, func(c *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+		if err := (*d).boundTo(c); err != nil {
+			return err
+		}
 		i, err := (*d).selectObservation(sel)
 		if err != nil {
 			return err
@@ -217,7 +308,9 @@ func (x *Examiner) SetObservation(ctx context.Context, t Target, sel Selector, t
 				"record what you observed as a new observation with observation add; remove this one if it should not be cited",
 				"examine: %s was recorded by a %s run and is evidence as recorded; the examiner cannot rewrite it", o.ID, o.Source)
 		}
+		// The new text is observed now, at this candidate.
 		(*d).Observations[i].Text = text
+		(*d).Observations[i].Commit, (*d).Observations[i].Carried = c.Commit.String(), false
 		res.Message = string((*d).Observations[i].ID)
 		return nil
 	})
@@ -290,11 +383,20 @@ func (x *Examiner) SetVerdict(ctx context.Context, t Target, in VerdictInput) (*
 		return nil, err
 	}
 	return x.edit(ctx, t, "verdict", true, func(c *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+		if err := (*d).boundTo(c); err != nil {
+			return err
+		}
+		// Citations are checked as they are written: an ID not issued yet
+		// would otherwise bind to whatever text later receives it.
+		row := VerdictRow{Expectation: in.Expectation, Verdict: in.Verdict, Observations: in.Observations}
+		if err := (*d).checkCitations(c, row); err != nil {
+			return err
+		}
 		if _, ok := c.Contract.Criterion(in.Expectation); !ok {
 			return refusal.New("MissingFact", fmt.Sprintf("use one of the contract's IDs: %s", joinIDs(c.Contract.IDs())),
 				"the contract %s has no expectation %s", c.ContractPath, in.Expectation)
 		}
-		row := VerdictRow{Expectation: in.Expectation, Verdict: in.Verdict, Class: in.Class, Reason: in.Reason, Observations: in.Observations}
+		row = VerdictRow{Expectation: in.Expectation, Verdict: in.Verdict, Class: in.Class, Reason: in.Reason, Observations: in.Observations}
 		if i, ok := (*d).verdict(in.Expectation); ok {
 			(*d).Verdicts[i] = row
 		} else {
@@ -319,6 +421,9 @@ func joinIDs(ids []ExpectationID) string {
 func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic string) (*Examination, []string, error) {
 	var ex *Examination
 	res, err := x.edit(ctx, t, "close", true, func(c *Candidate, tx *gitstore.Tx, d **Draft, res *Result) error {
+		if err := (*d).boundTo(c); err != nil {
+			return err
+		}
 		var err error
 		ex, err = x.assemble(c, *d, diagnostic)
 		if err != nil {
@@ -335,10 +440,23 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 		if err := readableAt(tx, ex.Candidate); err != nil {
 			return err
 		}
+		prev, err := latestAt(tx, ex.Candidate, ex.Feature)
+		if err != nil {
+			return err
+		}
+		if prev != nil && sameJudgment(prev, ex) {
+			// Closing again with nothing changed publishes nothing new.
+			ex, res.Unchanged = prev, true
+			res.Notices = append(res.Notices, fmt.Sprintf("nothing changed since the examination closed at %s: nothing new published", prev.ClosedAt))
+			return nil
+		}
 		return publish(tx, ex)
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if res.Unchanged {
+		return ex, res.Notices, nil
 	}
 	if err := x.writeBrief(ctx, ex.Candidate); err != nil {
 		return ex, res.Notices, fmt.Errorf("examination published, but the brief note was not written: %w (closing again rewrites it)", err)
@@ -382,6 +500,11 @@ func (x *Examiner) assemble(c *Candidate, d *Draft, diagnostic string) (*Examina
 			"record the observation and cite its printed ID, or set the verdict again citing recorded observations",
 			"%s: %s, which is not recorded in the draft", c.Feature, strings.Join(dangling, "; "))
 	}
+	for _, v := range d.Verdicts {
+		if err := d.checkCitations(c, v); err != nil {
+			return nil, err
+		}
+	}
 	if strings.TrimSpace(diagnostic) == "" {
 		return nil, refusal.New("PartInvalid", "say in --diagnostic what the examination found", "close needs a diagnostic")
 	}
@@ -399,12 +522,16 @@ func (x *Examiner) assemble(c *Candidate, d *Draft, diagnostic string) (*Examina
 		for _, o := range v.Observations {
 			oi, _ := d.observation(o)
 			obs := d.Observations[oi]
-			key := string(obs.Source) + "\x00" + string(obs.Text)
+			carried := ""
+			if obs.Commit != ex.Candidate {
+				carried = obs.Commit
+			}
+			key := string(obs.Source) + "\x00" + carried + "\x00" + string(obs.Text)
 			ti, ok := textIndex[key]
 			if !ok {
 				ti = len(ex.Texts)
 				textIndex[key] = ti
-				ex.Texts = append(ex.Texts, CitedText{Source: obs.Source, Text: obs.Text})
+				ex.Texts = append(ex.Texts, CitedText{Source: obs.Source, Commit: carried, Text: obs.Text})
 			}
 			row.Cites = append(row.Cites, ti)
 		}

@@ -116,8 +116,9 @@ func TestADroppedExpectationWithdrawsOnlyItsVerdict(t *testing.T) {
 		must(x.SetVerdict(ctx, tg, examine.VerdictInput{Expectation: e, Verdict: examine.Met, Observations: []examine.ObservationID{"O1"}}))
 	}
 	commitContract(t, dir, "# REQUEST\nr changed\n# ACCEPTANCE CRITERIA\nE1. one\nE3. three\nE4. four\n")
-	res := must(x.AddObservation(ctx, tg, examine.SourceExaminer, []byte("more")))
-	if len(res.Notices) != 1 || res.Notices[0] != "examination.E2 withdrawn: expectations.rows[1] (E2) was withdrawn." {
+	res := must(x.Retarget(ctx, tg))
+	if len(res.Notices) != 2 || res.Notices[0] != "examination.E2 withdrawn: expectations.rows[1] (E2) was withdrawn." ||
+		!strings.Contains(res.Notices[1], "1 observation was made at another commit") {
 		t.Fatalf("notices = %q", res.Notices)
 	}
 	d, _, _ := x.Show("f")

@@ -405,8 +405,12 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 func (g *Gates) observe(ctx context.Context, cand *Candidate, rep *GateReport) error {
 	x := &Examiner{Store: g.Store, Now: g.Now}
 	d, _, err := x.Show(cand.Feature)
-	if err != nil || d == nil {
+	if err != nil {
 		return err
+	}
+	if d == nil {
+		rep.Notices = append(rep.Notices, fmt.Sprintf("no draft of %s is open: the evidence is recorded, not added to one (git nwdes examine open --feature %s, then run the gates again)", cand.Feature, cand.Feature))
+		return nil
 	}
 	t := Target{Feature: cand.Feature, Candidate: cand.Commit.String(), Contract: cand.ContractPath}
 	for i := range rep.Rows {
@@ -414,9 +418,13 @@ func (g *Gates) observe(ctx context.Context, cand *Candidate, rep *GateReport) e
 		if row.Evidence == nil {
 			continue
 		}
-		res, err := x.AddObservation(ctx, t, SourceGate, row.Evidence.ObservationText())
+		res, err := x.addGateObservation(ctx, t, row.Evidence)
 		if refusal.Named(err, "MissingFact") {
 			return nil // the draft was closed away meanwhile
+		}
+		if r, ok := refusal.As(err); ok && r.Name == "CandidateMoved" {
+			rep.Notices = append(rep.Notices, "evidence recorded, but not added to the draft: "+r.Detail+" ("+r.Remedy+")")
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("evidence recorded, but adding it to the draft of %s failed: %w", cand.Feature, err)

@@ -19,8 +19,15 @@ const Ref gitstore.RefName = "refs/nwdes/examine"
 //
 // examine.draft v1: a feature's working draft (observations, verdicts, the
 // contract rows it last saw); observation texts are payloads O<n>.
+// examine.draft v2: adds the candidate the draft examines, and per
+// observation the commit it was made at, whether the examiner carried it
+// over from another commit, and for a gate observation its evidence and
+// state. A v1 draft is read, and must be bound (examine open --retarget)
+// before anything is added to it or closed from it.
 // examine.examination v1: one published, immutable examination; cited
 // texts are payloads t<n>.
+// examine.examination v2: a cited text made at another commit than the
+// candidate (carried over by the examiner) names that commit.
 // examine.latest v1: per feature, where its newest examination is.
 const (
 	KindDraft       gitstore.Kind = "examine.draft"
@@ -30,7 +37,7 @@ const (
 
 // Kinds are the record kinds this package writes, for fsck.
 func Kinds() gitstore.Kinds {
-	return gitstore.Kinds{KindDraft: 1, KindExamination: 1, KindLatest: 1}
+	return gitstore.Kinds{KindDraft: 2, KindExamination: 2, KindLatest: 1}
 }
 
 // Verdict is an examiner's judgment of one expectation.

@@ -21,6 +21,9 @@ import (
 // Identical texts are stored once and cited by index.
 type CitedText struct {
 	Source Source `json:"source"`
+	// Commit is set when the text was observed at another commit and the
+	// examiner carried it over (v2).
+	Commit string `json:"commit,omitempty"`
 	Text   []byte `json:"-"`
 }
 
@@ -95,7 +98,13 @@ func publish(tx *gitstore.Tx, ex *Examination) error {
 			ex.ClosedAt = next.Format(closedLayout)
 		}
 	}
-	rec, err := gitstore.NewRecord(KindExamination, 1, ex)
+	v := 1
+	for _, t := range ex.Texts {
+		if t.Commit != "" {
+			v = 2
+		}
+	}
+	rec, err := gitstore.NewRecord(KindExamination, v, ex)
 	if err != nil {
 		return err
 	}
@@ -128,7 +137,7 @@ func readExamination(tx *gitstore.Tx, path string) (*Examination, error) {
 
 // examinationFrom decodes and validates an examination record read at path.
 func examinationFrom(path string, rec *gitstore.Record) (*Examination, error) {
-	if rec.Kind != KindExamination || rec.V != 1 {
+	if rec.Kind != KindExamination || (rec.V != 1 && rec.V != 2) {
 		return nil, malformed(path, "a %s v%d record, not an examination", rec.Kind, rec.V)
 	}
 	var ex Examination
@@ -372,7 +381,7 @@ func RenderBrief(ex *Examination) string {
 		for _, c := range r.Cites {
 			t := ex.Texts[c]
 			fence := Fence(t.Text)
-			fmt.Fprintf(&b, "\nobserved (%s):\n\n%stext\n%s", t.Source, fence, t.Text)
+			fmt.Fprintf(&b, "\nobserved (%s)%s:\n\n%stext\n%s", t.Source, CarriedFrom(t), fence, t.Text)
 			// The fence must start on its own line. Where the text has no
 			// final newline, the one added for it is named after the fence,
 			// so the brief still tells "a" from "a\n".
@@ -409,4 +418,35 @@ func Fence(text []byte) string {
 		n = longest + 1
 	}
 	return strings.Repeat("`", n)
+}
+
+// CarriedFrom says, for a cited text observed at another commit, where it
+// was observed: " at <commit>, carried over", or "".
+func CarriedFrom(t CitedText) string {
+	if t.Commit == "" {
+		return ""
+	}
+	return " at " + t.Commit + ", carried over"
+}
+
+// sameJudgment reports whether two examinations of one commit say the
+// same: contract, outcome, diagnostic, rows and cited texts.
+func sameJudgment(a, b *Examination) bool {
+	if a.Candidate != b.Candidate || a.ContractPath != b.ContractPath || a.ContractBlob != b.ContractBlob ||
+		a.Outcome != b.Outcome || a.Diagnostic != b.Diagnostic || len(a.Rows) != len(b.Rows) || len(a.Texts) != len(b.Texts) {
+		return false
+	}
+	for i := range a.Rows {
+		ra, rb := a.Rows[i], b.Rows[i]
+		if ra.Expectation != rb.Expectation || ra.Criterion != rb.Criterion || ra.Verdict != rb.Verdict ||
+			ra.Class != rb.Class || ra.Reason != rb.Reason || fmt.Sprint(ra.Cites) != fmt.Sprint(rb.Cites) {
+			return false
+		}
+	}
+	for i := range a.Texts {
+		if a.Texts[i].Source != b.Texts[i].Source || a.Texts[i].Commit != b.Texts[i].Commit || !bytes.Equal(a.Texts[i].Text, b.Texts[i].Text) {
+			return false
+		}
+	}
+	return true
 }

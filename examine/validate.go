@@ -97,6 +97,9 @@ func (ex *Examination) validate(path string, body []byte) error {
 		if t.Source != SourceExaminer && t.Source != SourceGate {
 			return malformed(path, "text %d has source %q", i+1, t.Source)
 		}
+		if t.Commit != "" && (!isHex40(t.Commit) || t.Commit == ex.Candidate) {
+			return malformed(path, "text %d was carried from %q, which is not another commit", i+1, t.Commit)
+		}
 	}
 	return nil
 }
@@ -118,6 +121,9 @@ func (d *Draft) validate(path string) error {
 	if err := ValidFeature(d.Feature); err != nil || path != draftPath(d.Feature) {
 		return malformed(path, "a draft of %q belongs at %s", d.Feature, draftPath(d.Feature))
 	}
+	if d.Candidate != "" && !isHex40(d.Candidate) {
+		return malformed(path, "candidate %q is not an object id", d.Candidate)
+	}
 	issued := map[ObservationID]bool{}
 	for _, o := range d.Observations {
 		n, ok := observationNumber(o.ID)
@@ -131,6 +137,12 @@ func (d *Draft) validate(path string) error {
 		}
 		if o.Source != SourceExaminer && o.Source != SourceGate {
 			return malformed(path, "%s has source %q", o.ID, o.Source)
+		}
+		if o.Commit != "" && !isHex40(o.Commit) {
+			return malformed(path, "%s was made at %q, which is not an object id", o.ID, o.Commit)
+		}
+		if o.Gate != nil && (o.Source != SourceGate || !validExpectation(o.Gate.Expectation) || (o.Gate.State != GateMet && o.Gate.State != GateNotMet)) {
+			return malformed(path, "%s has a malformed gate citation", o.ID)
 		}
 		issued[o.ID] = true
 	}

@@ -122,7 +122,12 @@ func examineAt(t *testing.T, x *examine.Examiner, feature, commit string, verdic
 	t.Helper()
 	ctx := context.Background()
 	tg := examine.Target{Feature: feature, Candidate: commit}
-	if _, err := x.Open(ctx, tg, false); err != nil {
+	if _, err := x.Open(ctx, tg, false); refusal.Named(err, "CandidateMoved") {
+		// The feature's draft examines another commit: move it here.
+		if _, err := x.Retarget(ctx, tg); err != nil {
+			t.Fatal(err)
+		}
+	} else if err != nil {
 		t.Fatal(err)
 	}
 	res, err := x.AddObservation(ctx, tg, examine.SourceExaminer, []byte("seen"))

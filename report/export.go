@@ -155,7 +155,7 @@ func citedText(ex *examine.Examination, r examine.PublishedRow) string {
 			continue
 		}
 		t := ex.Texts[c]
-		fmt.Fprintf(&b, "observed (%s):\n%s", t.Source, t.Text)
+		fmt.Fprintf(&b, "observed (%s)%s:\n%s", t.Source, examine.CarriedFrom(t), t.Text)
 		if len(t.Text) == 0 || t.Text[len(t.Text)-1] != '\n' {
 			b.WriteByte('\n')
 		}
@@ -256,7 +256,7 @@ func markdownBrief(ex *examine.Examination) string {
 			t := ex.Texts[c]
 			body := text.Terminal(string(t.Text))
 			fence := examine.Fence([]byte(body))
-			fmt.Fprintf(&b, "\nobserved (%s):\n\n%stext\n%s", in(string(t.Source)), fence, body)
+			fmt.Fprintf(&b, "\nobserved (%s)%s:\n\n%stext\n%s", in(string(t.Source)), examine.CarriedFrom(t), fence, body)
 			noFinalNewline := len(body) > 0 && body[len(body)-1] != '\n'
 			if noFinalNewline {
 				b.WriteString("\n")

@@ -14,6 +14,7 @@ import (
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/report"
 )
 
@@ -60,7 +61,12 @@ func (f *fixture) examine(t *testing.T, commit plumbing.Hash, e2, e3 examine.Ver
 	t.Helper()
 	ctx := context.Background()
 	tg := examine.Target{Feature: "greet", Candidate: commit.String()}
-	if _, err := f.x.Open(ctx, tg, false); err != nil {
+	if _, err := f.x.Open(ctx, tg, false); refusal.Named(err, "CandidateMoved") {
+		// The feature's draft examines another commit: move it here.
+		if _, err := f.x.Retarget(ctx, tg); err != nil {
+			t.Fatal(err)
+		}
+	} else if err != nil {
 		t.Fatal(err)
 	}
 	o1, _ := f.x.AddObservation(ctx, tg, examine.SourceExaminer, []byte("Hello, Ada. <&> \x01"))

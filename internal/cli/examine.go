@@ -143,18 +143,34 @@ EXAMPLES
 			{
 				Name:      "open",
 				Usage:     "start a draft examination of a feature",
-				UsageText: "git nwdes examine open --feature F [--from-current] [--candidate REV] [--contract PATH]",
-				Description: `Starts a draft. A feature that already has one is left as it is (exit 0).
+				UsageText: "git nwdes examine open --feature F [--from-current | --retarget] [--candidate REV] [--contract PATH]",
+				Description: `Starts a draft of the candidate commit (HEAD unless --candidate): the
+draft records which commit it examines, and every observation the commit
+it was made at. A feature that already has a draft of this candidate is
+left as it is (exit 0); one whose draft examines another commit is refused
+(CandidateMoved), since evidence belongs to the commit it was observed at.
+--retarget moves the draft to this candidate: observations keep the commit
+they were made at, and one made elsewhere is cited only after
+examine observation carry (the brief then says where it was observed).
 --from-current replaces the draft with one rebuilt from the feature's last
-published examination: its cited texts as fresh observations, its verdicts
-kept for expectations the contract still has.
+published examination: its cited texts as observations of the commit they
+were made at, its verdicts kept for expectations the contract still has.
 
 EXAMPLES
    git nwdes examine open --feature greeting
+   git nwdes examine open --feature greeting --retarget
    git nwdes examine open --feature greeting --from-current
 ` + exitStatus,
-				Flags: append(targetFlags(), &cli.BoolFlag{Name: "from-current", Usage: "rebuild the draft from the last published examination"}),
+				Flags: append(targetFlags(),
+					&cli.BoolFlag{Name: "from-current", Usage: "rebuild the draft from the last published examination"},
+					&cli.BoolFlag{Name: "retarget", Usage: "move the draft to this candidate"}),
 				Action: run(func(c *cli.Context, x *examine.Examiner) (*examine.Result, error) {
+					if c.Bool("retarget") {
+						if c.Bool("from-current") {
+							return nil, usagef("give one of --from-current and --retarget")
+						}
+						return x.Retarget(c.Context, target(c))
+					}
 					return x.Open(c.Context, target(c), c.Bool("from-current"))
 				}),
 			},
@@ -204,6 +220,27 @@ EXAMPLES
 								return nil, err
 							}
 							return x.SetObservation(c.Context, target(c), sel, text)
+						}),
+					},
+					{
+						Name:      "carry",
+						Usage:     "carry an observation made at another commit over to the draft's candidate",
+						UsageText: "git nwdes examine observation carry --feature F (--id O<n> | --at N)",
+						Description: `An observation cites the commit it was made at; after examine open
+--retarget, one made at the old candidate can be cited for the new one only
+once carried over, and the brief then says from which commit it came. Gate
+evidence is never carried: run git nwdes gate run at the new candidate.
+
+EXAMPLES
+   git nwdes examine observation carry --feature greeting --id O2
+` + exitStatus,
+						Flags: append(targetFlags(), selectorFlags()...),
+						Action: run(func(c *cli.Context, x *examine.Examiner) (*examine.Result, error) {
+							sel, err := selector(c)
+							if err != nil {
+								return nil, err
+							}
+							return x.CarryObservation(c.Context, target(c), sel)
 						}),
 					},
 					{

@@ -5,6 +5,7 @@
 package text
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -31,4 +32,12 @@ func Short(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// Plural is "1 <one>" or "n <many>".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
