@@ -90,6 +90,9 @@ run git nwdes hooks install
 echo "change" >> README.md
 git commit -q -am "docs: unexamined change"
 expect_fail git push -q origin main
+
+step "A stale draft is caught: evidence observed at the old commit cannot accept the new one"
+expect_fail git nwdes examine close --feature greeting --outcome accepted --diagnostic "still fine?"
 step "…and lets an accepted one through"
 git reset -q --hard HEAD~1
 run git push origin main
