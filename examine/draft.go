@@ -56,10 +56,25 @@ type Draft struct {
 
 func draftPath(feature string) string { return "drafts/" + feature }
 
-func loadDraft(tx *gitstore.Tx, feature string) (*Draft, error) {
+// loadDraft reads the feature's draft from tx, a view of DraftsRef. A draft
+// an earlier nwdes kept in Ref (where it travelled between clones) is read
+// from there when this clone has none of its own yet; the next save keeps
+// it locally.
+func loadDraft(st *gitstore.Store, tx *gitstore.Tx, feature string) (*Draft, error) {
 	rec, err := tx.Get(draftPath(feature))
 	if errors.Is(err, gitstore.ErrNotFound) {
-		return nil, nil
+		legacy, err := st.View(Ref)
+		if err != nil {
+			return nil, err
+		}
+		rec, err = legacy.Get(draftPath(feature))
+		if errors.Is(err, gitstore.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return draftFrom(draftPath(feature), rec)
 	}
 	if err != nil {
 		return nil, err

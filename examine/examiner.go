@@ -111,9 +111,9 @@ func (x *Examiner) edit(ctx context.Context, t Target, msg string, needDraft boo
 		return nil, err
 	}
 	var res *Result
-	_, err = x.Store.Update(ctx, Ref, msg+" "+t.Feature, func(tx *gitstore.Tx) error {
+	_, err = x.Store.Update(ctx, DraftsRef, msg+" "+t.Feature, func(tx *gitstore.Tx) error {
 		res = &Result{}
-		d, err := loadDraft(tx, t.Feature)
+		d, err := loadDraft(x.Store, tx, t.Feature)
 		if err != nil {
 			return err
 		}
@@ -158,7 +158,11 @@ func (x *Examiner) Open(ctx context.Context, t Target, fromCurrent bool) (*Resul
 			res.Message = fmt.Sprintf("opened a draft examination of %s at %s", t.Feature, c.Commit.String()[:12])
 			return nil
 		}
-		ex, err := latestExamination(tx, t.Feature)
+		pub, err := x.Store.View(Ref)
+		if err != nil {
+			return err
+		}
+		ex, err := latestExamination(pub, t.Feature)
 		if err != nil {
 			return err
 		}
@@ -419,8 +423,11 @@ func joinIDs(ids []ExpectationID) string {
 // the examination with the outcome its verdicts derive. outcome must be
 // "accepted" (the examiner's role); the draft is kept.
 func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic string) (*Examination, []string, error) {
+	// The draft is checked and the examination assembled from one snapshot
+	// of the (local) draft; publishing is one compare-and-swap update of
+	// the shared examinations ref.
 	var ex *Examination
-	res, err := x.edit(ctx, t, "close", true, func(c *Candidate, tx *gitstore.Tx, d **Draft, res *Result) error {
+	res, err := x.edit(ctx, t, "close", true, func(c *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
 		if err := (*d).boundTo(c); err != nil {
 			return err
 		}
@@ -434,6 +441,13 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 				"close with --outcome accepted; nwdes publishes the outcome the verdicts derive, so change a verdict to change it",
 				"examine: --outcome %q is not the examiner's to give; the verdicts derive %s", outcome, ex.Outcome)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	unchanged := false
+	_, err = x.Store.Update(ctx, Ref, "close "+t.Feature, func(tx *gitstore.Tx) error {
 		// The brief is rendered from every feature's examination of this
 		// commit: if one cannot be read, refuse now, before anything is
 		// published, rather than after.
@@ -446,8 +460,7 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 		}
 		if prev != nil && sameJudgment(prev, ex) {
 			// Closing again with nothing changed publishes nothing new.
-			ex, res.Unchanged = prev, true
-			res.Notices = append(res.Notices, fmt.Sprintf("nothing changed since the examination closed at %s: nothing new published", prev.ClosedAt))
+			ex, unchanged = prev, true
 			return nil
 		}
 		return publish(tx, ex)
@@ -455,8 +468,8 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 	if err != nil {
 		return nil, nil, err
 	}
-	if res.Unchanged {
-		return ex, res.Notices, nil
+	if unchanged {
+		return ex, append(res.Notices, fmt.Sprintf("nothing changed since the examination closed at %s: nothing new published", ex.ClosedAt)), nil
 	}
 	if err := x.writeBrief(ctx, ex.Candidate); err != nil {
 		return ex, res.Notices, fmt.Errorf("examination published, but the brief note was not written: %w (closing again rewrites it)", err)
@@ -548,11 +561,15 @@ func (x *Examiner) Show(feature string) (*Draft, *Examination, error) {
 	if err := ValidFeature(feature); err != nil {
 		return nil, nil, err
 	}
-	tx, err := x.Store.View(Ref)
+	dtx, err := x.Store.View(DraftsRef)
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := loadDraft(tx, feature)
+	d, err := loadDraft(x.Store, dtx, feature)
+	if err != nil {
+		return nil, nil, err
+	}
+	tx, err := x.Store.View(Ref)
 	if err != nil {
 		return nil, nil, err
 	}

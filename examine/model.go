@@ -15,6 +15,13 @@ import (
 // lists every ref, so records must not each get one.
 const Ref gitstore.RefName = "refs/nwdes/examine"
 
+// DraftsRef holds each feature's draft examination. It is this clone's own
+// (outside refs/nwdes/, so push, fetch and remote setup never carry it):
+// only published examinations travel, and they are immutable records under
+// unique names, so clones merge them by union and lose nothing, and an O
+// ID a clone printed only ever denotes the text that clone recorded.
+const DraftsRef gitstore.RefName = "refs/nwdes-local/drafts"
+
 // Record kinds and their versions.
 //
 // examine.draft v1: a feature's working draft (observations, verdicts, the

@@ -450,3 +450,31 @@ func sameJudgment(a, b *Examination) bool {
 	}
 	return true
 }
+
+// RefreshBriefs rewrites every note that is not what its examinations
+// render: after a merge of two clones' records, a note rendered from one
+// side's examinations of a commit is brought up to both. A note on a
+// commit no examination judged is left for fsck to name.
+func (x *Examiner) RefreshBriefs(ctx context.Context) error {
+	commits, err := x.Store.NotedCommits()
+	if err != nil {
+		return err
+	}
+	r, err := NewReader(x.Store)
+	if err != nil {
+		return err
+	}
+	for _, h := range commits {
+		want, err := r.Brief(h)
+		if err != nil || want == nil {
+			continue // unreadable or unjudged: fsck names it
+		}
+		if note, err := x.Store.Note(h); err == nil && bytes.Equal(note, want) {
+			continue
+		}
+		if err := x.writeBrief(ctx, h.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -293,7 +293,9 @@ func CheckRecord(tx *gitstore.Tx, path string, rec *gitstore.Record) error {
 // a ref whose tree holds anything else is refused, not read as empty.
 func Layout() map[gitstore.RefName][]string {
 	return map[gitstore.RefName][]string{
-		Ref:     {"drafts", "features", "published"},
-		GateRef: {"evidence", "latest", "verify"},
+		// drafts: kept by nwdes before drafts became local, still read.
+		Ref:       {"drafts", "features", "published"},
+		DraftsRef: {"drafts"},
+		GateRef:   {"evidence", "latest", "verify"},
 	}
 }

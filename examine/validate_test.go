@@ -149,7 +149,7 @@ func TestADraftWhoseNextIDIsBelowAnIssuedIDIsRefused(t *testing.T) {
 	okFor(t)(x.Open(ctx, tg, false))
 	okFor(t)(x.AddObservation(ctx, tg, examine.SourceExaminer, []byte("one")))
 	okFor(t)(x.AddObservation(ctx, tg, examine.SourceExaminer, []byte("two")))
-	_, err := x.Store.Update(ctx, examine.Ref, "tamper", func(tx *gitstore.Tx) error {
+	_, err := x.Store.Update(ctx, examine.DraftsRef, "tamper", func(tx *gitstore.Tx) error {
 		rec, err := tx.Get("drafts/f")
 		if err != nil {
 			return err

@@ -48,6 +48,13 @@ func (s *Store) Fsck() (*FsckReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	local, err := s.refs.List(LocalPrefix)
+	if err != nil {
+		return nil, err
+	}
+	for name, h := range local {
+		refs[name] = h
+	}
 	if h, err := s.refs.Read(NotesRef); err != nil {
 		return nil, err
 	} else if !h.IsZero() {

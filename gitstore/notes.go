@@ -70,3 +70,39 @@ func (s *Store) UpdateNote(ctx context.Context, commit plumbing.Hash, message st
 		return tx.WriteBlob(path, next)
 	}, opts...)
 }
+
+// NotedCommits lists the commits the tip of NotesRef holds a note for.
+func (s *Store) NotedCommits() ([]plumbing.Hash, error) {
+	tx, err := s.View(NotesRef)
+	if err != nil {
+		return nil, err
+	}
+	var out []plumbing.Hash
+	var walk func(dir, prefix string) error
+	walk = func(dir, prefix string) error {
+		es, err := tx.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			p := e.Name
+			if dir != "" {
+				p = dir + "/" + e.Name
+			}
+			if e.Mode == ModeTree {
+				if err := walk(p, prefix+e.Name); err != nil {
+					return err
+				}
+				continue
+			}
+			if id := prefix + e.Name; isHex40(id) {
+				out = append(out, plumbing.NewHash(id))
+			}
+		}
+		return nil
+	}
+	if err := walk("", ""); err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	return out, nil
+}

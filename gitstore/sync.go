@@ -35,6 +35,11 @@ import (
 // TrackingPrefix is where fetched nwdes refs are kept, per remote.
 const TrackingPrefix = "refs/nwdes-remotes/"
 
+// LocalPrefix is where a clone keeps records that are its own: outside
+// refs/nwdes/, so that push, fetch and the refspecs remote setup writes
+// never carry them. fsck checks them like any other.
+const LocalPrefix = "refs/nwdes-local/"
+
 // DefaultSyncAttempts bounds Push's fetch-merge-push rounds.
 const DefaultSyncAttempts = 8
 
@@ -68,6 +73,11 @@ type SyncOptions struct {
 	MaxAttempts int
 	// GitPath is the git binary; "git" (looked up on PATH) when empty.
 	GitPath string
+	// AfterMerge, when set, runs after the remote's refs were merged into
+	// the local ones and before anything is pushed: what is derived from
+	// the merged records (notes rendered from examinations) is brought up to
+	// date there, so that it is pushed up to date too.
+	AfterMerge func(ctx context.Context) error
 }
 
 func (o *SyncOptions) fill() {
@@ -371,7 +381,16 @@ func (s *Store) fetchAndMerge(ctx context.Context, remote string, o SyncOptions)
 	if _, err := s.git(ctx, o, args...); err != nil {
 		return nil, transportRefusal("fetch", remote, err)
 	}
-	return s.MergeTracking(ctx, remote, o)
+	merged, err := s.MergeTracking(ctx, remote, o)
+	if err != nil {
+		return nil, err
+	}
+	if o.AfterMerge != nil {
+		if err := o.AfterMerge(ctx); err != nil {
+			return nil, fmt.Errorf("after merging %s: %w", remote, err)
+		}
+	}
+	return merged, nil
 }
 
 func transportRefusal(verb, remote string, err error) error {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/hooks"
 	"github.com/nwdes/nwdes/internal/text"
@@ -18,6 +19,15 @@ func (s *session) syncOptions() gitstore.SyncOptions {
 		environ = s.env.Environ()
 	}
 	return gitstore.SyncOptions{Environ: environ, Resolve: resolveRecords}
+}
+
+// mergeOptions are syncOptions for push and fetch: after two clones'
+// records merge, the briefs are rendered again from them.
+func (s *session) mergeOptions(st *gitstore.Store) gitstore.SyncOptions {
+	o := s.syncOptions()
+	x := &examine.Examiner{Store: st, Now: s.env.Now}
+	o.AfterMerge = x.RefreshBriefs
+	return o
 }
 
 // hookSettings reads core.hooksPath and nwdes.protect for the repository.

@@ -114,7 +114,12 @@ func published(t *testing.T, st *gitstore.Store) string {
 
 func damage(t *testing.T, st *gitstore.Store, fn func(tx *gitstore.Tx) error) {
 	t.Helper()
-	if _, err := st.Update(context.Background(), examine.Ref, "damage", fn); err != nil {
+	damageRef(t, st, examine.Ref, fn)
+}
+
+func damageRef(t *testing.T, st *gitstore.Store, ref gitstore.RefName, fn func(tx *gitstore.Tx) error) {
+	t.Helper()
+	if _, err := st.Update(context.Background(), ref, "damage", fn); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -215,7 +220,7 @@ func TestEveryVerbSurvivesEveryDamagedRepositoryAndFsckNamesTheDamage(t *testing
 			})
 		}, "belongs under", true},
 		{"a draft whose next_id would reissue an observation", func(t *testing.T, dir string) {
-			damage(t, openStore(t, dir), func(tx *gitstore.Tx) error {
+			damageRef(t, openStore(t, dir), examine.DraftsRef, func(tx *gitstore.Tx) error {
 				rec, err := tx.Get("drafts/g")
 				if err != nil {
 					return err

@@ -137,9 +137,9 @@ EXAMPLES
 			}
 			var rep *gitstore.SyncReport
 			if name == "push" {
-				rep, err = st.Push(c.Context, remote, s.syncOptions())
+				rep, err = st.Push(c.Context, remote, s.mergeOptions(st))
 			} else {
-				rep, err = st.Fetch(c.Context, remote, s.syncOptions())
+				rep, err = st.Fetch(c.Context, remote, s.mergeOptions(st))
 			}
 			if err != nil {
 				return err
