@@ -97,8 +97,9 @@ into refs/nwdes-remotes/<REMOTE>/ through the git binary (your SSH config and
 credential helpers apply), then merges each into the local ref: a
 fast-forward when local is behind, nothing when it is ahead, otherwise a
 merge commit whose tree is the union of both sides. Records both sides
-changed are decided by a fixed rule (the later examination index, the draft
-that issued more observation IDs); a note both changed keeps both texts.
+changed are decided by a fixed rule (the later examination index); a note
+both changed keeps both texts, and then every note is rendered again from
+the merged examinations. Drafts stay in this clone (refs/nwdes-local/).
 Nothing local is ever dropped.
 
 EXAMPLES
