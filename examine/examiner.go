@@ -49,26 +49,43 @@ type Candidate struct {
 // committed there (never the work tree). An absent contract is MissingFact;
 // a malformed one is ConfigurationMalformed.
 func Load(st *gitstore.Store, t Target) (*Candidate, error) {
-	if err := ValidFeature(t.Feature); err != nil {
-		return nil, err
-	}
 	commit, err := st.Resolve(t.Candidate)
 	if err != nil {
+		return nil, err
+	}
+	// Every verb reads contracts as status and the hook do: the same
+	// look-alike, symlink and name checks, the same answer.
+	features, err := Features(st, commit)
+	if err != nil {
+		return nil, err
+	}
+	if t.Feature == "" && t.Contract == "" {
+		// The feature may be left out when the commit has one contract.
+		switch len(features) {
+		case 1:
+			t.Feature = features[0]
+		case 0:
+			return nil, refusal.New("MissingFact", "commit a contract at .nwave/features/<feature>.md",
+				"%s has no feature contract", commit.String()[:12])
+		default:
+			return nil, refusal.New("MissingFact", "name one with --feature",
+				"%s has %d feature contracts (%s): which one?", commit.String()[:12], len(features), strings.Join(features, ", "))
+		}
+	}
+	if err := ValidFeature(t.Feature); err != nil {
 		return nil, err
 	}
 	path := t.Contract
 	if path == "" {
 		path = DefaultContractPath(t.Feature)
 	}
-	// Every verb reads contracts as status and the hook do: the same
-	// look-alike, symlink and name checks, the same answer.
-	if _, err := Features(st, commit); err != nil {
-		return nil, err
-	}
 	f, err := st.ReadFile(commit, path)
 	if errors.Is(err, gitstore.ErrNotFound) {
-		return nil, refusal.New("MissingFact",
-			fmt.Sprintf("commit the contract at %s, or name it with --contract PATH", path),
+		remedy := fmt.Sprintf("commit the contract at %s, or name it with --contract PATH", path)
+		if near := text.Nearest(t.Feature, features); near != "" && t.Contract == "" {
+			remedy = fmt.Sprintf("did you mean --feature %s? (git nwdes features lists them)", near)
+		}
+		return nil, refusal.New("MissingFact", remedy,
 			"feature %s has no contract %s at candidate %s", t.Feature, path, commit.String()[:12])
 	}
 	if err != nil {
@@ -110,6 +127,7 @@ func (x *Examiner) edit(ctx context.Context, t Target, msg string, needDraft boo
 	if err != nil {
 		return nil, err
 	}
+	t.Feature = cand.Feature // when it was left out
 	var res *Result
 	_, err = x.Store.Update(ctx, DraftsRef, msg+" "+t.Feature, func(tx *gitstore.Tx) error {
 		res = &Result{}
@@ -148,31 +166,31 @@ func (x *Examiner) Open(ctx context.Context, t Target, fromCurrent bool) (*Resul
 				if err := (*d).boundTo(c); err != nil {
 					return err
 				}
-				res.Message, res.Unchanged = fmt.Sprintf("feature %s already has a draft; nothing changed", t.Feature), true
+				res.Message, res.Unchanged = fmt.Sprintf("feature %s already has a draft; nothing changed", c.Feature), true
 				if len(res.Notices) > 0 {
-					res.Message, res.Unchanged = fmt.Sprintf("feature %s already has a draft; withdrew the verdicts the contract no longer asks for", t.Feature), false
+					res.Message, res.Unchanged = fmt.Sprintf("feature %s already has a draft; withdrew the verdicts the contract no longer asks for", c.Feature), false
 				}
 				return nil
 			}
-			*d = &Draft{Feature: t.Feature, Candidate: c.Commit.String(), NextID: 1, Rows: c.Contract.IDs()}
-			res.Message = fmt.Sprintf("opened a draft examination of %s at %s", t.Feature, c.Commit.String()[:12])
+			*d = &Draft{Feature: c.Feature, Candidate: c.Commit.String(), NextID: 1, Rows: c.Contract.IDs()}
+			res.Message = fmt.Sprintf("opened a draft examination of %s at %s", c.Feature, c.Commit.String()[:12])
 			return nil
 		}
 		pub, err := x.Store.View(Ref)
 		if err != nil {
 			return err
 		}
-		ex, err := latestExamination(pub, t.Feature)
+		ex, err := latestExamination(pub, c.Feature)
 		if err != nil {
 			return err
 		}
 		if ex == nil {
 			return refusal.New("MissingFact", "close an examination first, or open without --from-current",
-				"feature %s has no published examination to rebuild from", t.Feature)
+				"feature %s has no published examination to rebuild from", c.Feature)
 		}
 		*d = rebuild(ex, c)
 		res.Message = fmt.Sprintf("rebuilt the draft of %s from the examination of %s (%d observations)",
-			t.Feature, ex.Candidate[:12], len((*d).Observations))
+			c.Feature, ex.Candidate[:12], len((*d).Observations))
 		return nil
 	})
 }
@@ -244,7 +262,7 @@ func (x *Examiner) Retarget(ctx context.Context, t Target) (*Result, error) {
 	return x.edit(ctx, t, "retarget", true, func(c *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
 		old := (*d).Candidate
 		if old == c.Commit.String() {
-			res.Message, res.Unchanged = fmt.Sprintf("the draft of %s already examines %s", t.Feature, old[:12]), true
+			res.Message, res.Unchanged = fmt.Sprintf("the draft of %s already examines %s", c.Feature, old[:12]), true
 			return nil
 		}
 		(*d).Candidate = c.Commit.String()
@@ -254,7 +272,7 @@ func (x *Examiner) Retarget(ctx context.Context, t Target) (*Result, error) {
 				elsewhere++
 			}
 		}
-		res.Message = fmt.Sprintf("the draft of %s now examines %s", t.Feature, c.Commit.String()[:12])
+		res.Message = fmt.Sprintf("the draft of %s now examines %s", c.Feature, c.Commit.String()[:12])
 		if elsewhere > 0 {
 			res.Notices = append(res.Notices, fmt.Sprintf("%s made at another commit: cite them only after examine observation carry, or observe again", text.Plural(elsewhere, "observation was", "observations were")))
 		}
@@ -447,7 +465,7 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 		return nil, nil, err
 	}
 	unchanged := false
-	_, err = x.Store.Update(ctx, Ref, "close "+t.Feature, func(tx *gitstore.Tx) error {
+	_, err = x.Store.Update(ctx, Ref, "close "+ex.Feature, func(tx *gitstore.Tx) error {
 		// The brief is rendered from every feature's examination of this
 		// commit: if one cannot be read, refuse now, before anything is
 		// published, rather than after.

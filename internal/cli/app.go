@@ -11,6 +11,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
+	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/sandbox"
 )
 
@@ -87,18 +88,22 @@ EXAMPLES
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usagef("unknown verb %q", c.Args().First())
+				return unknownVerb("git nwdes", c.Args().First(), c.App.Commands)
 			}
+			c.App.Writer = s.env.Stderr
 			cli.ShowAppHelp(c)
 			return usagef("a verb is required")
 		},
 		Commands:             s.commands(),
 		EnableBashCompletion: false,
-		HideHelpCommand:      true,
+		HideHelpCommand:      false,
 	}
 	for _, cmd := range app.Commands {
 		setUsageErrors(cmd)
+		guideGroups("git nwdes", cmd, s)
 	}
+	app.Version, _ = buildInfo()
+	app.HideVersion = false
 	return app
 }
 
@@ -117,10 +122,19 @@ func setUsageErrors(cmd *cli.Command) {
 	if len(required) > 0 {
 		before := cmd.Before
 		cmd.Before = func(c *cli.Context) error {
+			// Every missing flag in one refusal, not one per try.
+			var missing []string
 			for _, name := range required {
 				if !c.IsSet(name) {
-					return usagef("required flag --%s is missing", name)
+					missing = append(missing, "--"+name)
 				}
+			}
+			switch len(missing) {
+			case 0:
+			case 1:
+				return usagef("required flag %s is missing", missing[0])
+			default:
+				return usagef("required flags %s are missing", strings.Join(missing, ", "))
 			}
 			if before != nil {
 				return before(c)
@@ -134,7 +148,7 @@ func setUsageErrors(cmd *cli.Command) {
 }
 
 func (s *session) commands() []*cli.Command {
-	cmds := []*cli.Command{s.examineCmd(), s.fsckCmd(), s.gateCmd(), s.verifyCmd(), s.hooksCmd(), s.hookCmd(), s.statusCmd(), s.exportCmd(), s.remoteCmd(), s.syncCmd("fetch"), s.syncCmd("push"), s.sandboxCmd(), s.versionCmd()}
+	cmds := []*cli.Command{s.examineCmd(), s.fsckCmd(), s.gateCmd(), s.verifyCmd(), s.hooksCmd(), s.hookCmd(), s.statusCmd(), s.featuresCmd(), s.exportCmd(), s.remoteCmd(), s.syncCmd("fetch"), s.syncCmd("push"), s.sandboxCmd(), s.versionCmd()}
 	cmds = append(cmds, s.hiddenCommands()...)
 	return cmds
 }
@@ -278,4 +292,50 @@ EXAMPLES
 			return nil
 		},
 	}
+}
+
+// guideGroups makes a verb group (gate, examine …) answer a mistyped
+// sub-verb with UnknownVerb and the nearest one, and a bare group with its
+// help on stderr and a usage error, as the top level does.
+func guideGroups(path string, cmd *cli.Command, s *session) {
+	if len(cmd.Subcommands) == 0 {
+		return
+	}
+	full := path + " " + cmd.Name
+	cmd.Action = func(c *cli.Context) error {
+		if c.NArg() > 0 {
+			return unknownVerb(full, c.Args().First(), cmd.Subcommands)
+		}
+		var b strings.Builder
+		w := c.App.Writer
+		c.App.Writer = &b
+		cli.ShowSubcommandHelp(c)
+		c.App.Writer = w
+		fmt.Fprint(s.env.Stderr, b.String())
+		return usagef("%s needs a verb: %s", full, strings.Join(verbNames(cmd.Subcommands), ", "))
+	}
+	for _, sub := range cmd.Subcommands {
+		guideGroups(full, sub, s)
+	}
+}
+
+func verbNames(cmds []*cli.Command) []string {
+	var out []string
+	for _, c := range cmds {
+		if !c.Hidden && c.Name != "help" {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// unknownVerb is the refusal for a verb that does not exist, naming the
+// nearest one that does.
+func unknownVerb(path, got string, cmds []*cli.Command) error {
+	names := verbNames(cmds)
+	remedy := fmt.Sprintf("the verbs of %s are: %s (%s -h)", path, strings.Join(names, ", "), path)
+	if near := text.Nearest(got, names); near != "" {
+		remedy = fmt.Sprintf("did you mean %s %s? (%s -h lists the verbs)", path, near, path)
+	}
+	return refusal.New("UnknownVerb", remedy, "%s has no verb %q", path, got)
 }

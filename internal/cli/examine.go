@@ -17,7 +17,7 @@ import (
 
 func targetFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "feature", Usage: "the feature examined (its contract is .nwave/features/`NAME`.md)", Required: true},
+		&cli.StringFlag{Name: "feature", Usage: "the feature examined (its contract is .nwave/features/`NAME`.md; may be left out when the commit has one)"},
 		&cli.StringFlag{Name: "candidate", Usage: "the candidate commit (`REV`, default HEAD)"},
 		&cli.StringFlag{Name: "contract", Usage: "the committed contract `PATH` at the candidate"},
 	}

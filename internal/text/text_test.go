@@ -31,3 +31,12 @@ func TestOneLineAndShort(t *testing.T) {
 		t.Errorf("Short = %q", got)
 	}
 }
+
+func TestNearestSuggestsOnlyWhatWasMeant(t *testing.T) {
+	verbs := []string{"open", "observation", "verdict", "close", "show"}
+	for in, want := range map[string]string{"opne": "open", "shwo": "show", "clos": "close", "verdcit": "verdict", "bogus": "", "o": ""} {
+		if got := Nearest(in, verbs); got != want {
+			t.Errorf("Nearest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/internal/text"
+)
+
+func (s *session) featuresCmd() *cli.Command {
+	return &cli.Command{
+		Name:      "features",
+		Usage:     "list the feature contracts at a commit: E IDs, oracles, outcome",
+		UsageText: "git nwdes features [--commit REV] [--json]",
+		Description: `Reads the contracts committed at .nwave/features/*.md in the commit (HEAD
+by default) and prints one line per feature: its expectations, how many
+carry an oracle, and the outcome of its newest examination at that commit.
+A contract that does not parse is listed with the reason.
+
+EXAMPLES
+   git nwdes features
+   git nwdes features --commit main --json
+` + exitStatus,
+		Flags: []cli.Flag{commitFlag(), jsonFlag()},
+		Action: func(c *cli.Context) error {
+			asJSON := s.wantJSON(c)
+			st, err := s.open()
+			if err != nil {
+				return err
+			}
+			commit, err := st.Resolve(c.String("commit"))
+			if err != nil {
+				return err
+			}
+			names, err := examine.Features(st, commit)
+			if err != nil {
+				return err
+			}
+			rd, err := examine.NewReader(st)
+			if err != nil {
+				return err
+			}
+			type row struct {
+				Feature      string   `json:"feature"`
+				Contract     string   `json:"contract"`
+				Expectations []string `json:"expectations"`
+				Oracles      int      `json:"oracles"`
+				Outcome      string   `json:"outcome"`
+				Problem      string   `json:"problem,omitempty"`
+			}
+			rows := []row{}
+			for _, f := range names {
+				r := row{Feature: f, Contract: examine.DefaultContractPath(f), Expectations: []string{}}
+				cand, err := examine.Load(st, examine.Target{Feature: f, Candidate: commit.String()})
+				if err != nil {
+					r.Problem, r.Outcome = err.Error(), "contract unreadable"
+					rows = append(rows, r)
+					continue
+				}
+				for _, cr := range cand.Contract.Criteria {
+					r.Expectations = append(r.Expectations, string(cr.ID))
+					if cr.Oracle != nil {
+						r.Oracles++
+					}
+				}
+				sd, err := rd.Standing(commit, f)
+				if err != nil {
+					return err
+				}
+				r.Outcome = string(sd.Outcome)
+				rows = append(rows, r)
+			}
+			if asJSON {
+				return writeJSON(s.env.Stdout, map[string]any{"commit": commit.String(), "features": rows})
+			}
+			if len(rows) == 0 {
+				fmt.Fprintf(s.env.Stdout, "no feature contract (.nwave/features/*.md) at %s\n", text.Short(commit.String()))
+				return nil
+			}
+			tw := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
+			for _, r := range rows {
+				detail := fmt.Sprintf("%s (%s)", text.Plural(len(r.Expectations), "expectation", "expectations"), text.Plural(r.Oracles, "oracle", "oracles"))
+				if r.Problem != "" {
+					detail = text.TerminalLine(r.Problem)
+				}
+				outcome := r.Outcome
+				if outcome == string(examine.None) {
+					outcome = "not examined"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", text.TerminalLine(r.Feature), outcome, detail)
+			}
+			return tw.Flush()
+		},
+	}
+}
