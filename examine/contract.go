@@ -100,7 +100,7 @@ var (
 	idRef         = regexp.MustCompile(`^E[1-9][0-9]*$`)
 )
 
-// ParseContract parses a contract. It fails closed: anything it does not
+// parseContract parses a contract. It fails closed: anything it does not
 // understand is refused with ConfigurationMalformed naming the line, and no
 // partial contract is returned, so nothing downstream (least of all an
 // oracle) ever acts on a contract that was half read.
@@ -110,21 +110,25 @@ var (
 // "EVIDENCE:" lines), "# FILE SCOPE" (one glob per line), and, outside the
 // request, "ABANDON: E<n> reason" lines. Blank lines are ignored; text
 // before the first section is refused.
-func ParseContract(path string, src []byte) (*Contract, error) {
+func parseContract(path string, src []byte) (*Contract, []error) {
+	var problems []error
 	bad := func(line int, format string, args ...any) error {
-		return refusal.New("ConfigurationMalformed",
+		err := refusal.New("ConfigurationMalformed",
 			"fix the contract and commit it; docs/gates.md gives the grammar",
 			"%s:%d: %s", path, line, fmt.Sprintf(format, args...))
+		problems = append(problems, err)
+		return err
 	}
 	if len(src) > MaxContractBytes {
-		return nil, refusal.New("ContractTooLarge", "split the feature into several contracts",
-			"%s is %d bytes; a contract may hold at most %d", path, len(src), MaxContractBytes)
+		return nil, []error{refusal.New("ContractTooLarge", "split the feature into several contracts",
+			"%s is %d bytes; a contract may hold at most %d", path, len(src), MaxContractBytes)}
 	}
 	if !utf8.Valid(src) {
 		// Every verb reads the same bytes the same way: a contract that is
 		// not UTF-8 is refused by all, never run by one and judged by another.
 		line := 1 + bytes.Count(src[:firstInvalidUTF8(src)], []byte("\n"))
-		return nil, bad(line, "the contract is not valid UTF-8")
+		bad(line, "the contract is not valid UTF-8")
+		return nil, problems
 	}
 	c := &Contract{Abandoned: map[ExpectationID]string{}}
 	body := strings.ReplaceAll(string(src), "\r\n", "\n")
@@ -143,10 +147,12 @@ func ParseContract(path string, src []byte) (*Contract, error) {
 			switch name {
 			case sectionRequest, sectionCriteria, sectionScope:
 			default:
-				return nil, bad(n, "unknown section %q (known: REQUEST, ACCEPTANCE CRITERIA, FILE SCOPE)", name)
+				bad(n, "unknown section %q (known: REQUEST, ACCEPTANCE CRITERIA, FILE SCOPE)", name)
+				continue
 			}
 			if seenSection[name] {
-				return nil, bad(n, "section %q appears twice", name)
+				bad(n, "section %q appears twice", name)
+				continue
 			}
 			seenSection[name] = true
 			section, cur = name, nil
@@ -162,10 +168,12 @@ func ParseContract(path string, src []byte) (*Contract, error) {
 		if m := abandonLine.FindStringSubmatch(line); m != nil {
 			id := ExpectationID(m[1])
 			if strings.TrimSpace(m[2]) == "" {
-				return nil, bad(n, "ABANDON %s has no reason", id)
+				bad(n, "ABANDON %s has no reason", id)
+				continue
 			}
 			if _, dup := c.Abandoned[id]; dup {
-				return nil, bad(n, "%s is abandoned twice", id)
+				bad(n, "%s is abandoned twice", id)
+				continue
 			}
 			c.Abandoned[id] = strings.TrimSpace(m[2])
 			abandonAt[id] = n
@@ -173,35 +181,42 @@ func ParseContract(path string, src []byte) (*Contract, error) {
 			continue
 		}
 		if strings.HasPrefix(line, "ABANDON:") {
-			return nil, bad(n, "ABANDON line must read \"ABANDON: E<n> <reason>\"")
+			bad(n, "ABANDON line must read \"ABANDON: E<n> <reason>\"")
+			continue
 		}
 		switch section {
 		case "":
-			return nil, bad(n, "text before the first section")
+			bad(n, "text before the first section")
+			continue
 		case sectionScope:
 			if line != strings.TrimLeft(line, " \t") {
-				return nil, bad(n, "a FILE SCOPE glob must not be indented")
+				bad(n, "a FILE SCOPE glob must not be indented")
+				continue
 			}
 			c.FileScope = append(c.FileScope, strings.TrimSpace(line))
 		case sectionCriteria:
 			if m := attributeLine.FindStringSubmatch(line); m != nil {
 				if cur == nil {
-					return nil, bad(n, "attribute %s: is not under a criterion", m[1])
+					bad(n, "attribute %s: is not under a criterion", m[1])
+					continue
 				}
 				a := curAttrs[cur.ID]
 				val := strings.TrimSpace(m[2])
 				switch m[1] {
 				case "CHECK", "EXPECT", "EVIDENCE":
 				default:
-					return nil, bad(n, "unknown attribute %s: under %s (known: CHECK, EXPECT, EVIDENCE)", m[1], cur.ID)
+					bad(n, "unknown attribute %s: under %s (known: CHECK, EXPECT, EVIDENCE)", m[1], cur.ID)
+					continue
 				}
 				slot := map[string]*int{"CHECK": &a.check, "EXPECT": &a.expect, "EVIDENCE": &a.evidence}[m[1]]
 				if *slot != 0 {
-					return nil, bad(n, "%s has a second %s: (first on line %d)", cur.ID, m[1], *slot)
+					bad(n, "%s has a second %s: (first on line %d)", cur.ID, m[1], *slot)
+					continue
 				}
 				*slot = n
 				if m[1] != "EVIDENCE" && val == "" {
-					return nil, bad(n, "%s: under %s is empty", m[1], cur.ID)
+					bad(n, "%s: under %s is empty", m[1], cur.ID)
+					continue
 				}
 				if cur.Oracle == nil && m[1] != "EVIDENCE" {
 					cur.Oracle = &Oracle{}
@@ -215,22 +230,26 @@ func ParseContract(path string, src []byte) (*Contract, error) {
 				continue
 			}
 			if strings.HasPrefix(strings.TrimLeft(line, " \t"), "CHECK:") || strings.HasPrefix(strings.TrimLeft(line, " \t"), "EXPECT:") || strings.HasPrefix(strings.TrimLeft(line, " \t"), "EVIDENCE:") {
-				return nil, bad(n, "attribute %q must be indented under its criterion", strings.TrimSpace(line))
+				bad(n, "attribute %q must be indented under its criterion", strings.TrimSpace(line))
+				continue
 			}
 			m := criterionLine.FindStringSubmatch(line)
 			if m == nil {
-				return nil, bad(n, "expected a criterion \"E<n>. text\" or an indented attribute, got %q", text.Truncate(line, 60))
+				bad(n, "expected a criterion \"E<n>. text\" or an indented attribute, got %q", text.Truncate(line, 60))
+				continue
 			}
 			id := ExpectationID("E" + m[1])
 			if strings.TrimSpace(m[2]) == "" {
-				return nil, bad(n, "criterion %s has no text", id)
+				bad(n, "criterion %s has no text", id)
+				continue
 			}
 			if first, dup := criterionAt[id]; dup {
-				return nil, bad(n, "duplicate criterion %s (first on line %d)", id, first)
+				bad(n, "duplicate criterion %s (first on line %d)", id, first)
+				continue
 			}
 			if len(c.Criteria) == MaxCriteria {
-				return nil, refusal.New("ContractTooLarge", "split the feature into several contracts",
-					"%s:%d: a contract may hold at most %d criteria", path, n, MaxCriteria)
+				return nil, append(problems, refusal.New("ContractTooLarge", "split the feature into several contracts",
+					"%s:%d: a contract may hold at most %d criteria", path, n, MaxCriteria))
 			}
 			criterionAt[id] = n
 			c.Criteria = append(c.Criteria, Criterion{ID: id, Text: strings.TrimSpace(m[2]), Line: n})
@@ -240,7 +259,7 @@ func ParseContract(path string, src []byte) (*Contract, error) {
 	}
 	for _, need := range []string{sectionRequest, sectionCriteria} {
 		if !seenSection[need] {
-			return nil, bad(1, "section %q is missing", need)
+			bad(1, "section %q is missing", need)
 		}
 	}
 	for _, cr := range c.Criteria {
@@ -250,18 +269,38 @@ func ParseContract(path string, src []byte) (*Contract, error) {
 			if a.expect != 0 {
 				line, has, lacks = a.expect, "EXPECT", "CHECK"
 			}
-			return nil, bad(line, "%s has %s: but no %s: (an oracle needs both)", cr.ID, has, lacks)
+			bad(line, "%s has %s: but no %s: (an oracle needs both)", cr.ID, has, lacks)
 		}
 	}
 	for id, line := range abandonAt {
 		if _, ok := criterionAt[id]; !ok {
-			return nil, bad(line, "ABANDON names %s, which is not a criterion", id)
+			bad(line, "ABANDON names %s, which is not a criterion", id)
 		}
 	}
-	if len(c.Criteria) == 0 {
-		return nil, bad(1, "ACCEPTANCE CRITERIA lists no criterion")
+	if len(c.Criteria) == 0 && len(problems) == 0 {
+		bad(1, "ACCEPTANCE CRITERIA lists no criterion")
+	}
+	if len(problems) > 0 {
+		return nil, problems
 	}
 	c.Request = strings.TrimSpace(strings.Join(request, "\n"))
 	sort.SliceStable(c.Criteria, func(i, j int) bool { return c.Criteria[i].Line < c.Criteria[j].Line })
 	return c, nil
+}
+
+// ParseContract parses a contract and refuses it with its first problem
+// (see parseContract); ContractProblems lists them all.
+func ParseContract(path string, src []byte) (*Contract, error) {
+	c, problems := parseContract(path, src)
+	if len(problems) > 0 {
+		return nil, problems[0]
+	}
+	return c, nil
+}
+
+// ContractProblems lists every problem of a contract at once, in line
+// order (empty when it parses), for linting before a commit.
+func ContractProblems(path string, src []byte) []error {
+	_, problems := parseContract(path, src)
+	return problems
 }

@@ -121,6 +121,10 @@ func checkVerdicts(ex *Examination) string {
 	return ""
 }
 
+// FeatureFileProblem says why an entry of .nwave/features (by name and git
+// mode) is not a contract nwdes can enforce, or "".
+func FeatureFileProblem(name string, mode uint32) string { return featureProblem(name, mode) }
+
 // featureProblem says why a name under .nwave/features is not a feature
 // contract nwdes can enforce, or "".
 func featureProblem(name string, mode uint32) string {
