@@ -492,6 +492,15 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 	if err := x.writeBrief(ctx, ex.Candidate); err != nil {
 		return ex, res.Notices, fmt.Errorf("examination published, but the brief note was not written: %w (closing again rewrites it)", err)
 	}
+	if ex.Outcome == Indeterminate {
+		var open []string
+		for _, r := range ex.Rows {
+			if r.Verdict == NotExamined {
+				open = append(open, fmt.Sprintf("%s (%s)", r.Expectation, text.OneLine(r.Reason)))
+			}
+		}
+		res.Notices = append(res.Notices, "indeterminate: not examined: "+strings.Join(open, ", ")+"; judge them met or unmet and close again")
+	}
 	return ex, res.Notices, nil
 }
 

@@ -330,6 +330,9 @@ type Gates struct {
 	// Wall runs every oracle, in a job directory it makes and owns, with
 	// the network denied; nothing else here starts a process.
 	Wall *sandbox.Wall
+	// Progress, when set, is told as each oracle starts (done false) and
+	// ends (done true, with its row filled in and how long it took).
+	Progress func(row *GateRow, done bool, took time.Duration)
 	// Timeout bounds each oracle; DefaultGateTimeout when zero.
 	Timeout time.Duration
 	// Now stamps the evidence.
@@ -364,11 +367,18 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 			row.State, row.Note = GateAbandoned, "not run: "+row.Abandoned
 			continue
 		}
+		if g.Progress != nil {
+			g.Progress(row, false, 0)
+		}
+		began := time.Now()
 		ev, err := g.runOne(ctx, cand, row)
 		if err != nil {
 			return nil, fmt.Errorf("gate %s %s: %w", cand.Feature, row.Expectation, err)
 		}
 		row.State, row.Note, row.Evidence, row.EvidencePath = ev.State, ev.Summary(), ev, ev.Location()
+		if g.Progress != nil {
+			g.Progress(row, true, time.Since(began))
+		}
 		evs = append(evs, ev)
 	}
 	if len(evs) == 0 {

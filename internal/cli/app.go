@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -111,7 +112,7 @@ EXAMPLES
 // on stderr). Required flags are checked here rather than by urfave/cli,
 // which would also print the whole help on stdout.
 func setUsageErrors(cmd *cli.Command) {
-	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return &usageError{err} }
+	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return &usageError{friendlyFlagError(err)} }
 	var required []string
 	for _, f := range cmd.Flags {
 		if sf, ok := f.(*cli.StringFlag); ok && sf.Required {
@@ -338,4 +339,18 @@ func unknownVerb(path, got string, cmds []*cli.Command) error {
 		remedy = fmt.Sprintf("did you mean %s %s? (%s -h lists the verbs)", path, near, path)
 	}
 	return refusal.New("UnknownVerb", remedy, "%s has no verb %q", path, got)
+}
+
+// friendlyFlagError says what a flag value lacks where the flag library
+// only says "parse error": a duration without a unit above all.
+func friendlyFlagError(err error) error {
+	var value, flag string
+	if n, _ := fmt.Sscanf(err.Error(), "invalid value %q for flag -%s", &value, &flag); n == 2 {
+		flag = strings.TrimSuffix(flag, ":")
+		if _, convErr := strconv.ParseFloat(value, 64); convErr == nil {
+			return fmt.Errorf("--%s %s: a duration needs a unit, as in %ss, %sm or %sh", flag, value, value, value, value)
+		}
+		return fmt.Errorf("--%s %q is not a valid value", flag, value)
+	}
+	return err
 }

@@ -343,13 +343,13 @@ EXAMPLES
 			{
 				Name:      "show",
 				Usage:     "show the draft and the last published examination",
-				UsageText: "git nwdes examine show --feature F [--json]",
+				UsageText: "git nwdes examine show [--feature F] [--json]",
 				Description: `EXAMPLES
    git nwdes examine show --feature greeting
    git nwdes examine show --feature greeting --json
 ` + exitStatus,
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "feature", Usage: "the feature `NAME`", Required: true},
+					&cli.StringFlag{Name: "feature", Usage: "the feature `NAME` (may be left out when HEAD has one contract)"},
 					jsonFlag(),
 				},
 				Action: func(c *cli.Context) error {
@@ -358,7 +358,16 @@ EXAMPLES
 					if err != nil {
 						return err
 					}
-					d, ex, err := x.Show(c.String("feature"))
+					feature := c.String("feature")
+					if feature == "" {
+						cand, err := examine.Load(x.Store, examine.Target{})
+						if err != nil {
+							return err
+						}
+						feature = cand.Feature
+					}
+					c.Set("feature", feature)
+					d, ex, err := x.Show(feature)
 					if err != nil {
 						return err
 					}
@@ -398,9 +407,25 @@ func (s *session) renderDraft(feature string, d *examine.Draft) {
 		fmt.Fprintf(w, "feature %s has no draft\n", esc(feature))
 		return
 	}
-	fmt.Fprintf(w, "draft of %s: %d observations, %d verdicts\n", esc(feature), len(d.Observations), len(d.Verdicts))
+	at := ""
+	if d.Candidate != "" {
+		at = " at " + text.Short(d.Candidate)
+	}
+	fmt.Fprintf(w, "draft of %s%s: %s, %s\n", esc(feature), at,
+		text.Plural(len(d.Observations), "observation", "observations"), text.Plural(len(d.Verdicts), "verdict", "verdicts"))
 	for _, o := range d.Observations {
-		fmt.Fprintf(w, "  %s (%s) %q\n", esc(string(o.ID)), esc(string(o.Source)), text.Truncate(string(o.Text), 70))
+		where := ""
+		if o.Commit != d.Candidate {
+			// Made at another commit: cited only once carried over.
+			where = " at " + text.Short(o.Commit)
+			if o.Commit == "" {
+				where = " at an unrecorded commit"
+			}
+			if o.Carried {
+				where += ", carried over"
+			}
+		}
+		fmt.Fprintf(w, "  %s (%s%s) %q\n", esc(string(o.ID)), esc(string(o.Source)), where, text.Truncate(string(o.Text), 70))
 	}
 	for _, v := range d.Verdicts {
 		extra := string(v.Class)
@@ -413,12 +438,34 @@ func (s *session) renderDraft(feature string, d *examine.Draft) {
 		}
 		fmt.Fprintf(w, "  %s %s %s cites [%s]\n", esc(string(v.Expectation)), esc(string(v.Verdict)), esc(extra), esc(strings.Join(cites, " ")))
 	}
+	if open := unjudged(d); len(open) > 0 {
+		fmt.Fprintf(w, "  not yet judged: %s\n", esc(strings.Join(open, ", ")))
+	}
+}
+
+// unjudged lists the expectations of the draft's contract that have no
+// verdict yet.
+func unjudged(d *examine.Draft) []string {
+	has := map[examine.ExpectationID]bool{}
+	for _, v := range d.Verdicts {
+		has[v.Expectation] = true
+	}
+	out := []string{}
+	for _, r := range d.Rows {
+		if !has[r] {
+			out = append(out, string(r))
+		}
+	}
+	return out
 }
 
 type observationJSON struct {
-	ID     examine.ObservationID `json:"id"`
-	Source examine.Source        `json:"source"`
-	Text   string                `json:"text"`
+	ID      examine.ObservationID `json:"id"`
+	Source  examine.Source        `json:"source"`
+	Commit  string                `json:"commit,omitempty"`
+	Carried bool                  `json:"carried,omitempty"`
+	Gate    *examine.GateCitation `json:"gate,omitempty"`
+	Text    string                `json:"text"`
 }
 
 func draftJSON(d *examine.Draft) any {
@@ -427,9 +474,10 @@ func draftJSON(d *examine.Draft) any {
 	}
 	obs := []observationJSON{}
 	for _, o := range d.Observations {
-		obs = append(obs, observationJSON{o.ID, o.Source, string(o.Text)})
+		obs = append(obs, observationJSON{o.ID, o.Source, o.Commit, o.Carried, o.Gate, string(o.Text)})
 	}
-	return map[string]any{"feature": d.Feature, "observations": obs, "verdicts": d.Verdicts, "rows": d.Rows}
+	return map[string]any{"feature": d.Feature, "candidate": d.Candidate, "observations": obs, "verdicts": d.Verdicts,
+		"rows": d.Rows, "unjudged": unjudged(d)}
 }
 
 func examinationJSON(ex *examine.Examination) any {

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -90,10 +91,11 @@ EXAMPLES
 				w.NoNamespaces = true
 			}
 			g := &examine.Gates{
-				Store:   st,
-				Wall:    w,
-				Timeout: c.Duration("timeout"),
-				Now:     s.env.Now,
+				Store:    st,
+				Wall:     w,
+				Progress: s.gateProgress(asJSON),
+				Timeout:  c.Duration("timeout"),
+				Now:      s.env.Now,
 			}
 			rep, err := g.Run(c.Context, target(c))
 			if rep != nil {
@@ -161,6 +163,11 @@ func (s *session) renderGates(rep *examine.GateReport, asJSON, ran bool) {
 			line += fmt.Sprintf(" (draft observation %s)", esc(string(r.Observation)))
 		}
 		fmt.Fprintln(w, line)
+		if ran && r.State == examine.GateNotMet && r.Evidence != nil {
+			for _, l := range failureTail(r.Evidence) {
+				fmt.Fprintf(w, "    | %s\n", l)
+			}
+		}
 	}
 	if len(rep.NoOracle) > 0 {
 		ids := make([]string, len(rep.NoOracle))
@@ -258,4 +265,39 @@ func recorded(rep *examine.GateReport) bool {
 		}
 	}
 	return false
+}
+
+// gateProgress reports each oracle as it starts and ends, on stderr, when
+// stderr is a terminal and the output is for a person: a long gate run is
+// never a silent terminal, and a log or a pipe gets nothing extra.
+func (s *session) gateProgress(asJSON bool) func(*examine.GateRow, bool, time.Duration) {
+	if asJSON || !s.env.Terminal {
+		return nil
+	}
+	return func(r *examine.GateRow, done bool, took time.Duration) {
+		if !done {
+			fmt.Fprintf(s.env.Stderr, "gate %s: running %s\n", text.TerminalLine(string(r.Expectation)), text.TerminalLine(text.Truncate(r.Check, 60)))
+			return
+		}
+		fmt.Fprintf(s.env.Stderr, "gate %s: %s in %s\n", text.TerminalLine(string(r.Expectation)), r.State, took.Round(time.Millisecond))
+	}
+}
+
+// failureTail is the end of the output that made an oracle NOT-MET: the
+// last few lines of stderr, else of stdout, escaped.
+func failureTail(ev *examine.Evidence) []string {
+	for _, b := range [][]byte{ev.StderrTail, ev.StdoutTail} {
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		if len(lines) == 1 && lines[0] == "" {
+			continue
+		}
+		if len(lines) > 3 {
+			lines = lines[len(lines)-3:]
+		}
+		for i, l := range lines {
+			lines[i] = text.TerminalLine(text.Truncate(l, 160))
+		}
+		return lines
+	}
+	return nil
 }

@@ -114,5 +114,9 @@ func (s *session) renderStatus(rep *reports.Status) {
 	for _, f := range rep.Unaccepted() {
 		names = append(names, esc(f.Feature))
 	}
-	fmt.Fprintf(w, "not accepted: %s lack an accepted examination at this commit\n", strings.Join(names, ", "))
+	verb := "lacks"
+	if len(names) > 1 {
+		verb = "lack"
+	}
+	fmt.Fprintf(w, "not accepted: %s %s an accepted examination at this commit\n", strings.Join(names, ", "), verb)
 }
