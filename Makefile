@@ -8,7 +8,7 @@ COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -X github.com/nwdes/nwdes/internal/cli.version=$(VERSION) -X github.com/nwdes/nwdes/internal/cli.commit=$(COMMIT)
 BIN      := bin/git-nwdes
 
-.PHONY: build install test demo bench fuzz fmt vet clean
+.PHONY: build install test check demo bench fuzz fmt vet clean
 
 # CGO_ENABLED=0: a static binary starts faster, and every wall a gate runs
 # starts this binary again as its helper.
@@ -30,10 +30,19 @@ fmt:
 vet:
 	$(GO) vet ./...
 
-# Every test with the race detector, then every fuzz target briefly.
+# Every test with the race detector, then every fuzz target briefly. Each
+# package prints a line as it finishes; the first take longest (building
+# with the race detector).
 test: fmt vet
+	@echo "== every test, with the race detector (about 6 minutes on 2 cores)"
 	$(GO) test -race -count=1 ./...
+	@echo "== every fuzz target, 3 s each"
 	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
+
+# The quick loop: formatting, vet, and the tests without the race
+# detector and without the longest stress runs (about 30 seconds).
+check: fmt vet
+	$(GO) test -short -count=1 ./...
 
 demo: build
 	./demo/run.sh $(BIN)

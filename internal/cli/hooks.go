@@ -193,6 +193,9 @@ EXAMPLES
 						fmt.Fprint(s.env.Stderr, text.Terminal(hooks.Summary(r)))
 					}
 				}
+				if rep.OK() && c.NArg() > 0 {
+					s.remindPush(loc, c.Args().First())
+				}
 				if !rep.OK() {
 					return negative("push refused")
 				}
@@ -200,4 +203,23 @@ EXAMPLES
 			},
 		}},
 	}
+}
+
+// remindPush says, after an accepted push, when the records that accept it
+// are not on the remote yet (as last fetched): a clone that pulls the
+// commit would find it unexamined until they are pushed.
+func (s *session) remindPush(loc gitstore.Location, remote string) {
+	st, err := s.openAt(loc)
+	if err != nil {
+		return
+	}
+	local, err := st.Tip(examine.Ref)
+	if err != nil || local.IsZero() {
+		return
+	}
+	tracked, err := st.Tip(gitstore.TrackingRef(remote, examine.Ref))
+	if err != nil || tracked == local {
+		return
+	}
+	fmt.Fprintf(s.env.Stderr, "hint: the examinations are not on %s yet: git nwdes push %s\n", text.TerminalLine(remote), text.TerminalLine(remote))
 }

@@ -60,6 +60,7 @@ EXAMPLES
 				}
 			} else {
 				s.renderStatus(rep)
+				s.hintFetch(rep)
 			}
 			if !rep.Accepted {
 				return negative("not accepted")
@@ -119,4 +120,20 @@ func (s *session) renderStatus(rep *reports.Status) {
 		verb = "lack"
 	}
 	fmt.Fprintf(w, "not accepted: %s %s an accepted examination at this commit\n", strings.Join(names, ", "), verb)
+}
+
+// hintFetch says, when a commit with contracts finds no examination at
+// all in this clone, how to bring the records a remote may hold.
+func (s *session) hintFetch(rep *reports.Status) {
+	if rep.Accepted || len(rep.Features) == 0 {
+		return
+	}
+	st, err := s.open()
+	if err != nil {
+		return
+	}
+	if tip, err := st.Tip(examine.Ref); err != nil || !tip.IsZero() {
+		return
+	}
+	fmt.Fprintln(s.env.Stderr, "hint: this clone holds no nwdes examination; if a remote does: git nwdes remote setup, then git nwdes fetch")
 }
