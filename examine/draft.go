@@ -141,6 +141,22 @@ func (d *Draft) verdict(id ExpectationID) (int, bool) {
 	return -1, false
 }
 
+// addAs records an observation under the ID it had before (a draft rebuilt
+// from a published examination keeps the IDs the examiner cited), or
+// under a fresh one when it has none or that one is taken; the next fresh
+// ID is always above every ID issued.
+func (d *Draft) addAs(id ObservationID, src Source, commit string, text []byte) ObservationID {
+	n, ok := observationNumber(id)
+	if _, taken := d.observation(id); !ok || taken {
+		return d.add(src, commit, text)
+	}
+	d.Observations = append(d.Observations, Observation{ID: id, Source: src, Commit: commit, Text: text})
+	if n >= d.NextID {
+		d.NextID = n + 1
+	}
+	return id
+}
+
 // add records a new observation made at commit and returns its issued ID.
 func (d *Draft) add(src Source, commit string, text []byte) ObservationID {
 	if d.NextID < 1 {

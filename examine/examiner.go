@@ -217,7 +217,7 @@ func rebuild(ex *Examination, cand *Candidate) *Draft {
 			key := string(t.Source) + "\x00" + at + "\x00" + string(t.Text)
 			id, ok := byText[key]
 			if !ok {
-				id = d.add(t.Source, at, t.Text)
+				id = d.addAs(t.ID, t.Source, at, t.Text)
 				byText[key] = id
 			}
 			cites = append(cites, id)
@@ -571,7 +571,7 @@ func (x *Examiner) assemble(c *Candidate, d *Draft, diagnostic string) (*Examina
 			if !ok {
 				ti = len(ex.Texts)
 				textIndex[key] = ti
-				ex.Texts = append(ex.Texts, CitedText{Source: obs.Source, Commit: carried, Text: obs.Text})
+				ex.Texts = append(ex.Texts, CitedText{ID: obs.ID, Source: obs.Source, Commit: carried, Text: obs.Text})
 			}
 			row.Cites = append(row.Cites, ti)
 		}

@@ -152,10 +152,13 @@ func TestOpenFromCurrentRebuildsTheDraftFromPublishedText(t *testing.T) {
 	for _, o := range d.Observations {
 		got = append(got, string(o.ID)+"="+string(o.Text))
 	}
-	if strings.Join(got, " ") != "O1=shared O2=zero O3=third" {
-		t.Fatalf("rebuilt observations %v: want first-citation order over E1, E2, E3, coalesced", got)
+	if strings.Join(got, " ") != "O2=shared O1=zero O4=third" {
+		t.Fatalf("rebuilt observations %v: want first-citation order over E1, E2, E3, with the IDs they had", got)
 	}
-	must(x.SetVerdict(ctx, tg, examine.VerdictInput{Expectation: "E2", Verdict: examine.Met, Observations: []examine.ObservationID{"O2"}}))
+	if d.NextID != 5 {
+		t.Fatalf("next_id %d: a rebuilt draft must not reissue the uncited O3", d.NextID)
+	}
+	must(x.SetVerdict(ctx, tg, examine.VerdictInput{Expectation: "E2", Verdict: examine.Met, Observations: []examine.ObservationID{"O1"}}))
 	ex2, _, err := x.Close(ctx, tg, "accepted", "second")
 	if err != nil || ex2.Outcome != examine.Accepted || ex2.Path == ex.Path {
 		t.Fatalf("second close: %+v, %v", ex2, err)

@@ -20,7 +20,10 @@ import (
 // CitedText is one observation text cited by a published examination.
 // Identical texts are stored once and cited by index.
 type CitedText struct {
-	Source Source `json:"source"`
+	// ID is the observation ID the text had in the draft it was cited from
+	// (v2), so that a draft rebuilt from this examination keeps it.
+	ID     ObservationID `json:"id,omitempty"`
+	Source Source        `json:"source"`
 	// Commit is set when the text was observed at another commit and the
 	// examiner carried it over (v2).
 	Commit string `json:"commit,omitempty"`
@@ -98,13 +101,7 @@ func publish(tx *gitstore.Tx, ex *Examination) error {
 			ex.ClosedAt = next.Format(closedLayout)
 		}
 	}
-	v := 1
-	for _, t := range ex.Texts {
-		if t.Commit != "" {
-			v = 2
-		}
-	}
-	rec, err := gitstore.NewRecord(KindExamination, v, ex)
+	rec, err := gitstore.NewRecord(KindExamination, 2, ex)
 	if err != nil {
 		return err
 	}

@@ -97,6 +97,9 @@ func (ex *Examination) validate(path string, body []byte) error {
 		if t.Source != SourceExaminer && t.Source != SourceGate {
 			return malformed(path, "text %d has source %q", i+1, t.Source)
 		}
+		if _, ok := observationNumber(t.ID); t.ID != "" && !ok {
+			return malformed(path, "text %d has observation id %q", i+1, t.ID)
+		}
 		if t.Commit != "" && (!isHex40(t.Commit) || t.Commit == ex.Candidate) {
 			return malformed(path, "text %d was carried from %q, which is not another commit", i+1, t.Commit)
 		}
