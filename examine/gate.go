@@ -330,6 +330,9 @@ type Gates struct {
 	// Wall runs every oracle, in a job directory it makes and owns, with
 	// the network denied; nothing else here starts a process.
 	Wall *sandbox.Wall
+	// WorkTree, when set, is the work tree of the candidate (HEAD): a run
+	// says when it differs from the committed tree the gates judged.
+	WorkTree string
 	// Progress, when set, is told as each oracle starts (done false) and
 	// ends (done true, with its row filled in and how long it took).
 	Progress func(row *GateRow, done bool, took time.Duration)
@@ -360,6 +363,11 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 		return nil, err
 	}
 	rep := newGateReport(cand)
+	if g.WorkTree != "" && len(rep.Rows) > 0 {
+		if p, err := WorkTreeDiffers(g.Store, cand.Commit, g.WorkTree); err == nil && p != "" {
+			rep.Notices = append(rep.Notices, fmt.Sprintf("the work tree differs from %s (%s, at least): the gates judge the commit, not uncommitted changes", cand.Commit.String()[:12], p))
+		}
+	}
 	var evs []*Evidence
 	for i := range rep.Rows {
 		row := &rep.Rows[i]

@@ -1,6 +1,8 @@
 package examine
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -92,4 +94,51 @@ func safeTreePath(p string) error {
 		}
 	}
 	return nil
+}
+
+// WorkTreeDiffers returns the first committed path whose work-tree copy in
+// dir differs from commit (changed, missing, or a symlink pointing
+// elsewhere), or "" when every committed file is as committed. Files the
+// commit does not hold are not looked at: it answers "did the gates judge
+// what you see?", not "is the work tree clean?".
+func WorkTreeDiffers(st *gitstore.Store, commit plumbing.Hash, dir string) (string, error) {
+	stop := errors.New("differs")
+	var first string
+	err := st.Walk(commit, func(p string, mode uint32, blob plumbing.Hash) error {
+		if safeTreePath(p) != nil {
+			return nil
+		}
+		local := filepath.Join(dir, filepath.FromSlash(p))
+		fi, err := os.Lstat(local)
+		differs := err != nil
+		if err == nil {
+			switch mode {
+			case gitstore.ModeSymlink:
+				want, rerr := st.ReadBlob(blob)
+				got, lerr := os.Readlink(local)
+				differs = rerr != nil || lerr != nil || got != string(want)
+			case gitstore.ModeFile, gitstore.ModeExec, modeGroupW:
+				differs = !fi.Mode().IsRegular() || (mode == gitstore.ModeExec) != (fi.Mode()&0o100 != 0)
+				if !differs {
+					want, rerr := st.ReadBlob(blob)
+					differs = rerr != nil || int64(len(want)) != fi.Size()
+					if !differs {
+						got, ferr := os.ReadFile(local)
+						differs = ferr != nil || !bytes.Equal(got, want)
+					}
+				}
+			default:
+				return nil
+			}
+		}
+		if differs {
+			first = p
+			return stop
+		}
+		return nil
+	})
+	if errors.Is(err, stop) {
+		return first, nil
+	}
+	return "", err
 }

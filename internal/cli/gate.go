@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/sandbox"
 )
@@ -94,6 +95,7 @@ EXAMPLES
 				Store:    st,
 				Wall:     w,
 				Progress: s.gateProgress(asJSON),
+				WorkTree: workTreeFor(st, c.String("candidate")),
 				Timeout:  c.Duration("timeout"),
 				Now:      s.env.Now,
 			}
@@ -300,4 +302,13 @@ func failureTail(ev *examine.Evidence) []string {
 		return lines
 	}
 	return nil
+}
+
+// workTreeFor is the work tree to compare with the candidate: the
+// repository's, when the candidate is HEAD (given or left out).
+func workTreeFor(st *gitstore.Store, candidate string) string {
+	if candidate != "" && candidate != "HEAD" {
+		return ""
+	}
+	return st.Location().WorkTree
 }
