@@ -3,6 +3,7 @@ GO       ?= go
 PREFIX   ?= $(HOME)/.local
 BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man/man1
+SHAREDIR ?= $(PREFIX)/share
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -X github.com/nwdes/nwdes/internal/cli.version=$(VERSION) -X github.com/nwdes/nwdes/internal/cli.commit=$(COMMIT)
@@ -15,12 +16,18 @@ BIN      := bin/git-nwdes
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/git-nwdes
 
-# Installs git-nwdes into BINDIR (so `git nwdes` works when BINDIR is on PATH)
-# and its man page, since git turns `git nwdes --help` into `man git-nwdes`.
+# Installs git-nwdes into BINDIR (so `git nwdes` works when BINDIR is on PATH),
+# its man page, since git turns `git nwdes --help` into `man git-nwdes`, and
+# its completion scripts for bash, zsh and fish.
 install: build
 	install -d $(BINDIR) $(MANDIR)
 	install -m 0755 $(BIN) $(BINDIR)/git-nwdes
 	$(BIN) man > $(MANDIR)/git-nwdes.1
+	install -d $(SHAREDIR)/bash-completion/completions $(SHAREDIR)/zsh/site-functions $(SHAREDIR)/fish/vendor_completions.d
+	$(BIN) completion bash > $(SHAREDIR)/bash-completion/completions/git-nwdes
+	$(BIN) completion zsh > $(SHAREDIR)/zsh/site-functions/_git-nwdes
+	$(BIN) completion fish > $(SHAREDIR)/fish/vendor_completions.d/git-nwdes.fish
+	@echo "completion: for 'git nwdes <TAB>' in bash, add to ~/.bashrc: source $(SHAREDIR)/bash-completion/completions/git-nwdes"
 	@case ":$$PATH:" in *":$(BINDIR):"*) ;; *) echo "note: add $(BINDIR) to PATH so that git finds git-nwdes";; esac
 
 fmt:

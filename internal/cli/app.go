@@ -96,7 +96,7 @@ EXAMPLES
 			return usagef("a verb is required")
 		},
 		Commands:             s.commands(),
-		EnableBashCompletion: false,
+		EnableBashCompletion: true,
 		HideHelpCommand:      false,
 	}
 	for _, cmd := range app.Commands {
@@ -149,7 +149,7 @@ func setUsageErrors(cmd *cli.Command) {
 }
 
 func (s *session) commands() []*cli.Command {
-	cmds := []*cli.Command{s.examineCmd(), s.fsckCmd(), s.gateCmd(), s.verifyCmd(), s.hooksCmd(), s.hookCmd(), s.statusCmd(), s.featuresCmd(), s.contractCmd(), s.exportCmd(), s.remoteCmd(), s.syncCmd("fetch"), s.syncCmd("push"), s.sandboxCmd(), s.versionCmd()}
+	cmds := []*cli.Command{s.examineCmd(), s.fsckCmd(), s.gateCmd(), s.verifyCmd(), s.hooksCmd(), s.hookCmd(), s.statusCmd(), s.featuresCmd(), s.contractCmd(), s.exportCmd(), s.remoteCmd(), s.syncCmd("fetch"), s.syncCmd("push"), s.sandboxCmd(), s.completionCmd(), s.versionCmd()}
 	cmds = append(cmds, s.hiddenCommands()...)
 	return cmds
 }
