@@ -24,16 +24,20 @@ type Env struct {
 	Environ        func() []string
 	Dir            string // the working directory
 	Now            func() time.Time
-	// Terminal reports whether stderr is a terminal (for colour).
-	Terminal bool
+	// Terminal reports whether stderr is a terminal (for colour and
+	// progress); StdoutTerminal whether stdout is (for the pager).
+	Terminal       bool
+	StdoutTerminal bool
 }
 
 // OSEnv returns the running process's environment.
 func OSEnv() Env {
 	dir, _ := os.Getwd()
 	_, err := unix.IoctlGetTermios(int(os.Stderr.Fd()), unix.TCGETS)
+	_, outErr := unix.IoctlGetTermios(int(os.Stdout.Fd()), unix.TCGETS)
 	return Env{
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		StdoutTerminal: outErr == nil,
+		Stdin:          os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		Getenv: os.Getenv, Environ: os.Environ, Dir: dir, Now: time.Now,
 		Terminal: err == nil,
 	}

@@ -378,7 +378,7 @@ EXAMPLES
 					if asJSON {
 						return writeJSON(s.env.Stdout, map[string]any{"draft": draftJSON(d), "published": examinationJSON(ex)})
 					}
-					s.renderShow(c.String("feature"), d, ex)
+					s.withPager(false, func(w io.Writer) { s.renderShowTo(w, feature, d, ex) })
 					return nil
 				},
 			},
@@ -386,13 +386,12 @@ EXAMPLES
 	}
 }
 
-// renderShow prints the draft and the published examination for people.
+// renderShowTo prints the draft and the published examination for people.
 // Every text from a record is escaped: one-line values with
 // text.TerminalLine, observations quoted (%q escapes as TerminalLine
 // does), and the brief, which keeps its lines, with text.Terminal.
-func (s *session) renderShow(feature string, d *examine.Draft, ex *examine.Examination) {
-	w := s.env.Stdout
-	s.renderDraft(feature, d)
+func (s *session) renderShowTo(w io.Writer, feature string, d *examine.Draft, ex *examine.Examination) {
+	s.renderDraftTo(w, feature, d)
 	if ex == nil {
 		fmt.Fprintln(w, "\nno published examination")
 		return
@@ -400,9 +399,8 @@ func (s *session) renderShow(feature string, d *examine.Draft, ex *examine.Exami
 	fmt.Fprintf(w, "\npublished: %s\n\n%s", text.TerminalLine(ex.Path), text.Terminal(examine.RenderBrief(ex)))
 }
 
-func (s *session) renderDraft(feature string, d *examine.Draft) {
+func (s *session) renderDraftTo(w io.Writer, feature string, d *examine.Draft) {
 	esc := text.TerminalLine
-	w := s.env.Stdout
 	if d == nil {
 		fmt.Fprintf(w, "feature %s has no draft\n", esc(feature))
 		return
