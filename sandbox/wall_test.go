@@ -28,6 +28,19 @@ var modes = []struct {
 	noNamespaces bool
 }{{"pid-namespace", false}, {"subreaper", true}}
 
+// inEachMode runs body, in parallel, once per way the wall holds
+// processes, with a wall set for that mode (strict where it can be).
+func inEachMode(t *testing.T, body func(t *testing.T, w *sandbox.Wall)) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWall(t)
+			w.NoNamespaces, w.Strict = m.noNamespaces, !m.noNamespaces
+			body(t, w)
+		})
+	}
+}
+
 func requireWall(t *testing.T) {
 	t.Helper()
 	if err := sandbox.Available(true); err != nil {
@@ -118,27 +131,22 @@ func TestTheWorkingDirectoryIsTheJobsWorkDirectoryUnlessGiven(t *testing.T) {
 
 func TestWritingOutsideTheWriteSetIsDeniedAndTheRunEndsWall(t *testing.T) {
 	t.Parallel()
-	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
-			t.Parallel()
-			w := newWall(t)
-			w.NoNamespaces, w.Strict = m.noNamespaces, !m.noNamespaces
-			target := filepath.Join(w.Home, "repo", "planted")
-			res := runLine(t, w, sandbox.Command{}, "echo STEP 1 >&2; echo ok > inside; echo STEP 2 >&2; echo x > "+target+"; echo STEP 3 >&2")
-			if _, err := os.Stat(target); !os.IsNotExist(err) {
-				t.Fatalf("%s was written through the wall", target)
-			}
-			if res.End != sandbox.EndWall || res.Refused == nil || res.Refused.Path != target {
-				t.Fatalf("end %s refused %+v, want wall on %s; stderr %q", res.End, res.Refused, target, res.Stderr.Tail)
-			}
-			if res.Refused.Step != "2" || res.Step != "3" {
-				t.Fatalf("refused at step %q, last step %q; want 2 and 3", res.Refused.Step, res.Step)
-			}
-			if res.Enforced.Filesystem != "landlock" || res.Enforced.ABI < 3 {
-				t.Fatalf("enforced %+v", res.Enforced)
-			}
-		})
-	}
+	inEachMode(t, func(t *testing.T, w *sandbox.Wall) {
+		target := filepath.Join(w.Home, "repo", "planted")
+		res := runLine(t, w, sandbox.Command{}, "echo STEP 1 >&2; echo ok > inside; echo STEP 2 >&2; echo x > "+target+"; echo STEP 3 >&2")
+		if _, err := os.Stat(target); !os.IsNotExist(err) {
+			t.Fatalf("%s was written through the wall", target)
+		}
+		if res.End != sandbox.EndWall || res.Refused == nil || res.Refused.Path != target {
+			t.Fatalf("end %s refused %+v, want wall on %s; stderr %q", res.End, res.Refused, target, res.Stderr.Tail)
+		}
+		if res.Refused.Step != "2" || res.Step != "3" {
+			t.Fatalf("refused at step %q, last step %q; want 2 and 3", res.Refused.Step, res.Step)
+		}
+		if res.Enforced.Filesystem != "landlock" || res.Enforced.ABI < 3 {
+			t.Fatalf("enforced %+v", res.Enforced)
+		}
+	})
 }
 
 func TestARefusalInsideTheWriteSetIsNotTheWall(t *testing.T) {
@@ -227,21 +235,16 @@ func TestTheNetworkIsDeniedOnRequest(t *testing.T) {
 
 func TestASetsidDoubleForkedSleeperIsReaped(t *testing.T) {
 	t.Parallel()
-	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
-			t.Parallel()
-			w := newWall(t)
-			w.NoNamespaces, w.Strict = m.noNamespaces, !m.noNamespaces
-			mark := strconv.Itoa(4000 + int(time.Now().UnixNano()%1000))
-			res := runLine(t, w, sandbox.Command{}, "setsid sh -c '(sleep "+mark+".25 &) ; sleep "+mark+".5 &' ; sleep 0.2; echo started")
-			if res.End != sandbox.EndExit || res.Survivors != 0 {
-				t.Fatalf("end %s survivors %d", res.End, res.Survivors)
-			}
-			if pids := processesNamed("sleep " + mark); len(pids) > 0 {
-				t.Fatalf("sleepers %v outlived the run", pids)
-			}
-		})
-	}
+	inEachMode(t, func(t *testing.T, w *sandbox.Wall) {
+		mark := strconv.Itoa(4000 + int(time.Now().UnixNano()%1000))
+		res := runLine(t, w, sandbox.Command{}, "setsid sh -c '(sleep "+mark+".25 &) ; sleep "+mark+".5 &' ; sleep 0.2; echo started")
+		if res.End != sandbox.EndExit || res.Survivors != 0 {
+			t.Fatalf("end %s survivors %d", res.End, res.Survivors)
+		}
+		if pids := processesNamed("sleep " + mark); len(pids) > 0 {
+			t.Fatalf("sleepers %v outlived the run", pids)
+		}
+	})
 }
 
 // processesNamed lists the pids whose command line starts with prefix,
@@ -273,48 +276,38 @@ func processesNamed(prefix string) []int {
 
 func TestAtTheDeadlineTheJobGetsTermThenGraceThenKill(t *testing.T) {
 	t.Parallel()
-	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
-			t.Parallel()
-			w := newWall(t)
-			w.NoNamespaces, w.Strict = m.noNamespaces, !m.noNamespaces
-			deadline := 300 * time.Millisecond
-			res := runLine(t, w, sandbox.Command{Deadline: deadline}, "trap 'echo flushed; exit 7' TERM; echo STEP 1; while :; do sleep 0.05; done")
-			if res.End != sandbox.EndDeadline || !strings.Contains(string(res.Stdout.Tail), "flushed") {
-				t.Fatalf("end %s stdout %q: the job did not get TERM before the end", res.End, res.Stdout.Tail)
-			}
-			if res.Duration > deadline+w.Grace {
-				t.Fatalf("a job that obeys TERM took %v", res.Duration)
-			}
+	inEachMode(t, func(t *testing.T, w *sandbox.Wall) {
+		deadline := 300 * time.Millisecond
+		res := runLine(t, w, sandbox.Command{Deadline: deadline}, "trap 'echo flushed; exit 7' TERM; echo STEP 1; while :; do sleep 0.05; done")
+		if res.End != sandbox.EndDeadline || !strings.Contains(string(res.Stdout.Tail), "flushed") {
+			t.Fatalf("end %s stdout %q: the job did not get TERM before the end", res.End, res.Stdout.Tail)
+		}
+		if res.Duration > deadline+w.Grace {
+			t.Fatalf("a job that obeys TERM took %v", res.Duration)
+		}
 
-			res = runLine(t, w, sandbox.Command{Deadline: deadline}, "trap '' TERM; sleep 30 & wait; while :; do sleep 0.05; done")
-			margin := 2 * time.Second
-			if res.End != sandbox.EndDeadline || res.Survivors != 0 {
-				t.Fatalf("end %s survivors %d", res.End, res.Survivors)
-			}
-			if res.Duration < deadline+w.Grace || res.Duration > deadline+w.Grace+margin {
-				t.Fatalf("a job ignoring TERM ended after %v, want deadline %v + grace %v (+ %v)", res.Duration, deadline, w.Grace, margin)
-			}
-		})
-	}
+		res = runLine(t, w, sandbox.Command{Deadline: deadline}, "trap '' TERM; sleep 30 & wait; while :; do sleep 0.05; done")
+		margin := 2 * time.Second
+		if res.End != sandbox.EndDeadline || res.Survivors != 0 {
+			t.Fatalf("end %s survivors %d", res.End, res.Survivors)
+		}
+		if res.Duration < deadline+w.Grace || res.Duration > deadline+w.Grace+margin {
+			t.Fatalf("a job ignoring TERM ended after %v, want deadline %v + grace %v (+ %v)", res.Duration, deadline, w.Grace, margin)
+		}
+	})
 }
 
 func TestAStoppedJobIsStillEnded(t *testing.T) {
 	t.Parallel()
-	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
-			t.Parallel()
-			w := newWall(t)
-			w.NoNamespaces, w.Strict = m.noNamespaces, !m.noNamespaces
-			res := runLine(t, w, sandbox.Command{Deadline: 200 * time.Millisecond}, "trap 'echo woke; exit 9' TERM; kill -STOP $$; echo never")
-			if res.End != sandbox.EndDeadline || res.Survivors != 0 {
-				t.Fatalf("end %s survivors %d", res.End, res.Survivors)
-			}
-			if !strings.Contains(string(res.Stdout.Tail), "woke") {
-				t.Fatalf("stdout %q: a stopped job got TERM without CONT", res.Stdout.Tail)
-			}
-		})
-	}
+	inEachMode(t, func(t *testing.T, w *sandbox.Wall) {
+		res := runLine(t, w, sandbox.Command{Deadline: 200 * time.Millisecond}, "trap 'echo woke; exit 9' TERM; kill -STOP $$; echo never")
+		if res.End != sandbox.EndDeadline || res.Survivors != 0 {
+			t.Fatalf("end %s survivors %d", res.End, res.Survivors)
+		}
+		if !strings.Contains(string(res.Stdout.Tail), "woke") {
+			t.Fatalf("stdout %q: a stopped job got TERM without CONT", res.Stdout.Tail)
+		}
+	})
 }
 
 func TestOnlyTheAllowListAndNamedVariablesReachTheProgram(t *testing.T) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -234,14 +235,8 @@ evidence is never carried: run git nwdes gate run at the new candidate.
 EXAMPLES
    git nwdes examine observation carry --feature greeting --id O2
 ` + exitStatus,
-						Flags: append(targetFlags(), selectorFlags()...),
-						Action: run(func(c *cli.Context, x *examine.Examiner) (*examine.Result, error) {
-							sel, err := selector(c)
-							if err != nil {
-								return nil, err
-							}
-							return x.CarryObservation(c.Context, target(c), sel)
-						}),
+						Flags:  append(targetFlags(), selectorFlags()...),
+						Action: run(bySelector((*examine.Examiner).CarryObservation)),
 					},
 					{
 						Name:      "remove",
@@ -252,14 +247,8 @@ EXAMPLES
 EXAMPLES
    git nwdes examine observation remove --feature greeting --id O2
 ` + exitStatus,
-						Flags: append(targetFlags(), selectorFlags()...),
-						Action: run(func(c *cli.Context, x *examine.Examiner) (*examine.Result, error) {
-							sel, err := selector(c)
-							if err != nil {
-								return nil, err
-							}
-							return x.RemoveObservation(c.Context, target(c), sel)
-						}),
+						Flags:  append(targetFlags(), selectorFlags()...),
+						Action: run(bySelector((*examine.Examiner).RemoveObservation)),
 					},
 				},
 			},
@@ -490,5 +479,17 @@ func examinationJSON(ex *examine.Examination) any {
 		"feature": ex.Feature, "candidate": ex.Candidate, "contract_path": ex.ContractPath,
 		"contract_blob": ex.ContractBlob, "outcome": ex.Outcome, "diagnostic": ex.Diagnostic,
 		"closed_at": ex.ClosedAt, "rows": ex.Rows, "texts": texts, "record": ex.Path,
+	}
+}
+
+// bySelector adapts an examiner verb that acts on one observation, chosen
+// by --id or --at, to a command action.
+func bySelector(verb func(*examine.Examiner, context.Context, examine.Target, examine.Selector) (*examine.Result, error)) func(*cli.Context, *examine.Examiner) (*examine.Result, error) {
+	return func(c *cli.Context, x *examine.Examiner) (*examine.Result, error) {
+		sel, err := selector(c)
+		if err != nil {
+			return nil, err
+		}
+		return verb(x, c.Context, target(c), sel)
 	}
 }
