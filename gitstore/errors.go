@@ -14,8 +14,14 @@ var (
 	ErrConflict = errors.New("ref changed concurrently")
 	// ErrLocked: another writer holds the ref's lock beyond the timeout.
 	ErrLocked = errors.New("ref is locked")
-	// ErrNotFound: the record, note or object asked for does not exist.
+	// ErrNotFound: the record or note asked for does not exist (a path not
+	// in the tree; a missing object is ErrObjectMissing).
 	ErrNotFound = errors.New("not found")
+	// ErrObjectMissing: a tree names an object this repository does not
+	// have (a partial or shallow clone, or damage). It is never ErrNotFound:
+	// a missing object is not an absent record, and nothing may be written
+	// on top of a state that could not be read whole.
+	ErrObjectMissing = errors.New("object missing")
 	// ErrNotARepository: no git repository where one was looked for.
 	ErrNotARepository = errors.New("not a git repository")
 )

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/nwdes/nwdes/refusal"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -81,7 +82,11 @@ func (o *objects) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 			return 0, nil, fmt.Errorf("read object %s: %w", h, err)
 		}
 		if attempt == 4 {
-			return 0, nil, fmt.Errorf("object %s: %w", h, ErrNotFound)
+			// A missing object is never an absent record: it is its own
+			// error, which no caller takes for "not in the tree".
+			return 0, nil, refusal.NewUnreadable("ObjectMissing",
+				"fetch the records whole (git nwdes fetch; in a partial clone it asks the promisor remote), or find the damage with git fsck",
+				"object %s is not in this repository (a partial or shallow clone, or damage)", h).Wrap(ErrObjectMissing)
 		}
 		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
 	}

@@ -73,6 +73,8 @@ type SyncOptions struct {
 	MaxAttempts int
 	// GitPath is the git binary; "git" (looked up on PATH) when empty.
 	GitPath string
+	// stdin, when set, is given to the git command (internal).
+	stdin string
 	// AfterMerge, when set, runs after the remote's refs were merged into
 	// the local ones and before anything is pushed: what is derived from
 	// the merged records (notes rendered from examinations) is brought up to
@@ -250,6 +252,9 @@ func (s *Store) git(ctx context.Context, o SyncOptions, args ...string) ([]byte,
 		cmd.Dir = s.loc.WorkTree
 	}
 	cmd.Env = GitEnv(o.Environ)
+	if o.stdin != "" {
+		cmd.Stdin = strings.NewReader(o.stdin)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -380,6 +385,9 @@ func (s *Store) fetchAndMerge(ctx context.Context, remote string, o SyncOptions)
 		"--no-recurse-submodules", remote}, FetchRefspecs(remote)...)
 	if _, err := s.git(ctx, o, args...); err != nil {
 		return nil, transportRefusal("fetch", remote, err)
+	}
+	if err := s.fetchMissing(ctx, remote, o); err != nil {
+		return nil, err
 	}
 	merged, err := s.MergeTracking(ctx, remote, o)
 	if err != nil {
@@ -973,4 +981,41 @@ func (m *merger) concatNotes(a, b plumbing.Hash) (plumbing.Hash, error) {
 	buf.WriteByte('\n')
 	buf.Write(y)
 	return m.s.obj.write(plumbing.BlobObject, buf.Bytes())
+}
+
+// fetchMissing brings, in a partial clone, every object the fetched nwdes
+// refs reach and the filter left out (records are blobs, and a clone made
+// with --filter=blob:none fetches none of them): one request for all of
+// them, as git asks its promisor remote for objects it lacks. Records are
+// then read whole, never taken for absent. A full clone has nothing missing
+// and pays one rev-list.
+func (s *Store) fetchMissing(ctx context.Context, remote string, o SyncOptions) error {
+	tracked, err := s.refs.List(TrackingPrefix + remote + "/")
+	if err != nil || len(tracked) == 0 {
+		return err
+	}
+	args := []string{"rev-list", "--objects", "--missing=print"}
+	for _, name := range SortedNames(tracked) {
+		args = append(args, tracked[name].String())
+	}
+	out, err := s.git(ctx, o, args...)
+	if err != nil {
+		return fmt.Errorf("list the objects of %s's nwdes refs: %w", remote, err)
+	}
+	var missing []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if id, ok := strings.CutPrefix(line, "?"); ok && isHex40(id) {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	o2 := o
+	o2.stdin = strings.Join(missing, "\n") + "\n"
+	if _, err := s.git(ctx, o2, "-c", "fetch.negotiationAlgorithm=noop", "fetch", remote, "--no-tags",
+		"--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none", "--stdin"); err != nil {
+		return transportRefusal("fetch the records' objects from", remote, err)
+	}
+	return nil
 }
