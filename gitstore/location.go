@@ -19,6 +19,21 @@ type Location struct {
 	CommonDir string
 	// WorkTree is the top of the working tree, or "" in a bare repository.
 	WorkTree string
+	// ObjectDir, when set, is where objects are read and written instead of
+	// CommonDir/objects (GIT_OBJECT_DIRECTORY: in a server-side hook, the
+	// quarantine holding the objects of the push being received), and
+	// Alternates are more object directories to read from
+	// (GIT_ALTERNATE_OBJECT_DIRECTORIES: there, the repository's own).
+	ObjectDir  string
+	Alternates []string
+}
+
+// Objects is the directory objects are read from and written to.
+func (l Location) Objects() string {
+	if l.ObjectDir != "" {
+		return l.ObjectDir
+	}
+	return filepath.Join(l.CommonDir, "objects")
 }
 
 // Bare reports whether the repository has no working tree.
@@ -76,6 +91,14 @@ func Discover(dir string, getenv Getenv) (Location, error) {
 	}
 	if err := checkFormat(loc.CommonDir); err != nil {
 		return Location{}, err
+	}
+	if od := getenv("GIT_OBJECT_DIRECTORY"); od != "" {
+		loc.ObjectDir = absFrom(dir, od)
+	}
+	for _, a := range filepath.SplitList(getenv("GIT_ALTERNATE_OBJECT_DIRECTORIES")) {
+		if a = strings.Trim(a, `"`); a != "" {
+			loc.Alternates = append(loc.Alternates, absFrom(dir, a))
+		}
 	}
 	return loc, nil
 }

@@ -32,24 +32,31 @@ import (
 // retries a few times more for the window where gc has deleted the loose
 // file and not yet renamed the new pack into place.
 type objects struct {
-	dir string
-	mu  sync.Mutex
-	st  *filesystem.Storage
-	db  *odb.DB
+	dir        string   // the object directory
+	alternates []string // more object directories to read from
+	mu         sync.Mutex
+	st         *filesystem.Storage
+	db         *odb.DB
 	// wmu serialises writes: go-git's storage is not safe for concurrent
 	// writers (it keeps an unguarded object list).
 	wmu sync.Mutex
 }
 
-func newObjects(commonDir string) *objects {
-	return &objects{dir: commonDir}
+// newObjects reads and writes the objects of loc: its object directory
+// (CommonDir/objects, or GIT_OBJECT_DIRECTORY) and, for reads, the
+// alternates the environment names.
+func newObjects(loc Location) *objects {
+	return &objects{dir: loc.Objects(), alternates: loc.Alternates}
 }
 
 func (o *objects) storage() *filesystem.Storage {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.st == nil {
-		o.st = filesystem.NewStorage(osfs.New(o.dir), cache.NewObjectLRU(8*cache.MiByte))
+		// go-git's storage takes a git directory and writes to its
+		// objects/: give it the parent of the object directory, which is
+		// the git directory itself unless GIT_OBJECT_DIRECTORY moved it.
+		o.st = filesystem.NewStorage(osfs.New(filepath.Dir(o.dir)), cache.NewObjectLRU(8*cache.MiByte))
 	}
 	return o.st
 }
@@ -58,7 +65,7 @@ func (o *objects) reader() (*odb.DB, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.db == nil {
-		db, err := odb.Open(filepath.Join(o.dir, "objects"))
+		db, err := odb.OpenWithAlternates(o.dir, o.alternates)
 		if err != nil {
 			return nil, err
 		}
@@ -101,9 +108,17 @@ func (o *objects) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 // that loses its fanout directory to a concurrent repack (which removes empty
 // objects/xx/ directories) is retried.
 func (o *objects) write(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
+	if filepath.Base(o.dir) != "objects" {
+		// go-git's writer writes into <git dir>/objects only: an object
+		// directory elsewhere (a server's quarantine) is read, never
+		// written, by nwdes.
+		return plumbing.ZeroHash, refusal.New("StoreNotWritable",
+			"run the writing verb outside the server-side hook (nwdes only reads a quarantine)",
+			"objects go to %s (GIT_OBJECT_DIRECTORY), where nwdes does not write", o.dir)
+	}
 	h := hashOf(t, data)
 	hex := h.String()
-	loose := filepath.Join(o.dir, "objects", hex[:2], hex[2:])
+	loose := filepath.Join(o.dir, hex[:2], hex[2:])
 	now := time.Now()
 	if err := os.Chtimes(loose, now, now); err == nil {
 		return h, nil

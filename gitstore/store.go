@@ -103,7 +103,7 @@ func Open(loc Location, opts Options) (*Store, error) {
 	refs := NewRefs(loc.CommonDir)
 	refs.Now = opts.Now
 	refs.Durable = opts.Durable
-	return &Store{loc: loc, opts: opts, refs: refs, obj: newObjects(loc.CommonDir)}, nil
+	return &Store{loc: loc, opts: opts, refs: refs, obj: newObjects(loc)}, nil
 }
 
 // Location returns where the repository lives.

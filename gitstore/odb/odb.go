@@ -41,6 +41,7 @@ const (
 type DB struct {
 	mu        sync.Mutex
 	stores    []*store // stores[0] is the directory passed to Open
+	extra     []string // alternates given by the environment, searched first
 	altLoaded bool
 	closed    bool
 	zlibPool  sync.Pool // zlib readers; each holds ~40 KiB of window state
@@ -64,6 +65,23 @@ func Open(objectsDir string) (*DB, error) {
 		return nil, fmt.Errorf("odb: open %s: not a directory", abs)
 	}
 	return &DB{stores: []*store{{dir: abs}}}, nil
+}
+
+// OpenWithAlternates is Open with more object directories to search after
+// objectsDir and before its info/alternates, as git searches
+// GIT_ALTERNATE_OBJECT_DIRECTORIES (how a server-side hook sees both the
+// quarantined objects of a push and the repository's own).
+func OpenWithAlternates(objectsDir string, alternates []string) (*DB, error) {
+	db, err := Open(objectsDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range alternates {
+		if a = filepath.Clean(a); filepath.IsAbs(a) {
+			db.extra = append(db.extra, a)
+		}
+	}
+	return db, nil
 }
 
 // Read returns the type and content of the object h. The error wraps
@@ -215,6 +233,11 @@ func (db *DB) store(i int) (*store, error) {
 		return nil, errClosed()
 	}
 	if i > 0 && !db.altLoaded && len(db.stores) > 0 {
+		for _, d := range db.extra {
+			if fi, err := os.Stat(d); err == nil && fi.IsDir() && d != db.stores[0].dir {
+				db.stores = append(db.stores, &store{dir: d})
+			}
+		}
 		alts, err := loadAlternates(db.stores[0])
 		if err != nil {
 			return nil, err

@@ -197,7 +197,7 @@ func (s *session) openAt(loc gitstore.Location) (*gitstore.Store, error) {
 // config reads the git configuration of loc once per run: the hook needs
 // it for its settings and for the store, and pays for every read.
 func (s *session) config(loc gitstore.Location) (*gitstore.Config, error) {
-	if s.cfg == nil || s.cfgLoc != loc {
+	if s.cfg == nil || s.cfgLoc.GitDir != loc.GitDir || s.cfgLoc.CommonDir != loc.CommonDir {
 		cfg, err := gitstore.ReadConfig(loc, s.env.Getenv)
 		if err != nil {
 			return nil, err
