@@ -2,6 +2,9 @@ package gitstore
 
 import (
 	"container/heap"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -64,6 +67,9 @@ func (s *Store) MergeBases(a, b plumbing.Hash) ([]plumbing.Hash, error) {
 			best = append(best, r)
 		}
 	}
+	if len(best) == 0 && w.shallowHit != "" {
+		return nil, shallowBoundary(w.shallowHit)
+	}
 	return s.removeRedundant(best)
 }
 
@@ -113,6 +119,14 @@ func (s *Store) IsAncestor(anc, desc plumbing.Hash) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		if s.isShallow(h) {
+			// Its parents are not in this clone: below here nothing can be
+			// said, which is a refusal, not a "no".
+			if len(ps) > 0 && len(todo) == 0 {
+				return false, shallowBoundary(h.String())
+			}
+			continue
+		}
 		for _, p := range ps {
 			if !seen[p] {
 				seen[p] = true
@@ -140,6 +154,9 @@ type walker struct {
 	info  map[plumbing.Hash]commitMeta
 	q     queue
 	seq   int
+	// shallowHit is a shallow commit the walk reached (its parents are
+	// not in the clone), or "".
+	shallowHit string
 }
 
 type queued struct {
@@ -173,6 +190,12 @@ func (w *walker) push(h plumbing.Hash) error {
 		if err != nil {
 			return err
 		}
+		if w.st.isShallow(h) {
+			if len(ps) > 0 {
+				w.shallowHit = h.String()
+			}
+			ps = nil
+		}
 		m = commitMeta{parents: ps, when: when}
 		w.info[h] = m
 	}
@@ -188,4 +211,28 @@ func (w *walker) hasNonStale(stale int) bool {
 		}
 	}
 	return false
+}
+
+// isShallow reports whether h is a shallow commit of this clone (listed in
+// shallow, as git fetch --depth writes it): its parents are not here.
+func (s *Store) isShallow(h plumbing.Hash) bool {
+	s.shallowOnce.Do(func() {
+		b, err := os.ReadFile(filepath.Join(s.loc.CommonDir, "shallow"))
+		if err != nil {
+			return
+		}
+		s.shallowSet = map[plumbing.Hash]bool{}
+		for _, l := range strings.Fields(string(b)) {
+			if isHex40(l) {
+				s.shallowSet[plumbing.NewHash(l)] = true
+			}
+		}
+	})
+	return s.shallowSet[h]
+}
+
+func shallowBoundary(commit string) error {
+	return refusal.New("ShallowClone",
+		"deepen the clone (git fetch --deepen=N, or --unshallow; in CI, fetch-depth: 0), then run it again",
+		"the history walk reached %s, a shallow commit whose parents this clone does not have", commit[:12])
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -92,6 +93,9 @@ type Store struct {
 	opts Options
 	refs *Refs
 	obj  *objects
+
+	shallowOnce sync.Once
+	shallowSet  map[plumbing.Hash]bool // the clone's shallow commits
 }
 
 // Open returns a Store for the repository at loc.
