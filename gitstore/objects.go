@@ -32,6 +32,7 @@ import (
 // retries a few times more for the window where gc has deleted the loose
 // file and not yet renamed the new pack into place.
 type objects struct {
+	closed     bool
 	dir        string   // the object directory
 	alternates []string // more object directories to read from
 	mu         sync.Mutex
@@ -64,6 +65,9 @@ func (o *objects) storage() *filesystem.Storage {
 func (o *objects) reader() (*odb.DB, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.closed {
+		return nil, fmt.Errorf("store closed: %w", os.ErrClosed)
+	}
 	if o.db == nil {
 		db, err := odb.OpenWithAlternates(o.dir, o.alternates)
 		if err != nil {
@@ -268,4 +272,20 @@ func encodeCommit(tree plumbing.Hash, parents []plumbing.Hash, ident string, whe
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
+}
+
+// close releases the object reader's pack files and maps and go-git's
+// storage; a later read reopens nothing and fails.
+func (o *objects) close() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var errs []error
+	if o.db != nil {
+		errs = append(errs, o.db.Close())
+	}
+	if o.st != nil {
+		errs = append(errs, o.st.Close())
+	}
+	o.closed = true
+	return errors.Join(errs...)
 }

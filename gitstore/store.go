@@ -98,6 +98,12 @@ type Store struct {
 	shallowSet  map[plumbing.Hash]bool // the clone's shallow commits
 }
 
+// Close releases what the store holds: pack files and their maps, index
+// maps, go-git's storage. A long-running process that opens stores for
+// hours (a supervisor) holds no more descriptors than one store needs.
+// Nothing may be read or written through the store afterwards.
+func (s *Store) Close() error { return s.obj.close() }
+
 // Open returns a Store for the repository at loc.
 func Open(loc Location, opts Options) (*Store, error) {
 	opts.fill()

@@ -313,3 +313,59 @@ func TestABodyWhoseFieldNamesDifferOnlyInCaseIsRefused(t *testing.T) {
 		t.Fatalf("the exact spelling must decode: %v", err)
 	}
 }
+
+func TestOpeningAndClosingStoresForHoursHoldsNoGrowingNumberOfDescriptors(t *testing.T) {
+	dir := gittest.Init(t, false)
+	loc, err := gitstore.Discover(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := gitstore.Open(loc, gitstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if _, err := st.Update(context.Background(), "refs/nwdes/fd", "put", func(tx *gitstore.Tx) error {
+			return tx.WriteBlob(fmt.Sprintf("f%d", i), []byte("x"))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	gittest.Git(t, dir, "repack", "-adq")
+	fds := func() int {
+		ents, _ := os.ReadDir("/proc/self/fd")
+		return len(ents)
+	}
+	use := func() {
+		st, err := gitstore.Open(loc, gitstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := st.View("refs/nwdes/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ReadBlob("f7"); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.View("refs/nwdes/fd"); err == nil {
+			if tx, _ := st.View("refs/nwdes/fd"); tx != nil {
+				if _, err := tx.ReadBlob("f7"); err == nil {
+					t.Fatal("a closed store still reads")
+				}
+			}
+		}
+	}
+	use()
+	before := fds()
+	for i := 0; i < 300; i++ {
+		use()
+	}
+	if after := fds(); after > before+2 {
+		t.Fatalf("descriptors grew from %d to %d over 300 opened and closed stores", before, after)
+	}
+}
