@@ -102,6 +102,10 @@ func Load(st *gitstore.Store, t Target) (*Candidate, error) {
 	return &Candidate{Feature: t.Feature, Commit: commit, ContractPath: path, ContractBlob: f.Blob, Contract: c}, nil
 }
 
+// ErrNoDraft is what the MissingFact refusal for a feature without a draft
+// unwraps to, for callers that must tell it from other missing facts.
+var ErrNoDraft = errors.New("no draft")
+
 // Result is what a recording verb did, for the CLI to print.
 type Result struct {
 	// Message is the verb's main output line (an issued ID, "opened", …).
@@ -137,7 +141,7 @@ func (x *Examiner) edit(ctx context.Context, t Target, msg string, needDraft boo
 		}
 		if d == nil && needDraft {
 			return refusal.New("MissingFact", fmt.Sprintf("open one: git nwdes examine open --feature %s", t.Feature),
-				"feature %s has no draft examination", t.Feature)
+				"feature %s has no draft examination", t.Feature).Wrap(ErrNoDraft)
 		}
 		if d != nil {
 			res.Notices = d.syncRows(cand.Contract)

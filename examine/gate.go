@@ -437,8 +437,8 @@ func (g *Gates) observe(ctx context.Context, cand *Candidate, rep *GateReport) e
 			continue
 		}
 		res, err := x.addGateObservation(ctx, t, row.Evidence)
-		if refusal.Named(err, "MissingFact") {
-			return nil // the draft was closed away meanwhile
+		if errors.Is(err, ErrNoDraft) {
+			return nil // the draft went away meanwhile
 		}
 		if r, ok := refusal.As(err); ok && r.Name == "CandidateMoved" {
 			rep.Notices = append(rep.Notices, "evidence recorded, but not added to the draft: "+r.Detail+" ("+r.Remedy+")")
