@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/nwdes/nwdes/internal/gittest"
 )
 
 func TestConfigFilesParseAsGitReadsThem(t *testing.T) {
@@ -26,6 +28,7 @@ func TestConfigFilesParseAsGitReadsThem(t *testing.T) {
 		{"empty value", "[a]\nb =\n", []string{"a.b="}},
 		{"crlf", "[a]\r\nb = c\r\n", []string{"a.b=c"}},
 		{"bom", "\ufeff[a]\nb=c\n", []string{"a.b=c"}},
+		{"a key outside any section has no section", "k = v\n[a]\nb = c\n", []string{"k=v", "a.b=c"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -45,7 +48,7 @@ func TestConfigFilesParseAsGitReadsThem(t *testing.T) {
 }
 
 func TestMalformedConfigFilesAreRefused(t *testing.T) {
-	for _, src := range []string{"key = outside\n", "[a\nb=c\n", "[a \"x]\n", "[a]\nb = \"open\n", "[a]\nb = \\q\n", "[a]\n= v\n"} {
+	for _, src := range []string{"[a\nb=c\n", "[a \"x]\n", "[a]\nb = \"open\n", "[a]\nb = \\q\n", "[a]\n= v\n"} {
 		if _, err := parseConfig([]byte(src)); err == nil {
 			t.Errorf("%q parsed", src)
 		}
@@ -86,7 +89,7 @@ func TestConfigScopesApplyInGitsOrderWithIncludes(t *testing.T) {
 	writeFile(t, filepath.Join(home, ".gitconfig"), "[include]\npath = ~/more.inc\n")
 	writeFile(t, filepath.Join(home, "more.inc"), "[core]\nhooksPath = /global\n[include]\npath = nested.inc\n")
 	writeFile(t, filepath.Join(home, "nested.inc"), "[nwdes]\nprotect = nested\n")
-	writeFile(t, filepath.Join(common, "config"), "[nwdes]\nprotect = local\n[extensions]\nworktreeConfig = true\n")
+	writeFile(t, filepath.Join(common, "config"), "[nwdes]\nprotect = local\n[core]\nrepositoryFormatVersion = 1\n[extensions]\nworktreeConfig = true\n")
 	writeFile(t, filepath.Join(common, "config.worktree"), "[nwdes]\nprotect = worktree\n")
 	env := map[string]string{
 		"HOME": home, "GIT_CONFIG_SYSTEM": filepath.Join(root, "system"),
@@ -126,8 +129,8 @@ func FuzzParseConfig(f *testing.F) {
 			return
 		}
 		for _, e := range es {
-			if e.key == "" || strings.Count(e.key, ".") < 1 {
-				t.Fatalf("entry with a bad key %q", e.key)
+			if e.key == "" || strings.ContainsAny(e.key, "\n\x00") || e.bare && e.value != "true" {
+				t.Fatalf("entry %+v", e)
 			}
 		}
 	})
@@ -148,4 +151,88 @@ func FuzzParseParameters(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestConfigEmptyValueIsTheEmptyStringAndFalse(t *testing.T) {
+	es, err := parseConfig([]byte("[s]\n\tk =\n\tb\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2 || es[0].value != "" {
+		t.Fatalf("entries %+v", es)
+	}
+	if configTrue(es[0].value) || !configFalse(es[0].value) {
+		t.Fatal(`"k =" must read as false, as git config --type=bool reads it`)
+	}
+	if !configTrue(es[1].value) || configFalse(es[1].value) {
+		t.Fatal(`a bare "b" must read as true`)
+	}
+}
+
+func TestConfigUnquotedTabsAndLoneCarriageReturnsBecomeSpaces(t *testing.T) {
+	es, err := parseConfig([]byte("[a]\nk = a\tb\rc \t d\n q = \"x\ty\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2 || es[0].value != "a b c   d" || es[1].value != "x\ty" {
+		t.Fatalf("entries %+v", es)
+	}
+}
+
+func TestConfigKeysGitRefusesAreRefused(t *testing.T) {
+	for _, src := range []string{"[a]\n1k = v\n", "[a]\n-k = v\n", "[a]\nk # comment\n", "[a]\nk ; comment\n", "[a]\nk\r= v\n"} {
+		_, err := parseConfig([]byte(src))
+		if err == nil {
+			t.Errorf("%q parsed", src)
+		}
+	}
+}
+
+func TestConfigBackslashAtTheEndOfTheFileEndsTheValue(t *testing.T) {
+	es, err := parseConfig([]byte("[a]\n\tk = x\\"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 1 || es[0].value != "x" {
+		t.Fatalf("entries %+v", es)
+	}
+}
+
+func TestConfigIncludeIfConditionsAreEvaluatedAsGitDoes(t *testing.T) {
+	repo := gittest.Init(t, false)
+	home := filepath.Dir(repo)
+	gittest.Git(t, repo, "checkout", "-q", "-b", "feature/x")
+	gittest.Git(t, repo, "remote", "add", "origin", "https://example.com/team/repo.git")
+	conds := []struct{ cond, name string }{
+		{"gitdir:~/repo/", "home"},
+		{"gitdir:repo/.git", "relative"},
+		{"gitdir/i:~/REPO/", "icase"},
+		{"gitdir:~/REPO/", "case"},
+		{"gitdir:./repo/", "dotslash"},
+		{"gitdir:~/other/", "other"},
+		{"onbranch:feature/", "branch"},
+		{"onbranch:main", "main"},
+		{"hasconfig:remote.*.url:https://example.com/**", "url"},
+		{"hasconfig:remote.*.url:https://example.org/**", "otherurl"},
+		{"unknown:x", "unknown"},
+	}
+	var global strings.Builder
+	for _, c := range conds {
+		global.WriteString("[includeIf \"" + c.cond + "\"]\n\tpath = inc/" + c.name + "\n")
+		writeFile(t, filepath.Join(home, "inc", c.name), "[nwdes]\n\tprotect = "+c.name+"\n")
+	}
+	writeFile(t, filepath.Join(home, ".gitconfig"), global.String())
+	loc := Location{GitDir: filepath.Join(repo, ".git"), CommonDir: filepath.Join(repo, ".git"), WorkTree: repo}
+	env := map[string]string{"HOME": home, "GIT_CONFIG_NOSYSTEM": "1"}
+	cfg, err := ReadConfig(loc, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"home", "relative", "icase", "dotslash", "branch", "url"}
+	if got := cfg.GetAll("nwdes.protect"); !reflect.DeepEqual(got, want) || cfg.Conditional {
+		t.Fatalf("nwdes.protect = %q (conditional %v), want %q", got, cfg.Conditional, want)
+	}
+	if got := gittest.Git(t, repo, "config", "--get-all", "nwdes.protect"); got != strings.Join(want, "\n") {
+		t.Fatalf("git itself reads %q", got)
+	}
 }

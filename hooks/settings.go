@@ -2,8 +2,8 @@ package hooks
 
 import "github.com/nwdes/nwdes/gitstore"
 
-// Lookup asks git itself for every value of a key; it is used only when the
-// configuration holds includeIf, which ReadConfig does not evaluate.
+// Lookup asks git itself for every value of a key; it is used only when
+// ReadConfig reports (Conditional) that it could not know git's answer.
 type Lookup func(key string) ([]string, error)
 
 // Settings are what the hook and the installer take from git config.
@@ -29,8 +29,8 @@ func LoadSettings(loc gitstore.Location, getenv gitstore.Getenv, ask Lookup) (*S
 }
 
 // SettingsFrom takes the settings from configuration already read. When
-// some file uses includeIf, both keys are asked of git through ask (when
-// given), since only git evaluates the conditions.
+// the reader could not know git's answer (Conditional), both keys are
+// asked of git through ask (when given).
 func SettingsFrom(loc gitstore.Location, cfg *gitstore.Config, home string, ask Lookup) (*Settings, error) {
 	if cfg.Conditional && ask != nil {
 		exact := &gitstore.Config{}

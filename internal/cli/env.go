@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -61,9 +60,11 @@ func newStyle(e Env) style {
 func storeOptions(cfg *gitstore.Config, now func() time.Time) (gitstore.Options, error) {
 	o := gitstore.Options{Durable: true, Now: now, Kinds: allKinds(), Check: examine.CheckRecord,
 		CheckNote: examine.CheckNote, Layout: examine.Layout()}
-	if v, ok := cfg.Get("nwdes.durable"); ok {
-		o.Durable = !isFalse(v)
+	durable, err := configBool(cfg, "nwdes.durable", true)
+	if err != nil {
+		return o, err
 	}
+	o.Durable = durable
 	for key, dst := range map[string]*int{"nwdes.maxRecordBytes": &o.MaxRecordBytes, "nwdes.maxWalk": &o.MaxWalk} {
 		if v, ok := cfg.Get(key); ok {
 			n, err := strconv.Atoi(v)
@@ -77,10 +78,25 @@ func storeOptions(cfg *gitstore.Config, now func() time.Time) (gitstore.Options,
 	return o, nil
 }
 
+// isFalse and isTrue read a boolean as git config --type=bool does
+// (gitstore.ParseBool); a value git would refuse is neither.
 func isFalse(v string) bool {
-	switch strings.ToLower(v) {
-	case "false", "no", "off", "0":
-		return true
+	b, err := gitstore.ParseBool(v)
+	return err == nil && !b
+}
+
+// configBool reads a boolean git config key as git config --type=bool
+// does: def when unset, and a named refusal for a value git would refuse
+// (never a guess that turns an option on).
+func configBool(cfg *gitstore.Config, key string, def bool) (bool, error) {
+	v, ok := cfg.Get(key)
+	if !ok {
+		return def, nil
 	}
-	return false
+	b, err := gitstore.ParseBool(v)
+	if err != nil {
+		return def, refusal.New("ConfigurationMalformed", fmt.Sprintf("set %s to true or false", key),
+			"git config %s is %q, which is not a boolean", key, v)
+	}
+	return b, nil
 }

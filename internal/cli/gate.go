@@ -81,16 +81,22 @@ EXAMPLES
 			if err != nil {
 				return err
 			}
-			w := s.wall(gateStrict(c, cfg))
+			strict, err := gateStrict(c, cfg)
+			if err != nil {
+				return err
+			}
+			w := s.wall(strict)
 			w.Caches = cfg.GetAll("nwdes.sandbox.cache")
 			if roots := cfg.GetAll("nwdes.sandbox.root"); len(roots) > 0 {
 				// Toolchains the defaults leave out (one under a home
 				// directory, say): added to the default roots, read-only.
 				w.Roots = append(sandbox.DefaultRoots(w.Path, w.Home), roots...)
 			}
-			if v, ok := cfg.Get("nwdes.sandbox.namespaces"); ok && isFalse(v) {
-				w.NoNamespaces = true
+			namespaces, err := configBool(cfg, "nwdes.sandbox.namespaces", true)
+			if err != nil {
+				return err
 			}
+			w.NoNamespaces = !namespaces
 			g := &examine.Gates{
 				Store:    st,
 				Wall:     w,

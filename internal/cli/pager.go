@@ -4,6 +4,8 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+
+	"github.com/nwdes/nwdes/gitstore"
 )
 
 // withPager runs render with its output going through the user's pager,
@@ -78,9 +80,6 @@ func pagerOrNone(p string) string {
 }
 
 func isTrue(v string) bool {
-	switch strings.ToLower(v) {
-	case "true", "yes", "on", "1":
-		return true
-	}
-	return false
+	b, err := gitstore.ParseBool(v)
+	return err == nil && b
 }

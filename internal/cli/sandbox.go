@@ -31,14 +31,12 @@ func (s *session) wall(strict bool) *sandbox.Wall {
 
 // gateStrict says whether gates run strict: yes, unless --best-effort or
 // git config nwdes.sandbox.bestEffort says otherwise.
-func gateStrict(c *cli.Context, cfg *gitstore.Config) bool {
+func gateStrict(c *cli.Context, cfg *gitstore.Config) (bool, error) {
 	if c.Bool("best-effort") {
-		return false
+		return false, nil
 	}
-	if v, ok := cfg.Get("nwdes.sandbox.bestEffort"); ok && !isFalse(v) {
-		return false
-	}
-	return true
+	best, err := configBool(cfg, "nwdes.sandbox.bestEffort", false)
+	return !best, err
 }
 
 const sandboxExitStatus = `
