@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -28,8 +29,9 @@ const (
 	// maxCandidates bounds the objects an abbreviated id is checked against
 	// when telling which of them is a commit; more is refused as ambiguous.
 	maxCandidates = 64
-	// maxRefFile bounds what is read of a ref file. A longer one can only
-	// be a symbolic ref with a target no ref name reaches, or not a ref.
+	// maxRefFile is how much of a ref file is read at once. Only a
+	// symbolic ref's trailing whitespace can make a file longer matter;
+	// the rest is then scanned rather than kept.
 	maxRefFile = 4096
 )
 
@@ -49,14 +51,21 @@ var refRules = []string{"%s", "refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/
 //   - a ref name, tried as <name>, refs/<name>, refs/tags/<name>,
 //     refs/heads/<name>, refs/remotes/<name> and refs/remotes/<name>/HEAD,
 //     the first that exists winning (git warns when several exist and picks
-//     the same one); symbolic refs are followed up to git's depth of 5;
+//     the same one); symbolic refs, as files or as symbolic links, are
+//     followed up to git's depth of 5, and ref files are parsed as git
+//     parses them (see readRef);
 //   - git describe output, <anything>-g<abbreviated commit id>;
 //   - any of these followed by any sequence of ~, ~N, ^, ^N (^0 is the
 //     commit itself), ^{commit}, ^{}, ^{tag} and ^{object}.
 //
-// Annotated tags are peeled to their commit. Everything else git accepts
-// (:path, @{...}, ranges, ^{/text}, ^! and ^@, negation) is refused with
-// MissingFact naming the revision, never guessed at.
+// Annotated tags are peeled to their commit. A shallow commit of the clone
+// has no parents, as for git. Everything else git accepts (:path, @{...},
+// ranges, ^{/text}, ^! and ^@, negation, text after ^{type} up to a later
+// "}") is refused with MissingFact naming the revision, never guessed at;
+// so is a revision whose answer git would read through a replace ref or a
+// graft (refs/replace/, info/grafts), which Resolve does not follow.
+// gitstore's differential tests (revision_diff_test.go) hold Resolve to
+// this against the git binary.
 func (s *Store) Resolve(rev string) (plumbing.Hash, error) {
 	if rev == "" {
 		rev = "HEAD"
@@ -87,7 +96,7 @@ func (s *Store) Resolve(rev string) (plumbing.Hash, error) {
 			return plumbing.ZeroHash, err
 		}
 	}
-	return s.peelToCommit(h, rev)
+	return r.peelToCommit(h)
 }
 
 // unsupportedSyntax names the git revision syntax in rev that Resolve does
@@ -219,6 +228,9 @@ type resolver struct {
 	rev   string
 	notes []string
 	walk  int
+	// rewritten is what git reads other than as stored (see rewrites),
+	// loaded on the first read.
+	rewritten map[plumbing.Hash]rewrite
 }
 
 func (r *resolver) note(format string, args ...any) {
@@ -307,9 +319,9 @@ func (r *resolver) abbreviated(prefix string, mode disambiguation) (plumbing.Has
 		kinds []string
 	)
 	for _, id := range ids {
-		t, _, err := r.s.obj.read(id)
+		t, _, err := r.object(id, false)
 		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("revision %q: %w", r.rev, err)
+			return plumbing.ZeroHash, err
 		}
 		kinds = append(kinds, fmt.Sprintf("%s %s", id.String()[:12], t))
 		ok := false
@@ -356,9 +368,9 @@ func (r *resolver) ref(name string) (plumbing.Hash, bool) {
 			}
 			return plumbing.ZeroHash, false
 		}
-		b, err := readRefFile(r.refPath(name))
+		c, err := readRef(r.refPath(name), name)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.EISDIR) {
-			if strings.HasPrefix(name, "refs/") {
+			if strings.HasPrefix(name, "refs/") && !errors.Is(err, errDanglingLink) {
 				h, err := r.s.refs.readPacked(RefName(name))
 				if err != nil {
 					r.note("%v", err)
@@ -379,21 +391,135 @@ func (r *resolver) ref(name string) (plumbing.Hash, bool) {
 			}
 			return plumbing.ZeroHash, false
 		}
-		v := strings.TrimRight(string(b), " \t\n\v\f\r")
-		if target, ok := strings.CutPrefix(v, "ref:"); ok {
-			name = strings.TrimLeft(target, " \t\n\v\f\r")
+		switch {
+		case c.symbolic:
+			name = c.target
 			continue
-		}
-		if len(v) >= 40 && isHex(v[:40]) && (len(v) == 40 || isSpace(v[40])) {
-			return plumbing.NewHash(strings.ToLower(v[:40])), true
+		case c.valid:
+			return c.id, true
 		}
 		if strings.Contains(name, "/") {
-			r.note("ignored %s: it holds %q, not an object id", name, text.Truncate(v, 50))
+			r.note("ignored %s: it holds %q, not an object id", name, text.Truncate(c.text, 50))
 		}
 		return plumbing.ZeroHash, false
 	}
 	r.note("symbolic ref %s nests deeper than %d", first, symrefDepth)
 	return plumbing.ZeroHash, false
+}
+
+// errDanglingLink is a ref file that is a symbolic link to nothing: git
+// reports the ref missing without looking for it in packed-refs.
+var errDanglingLink = fmt.Errorf("symbolic link to a missing file: %w", fs.ErrNotExist)
+
+// refContent is what git makes of a loose ref file.
+type refContent struct {
+	symbolic bool
+	target   string        // a symbolic ref's target, as git trims it
+	valid    bool          // a regular ref that holds an object id
+	id       plumbing.Hash // that id
+	text     string        // the start of the file, for messages
+}
+
+// readRef reads the loose ref file at path as git's files backend does
+// (files_read_raw_ref and parse_loose_ref_contents in refs/files-backend.c
+// and refs.c):
+//
+//   - a symbolic link whose target starts with refs/ and is a valid ref
+//     name is a symbolic ref to that name (core.preferSymlinkRefs writes
+//     them); any other link is followed, and a dangling one is missing;
+//   - the file is read as a C string, so a NUL ends it, with trailing
+//     whitespace removed; git's whitespace is space, \t, \n and \r, never
+//     \v or \f;
+//   - "ref:", then whitespace, then the target, trimmed, is a symbolic ref;
+//   - otherwise 40 hexadecimal digits of either case, followed by the end
+//     or whitespace (FETCH_HEAD has more after it), are the id.
+//
+// FETCH_HEAD and MERGE_HEAD are read without the symbolic link rule, as
+// git reads them (refs_read_special_head).
+func readRef(path, name string) (refContent, error) {
+	if name != "FETCH_HEAD" && name != "MERGE_HEAD" {
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return refContent{}, err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			target, err := os.Readlink(path)
+			if err != nil {
+				return refContent{}, err
+			}
+			if strings.HasPrefix(target, "refs/") && validRefName(target) {
+				return refContent{symbolic: true, target: target}, nil
+			}
+			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+				return refContent{}, errDanglingLink
+			}
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return refContent{}, err
+	}
+	defer f.Close()
+	head := make([]byte, maxRefFile)
+	n, err := io.ReadFull(f, head)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		err = nil
+	case err != nil:
+		return refContent{}, err
+	}
+	head = head[:n]
+	whole := n < maxRefFile
+	if i := bytes.IndexByte(head, 0); i >= 0 {
+		head, whole = head[:i], true
+	}
+	c := refContent{text: strings.TrimRight(string(head), refSpace)}
+	if rest, ok := bytes.CutPrefix(head, []byte("ref:")); ok {
+		c.symbolic = true
+		rest = bytes.TrimLeft(rest, refSpace)
+		if !whole {
+			// The target runs on past what was read: git trims only
+			// whitespace that lasts to the end of the file (or to a
+			// NUL); anything else after it leaves whitespace inside
+			// the target, which no ref name has.
+			allSpace, err := restIsSpace(f)
+			if err != nil {
+				return refContent{}, err
+			}
+			if !allSpace {
+				rest = append(rest, ' ', '?')
+			}
+		}
+		c.target = strings.Trim(string(rest), refSpace)
+		return c, nil
+	}
+	if len(head) >= 40 && isHex(string(head[:40])) && (len(head) == 40 || isRefSpace(head[40])) {
+		c.valid, c.id = true, plumbing.NewHash(strings.ToLower(string(head[:40])))
+	}
+	return c, nil
+}
+
+// restIsSpace reports whether what is left of r up to its end or a NUL is
+// all git whitespace.
+func restIsSpace(r io.Reader) (bool, error) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		for _, c := range buf[:n] {
+			if c == 0 {
+				return true, nil
+			}
+			if !isRefSpace(c) {
+				return false, nil
+			}
+		}
+		if err == io.EOF {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
 }
 
 // refPath is where the files backend keeps a ref: per-worktree names (HEAD,
@@ -413,19 +539,6 @@ func (r *resolver) refPath(name string) string {
 		}
 	}
 	return filepath.Join(dir, filepath.FromSlash(name))
-}
-
-func readRefFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxRefFile))
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
 }
 
 // isPseudoref is git's is_pseudoref_syntax: upper case letters, '-' and '_'.
@@ -477,7 +590,7 @@ func (r *resolver) apply(h plumbing.Hash, op revOp) (plumbing.Hash, error) {
 		case op.kind == opCommit || op.kind == opParent && op.n == 0:
 			return c, nil
 		case op.kind == opParent:
-			info, err := r.commit(c)
+			info, err := r.parents(c)
 			if err != nil {
 				return plumbing.ZeroHash, err
 			}
@@ -491,7 +604,7 @@ func (r *resolver) apply(h plumbing.Hash, op revOp) (plumbing.Hash, error) {
 				return plumbing.ZeroHash, refusal.New("WalkLimit", "name the commit more directly, or raise nwdes.maxWalk",
 					"revision %q walks more than %d commits", r.rev, r.s.opts.MaxWalk)
 			}
-			info, err := r.commit(c)
+			info, err := r.parents(c)
 			if err != nil {
 				return plumbing.ZeroHash, err
 			}
@@ -505,9 +618,9 @@ func (r *resolver) apply(h plumbing.Hash, op revOp) (plumbing.Hash, error) {
 		_, p, err := r.peel(h)
 		return p, err
 	}
-	t, _, err := r.s.obj.read(h)
+	t, _, err := r.object(h, false)
 	if err != nil {
-		return plumbing.ZeroHash, r.missing(h, err)
+		return plumbing.ZeroHash, err
 	}
 	if op.kind == opTag && t != plumbing.TagObject {
 		return plumbing.ZeroHash, r.unknown(fmt.Errorf("^{tag} applied to %s, which is a %s", h, t))
@@ -519,32 +632,157 @@ func (r *resolver) apply(h plumbing.Hash, op revOp) (plumbing.Hash, error) {
 // returns its type and id.
 func (r *resolver) peel(h plumbing.Hash) (plumbing.ObjectType, plumbing.Hash, error) {
 	for range 10 {
-		t, b, err := r.s.obj.read(h)
+		t, b, err := r.object(h, false)
 		if err != nil {
-			return 0, plumbing.ZeroHash, r.missing(h, err)
+			return 0, plumbing.ZeroHash, err
 		}
 		if t != plumbing.TagObject {
 			return t, h, nil
 		}
-		line, _, _ := strings.Cut(string(b), "\n")
-		target, ok := strings.CutPrefix(line, "object ")
-		if !ok || !isHex40(target) {
-			return 0, plumbing.ZeroHash, fmt.Errorf("tag %s is malformed", h)
+		if h, err = r.tagTarget(h, b); err != nil {
+			return 0, plumbing.ZeroHash, err
 		}
-		h = plumbing.NewHash(target)
 	}
 	return 0, plumbing.ZeroHash, fmt.Errorf("revision %q: tag chain too long", r.rev)
 }
 
-func (r *resolver) commit(h plumbing.Hash) (commitInfo, error) {
-	t, b, err := r.s.obj.read(h)
+// tagTarget returns the object the tag h (content b) points at.
+func (r *resolver) tagTarget(h plumbing.Hash, b []byte) (plumbing.Hash, error) {
+	if err := r.notRewritten(h, plumbing.TagObject, true); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	target, ok := strings.CutPrefix(line, "object ")
+	if !ok || !isHex40(target) {
+		return plumbing.ZeroHash, fmt.Errorf("tag %s is malformed", h)
+	}
+	return plumbing.NewHash(target), nil
+}
+
+// parents decodes the commit h for its parents, as git sees them: a
+// shallow commit of this clone has none for git, whatever its object says
+// and whether or not the parents are at hand (through an alternate, say).
+func (r *resolver) parents(h plumbing.Hash) (commitInfo, error) {
+	t, b, err := r.object(h, true)
 	if err != nil {
-		return commitInfo{}, r.missing(h, err)
+		return commitInfo{}, err
 	}
 	if t != plumbing.CommitObject {
 		return commitInfo{}, r.unknown(fmt.Errorf("%s is a %s, not a commit", h, t))
 	}
+	if r.s.isShallow(h) {
+		return commitInfo{}, shallowBoundary(h.String())
+	}
 	return decodeCommit(h, b)
+}
+
+// object reads h for resolution. content says whether the caller uses the
+// content (a tag's target, a commit's parents) or only the type; see
+// notRewritten.
+func (r *resolver) object(h plumbing.Hash, content bool) (plumbing.ObjectType, []byte, error) {
+	t, b, err := r.s.obj.read(h)
+	if err != nil {
+		return 0, nil, r.missing(h, err)
+	}
+	if err := r.notRewritten(h, t, content); err != nil {
+		return 0, nil, err
+	}
+	return t, b, nil
+}
+
+// rewrite is how git reads an object other than as stored: through a
+// replace ref, whose target is the replacement, or, for a commit's
+// parents, through a graft.
+type rewrite struct {
+	via  string        // refs/replace/<id>, or info/grafts
+	with plumbing.Hash // the replacement; zero for a graft
+}
+
+// notRewritten refuses to read h (of type t) where git would read it
+// through a replace ref or a graft: git follows them unless told not to
+// (core.useReplaceRefs, GIT_NO_REPLACE_OBJECTS), which Resolve cannot see,
+// so it follows neither and refuses where they could change the answer.
+// Only the type of a replaced object that a replacement of the same type
+// stands in for, and anything but the parents of a grafted commit, read as
+// git reads them.
+func (r *resolver) notRewritten(h plumbing.Hash, t plumbing.ObjectType, content bool) error {
+	rw, err := r.rewrites()
+	if err != nil {
+		return err
+	}
+	w, ok := rw[h]
+	switch {
+	case !ok:
+		return nil
+	case w.with.IsZero():
+		if !content || t != plumbing.CommitObject {
+			return nil
+		}
+	case !content:
+		if _, chained := rw[w.with]; !chained {
+			if wt, _, err := r.s.obj.read(w.with); err == nil && wt == t {
+				return nil
+			}
+		}
+	}
+	return refusal.New("MissingFact",
+		"name the commit by id: git rev-parse REV^{commit} prints the one git reads through the replacement",
+		"revision %q reads %s %s, which git reads through %s; nwdes does not follow replace refs or grafts", r.rev, t, h, w.via)
+}
+
+// rewrites returns the objects git reads through refs/replace/<id> (loose
+// or packed) or info/grafts, reading them on the first call.
+func (r *resolver) rewrites() (map[plumbing.Hash]rewrite, error) {
+	if r.rewritten != nil {
+		return r.rewritten, nil
+	}
+	m := map[plumbing.Hash]rewrite{}
+	dir := r.s.loc.CommonDir
+	fail := func(what string, err error) (map[plumbing.Hash]rewrite, error) {
+		return nil, refusal.New("MissingFact", "repair or remove it (git replace --list, git fsck)",
+			"revision %q: cannot tell which objects git reads through replacements: %s: %v", r.rev, what, err)
+	}
+	replacement := func(name, value string) {
+		id, ok := strings.CutPrefix(name, "refs/replace/")
+		if ok && isHex40(id) && isHex40(value) {
+			m[plumbing.NewHash(id)] = rewrite{via: name, with: plumbing.NewHash(value)}
+		}
+	}
+	packed, err := os.ReadFile(filepath.Join(dir, "packed-refs"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fail("packed-refs", err)
+	}
+	if bytes.Contains(packed, []byte(" refs/replace/")) {
+		for line := range strings.Lines(string(packed)) {
+			value, name, ok := strings.Cut(strings.TrimRight(line, "\n"), " ")
+			if ok {
+				replacement(name, value)
+			}
+		}
+	}
+	loose, err := os.ReadDir(filepath.Join(dir, "refs", "replace"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fail("refs/replace", err)
+	}
+	for _, e := range loose {
+		// git skips a replace ref it cannot read, as any broken ref. A
+		// resolver of its own keeps notes about it out of this one's.
+		name := "refs/replace/" + e.Name()
+		if h, ok := (&resolver{s: r.s, rev: r.rev}).ref(name); ok {
+			replacement(name, h.String())
+		}
+	}
+	grafts, err := os.ReadFile(filepath.Join(dir, "info", "grafts"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fail("info/grafts", err)
+	}
+	for line := range strings.Lines(string(grafts)) {
+		if f := strings.Fields(line); len(f) > 0 && isHex40(f[0]) {
+			m[plumbing.NewHash(f[0])] = rewrite{via: "info/grafts"}
+		}
+	}
+	r.rewritten = m
+	return m, nil
 }
 
 func (r *resolver) missing(h plumbing.Hash, err error) error {
@@ -554,27 +792,29 @@ func (r *resolver) missing(h plumbing.Hash, err error) error {
 	return fmt.Errorf("revision %q: %w", r.rev, err)
 }
 
-func (s *Store) peelToCommit(h plumbing.Hash, rev string) (plumbing.Hash, error) {
-	for i := 0; i < 10; i++ {
-		t, b, err := s.obj.read(h)
+// peelToCommit follows tags from h to a commit, which is what the revision
+// names.
+func (r *resolver) peelToCommit(h plumbing.Hash) (plumbing.Hash, error) {
+	for range 10 {
+		t, b, err := r.s.obj.read(h)
 		if err != nil {
-			return plumbing.ZeroHash, refusal.New("MissingFact", "fetch the commit or name another", "revision %q: %v", rev, err).Wrap(err)
+			return plumbing.ZeroHash, refusal.New("MissingFact", "fetch the commit or name another", "revision %q: %v", r.rev, err).Wrap(err)
+		}
+		if err := r.notRewritten(h, t, false); err != nil {
+			return plumbing.ZeroHash, err
 		}
 		switch t {
 		case plumbing.CommitObject:
 			return h, nil
 		case plumbing.TagObject:
-			line, _, _ := strings.Cut(string(b), "\n")
-			target, ok := strings.CutPrefix(line, "object ")
-			if !ok || !isHex40(target) {
-				return plumbing.ZeroHash, fmt.Errorf("tag %s is malformed", h)
+			if h, err = r.tagTarget(h, b); err != nil {
+				return plumbing.ZeroHash, err
 			}
-			h = plumbing.NewHash(target)
 		default:
-			return plumbing.ZeroHash, refusal.New("MissingFact", "name a commit", "revision %q is a %s, not a commit", rev, t)
+			return plumbing.ZeroHash, refusal.New("MissingFact", "name a commit", "revision %q is a %s, not a commit", r.rev, t)
 		}
 	}
-	return plumbing.ZeroHash, fmt.Errorf("revision %q: tag chain too long", rev)
+	return plumbing.ZeroHash, fmt.Errorf("revision %q: tag chain too long", r.rev)
 }
 
 func isHex(s string) bool {
@@ -590,8 +830,12 @@ func isHexDigit(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+// refSpace is what git's isspace accepts (sane_ctype in ctype.c): unlike
+// C's, it leaves out \v and \f.
+const refSpace = " \t\n\r"
+
+func isRefSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
 }
 
 // File is one file read from a commit's tree.

@@ -84,9 +84,16 @@ func OpenWithAlternates(objectsDir string, alternates []string) (*DB, error) {
 	return db, nil
 }
 
+// emptyTree is the id of the tree with no entries. git knows this tree
+// without storing it (find_cached_object in its object-file.c): git
+// commit-tree 4b825dc…, the usual way to make an empty root commit, leaves a
+// commit whose tree no store holds, and git reads that tree all the same.
+var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+
 // Read returns the type and content of the object h. The error wraps
 // ErrNotFound if no store has it and ErrCorrupt if it is present but
-// unreadable.
+// unreadable. The empty tree is read whether or not a store holds it, as
+// git reads it.
 func (db *DB) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	typ, data, err := db.read(h)
 	if err != nil {
@@ -98,7 +105,9 @@ func (db *DB) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	return typ, data, nil
 }
 
-// Has reports whether some store holds h, without inflating it.
+// Has reports whether some store holds h, without inflating it. Like git
+// cat-file -e, it reports the empty tree present even where no store holds
+// it, since Read reads it.
 func (db *DB) Has(h plumbing.Hash) (bool, error) {
 	found, err := db.has(h)
 	if err == nil && !found {
@@ -111,7 +120,7 @@ func (db *DB) Has(h plumbing.Hash) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("odb: has %s: %w", h, err)
 	}
-	return found, nil
+	return found || h == emptyTree, nil
 }
 
 // Close releases every open index and pack. Reads after Close fail.
@@ -144,7 +153,11 @@ func (db *DB) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	if err := db.rescan(); err != nil {
 		return plumbing.InvalidObject, nil, err
 	}
-	return db.lookup(h, 0)
+	typ, data, err = db.lookup(h, 0)
+	if errors.Is(err, ErrNotFound) && h == emptyTree {
+		return plumbing.TreeObject, []byte{}, nil
+	}
+	return typ, data, err
 }
 
 // lookup searches every store once, without rescanning. depth counts the
