@@ -113,14 +113,14 @@ var (
 func parseContract(path string, src []byte) (*Contract, []error) {
 	var problems []error
 	bad := func(line int, format string, args ...any) error {
-		err := refusal.New("ConfigurationMalformed",
+		err := refusal.New(refusal.ConfigurationMalformed,
 			"fix the contract and commit it; docs/gates.md gives the grammar",
 			"%s:%d: %s", path, line, fmt.Sprintf(format, args...))
 		problems = append(problems, err)
 		return err
 	}
 	if len(src) > MaxContractBytes {
-		return nil, []error{refusal.New("ContractTooLarge", "split the feature into several contracts",
+		return nil, []error{refusal.New(refusal.ContractTooLarge, "split the feature into several contracts",
 			"%s is %d bytes; a contract may hold at most %d", path, len(src), MaxContractBytes)}
 	}
 	if !utf8.Valid(src) {
@@ -248,7 +248,7 @@ func parseContract(path string, src []byte) (*Contract, []error) {
 				continue
 			}
 			if len(c.Criteria) == MaxCriteria {
-				return nil, append(problems, refusal.New("ContractTooLarge", "split the feature into several contracts",
+				return nil, append(problems, refusal.New(refusal.ContractTooLarge, "split the feature into several contracts",
 					"%s:%d: a contract may hold at most %d criteria", path, n, MaxCriteria))
 			}
 			criterionAt[id] = n

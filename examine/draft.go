@@ -179,11 +179,11 @@ func (d *Draft) selectObservation(sel Selector) (int, error) {
 		if i, ok := d.observation(sel.ID); ok {
 			return i, nil
 		}
-		return -1, refusal.New("MissingFact", "list the draft's observations with git nwdes examine show",
+		return -1, refusal.New(refusal.MissingFact, "list the draft's observations with git nwdes examine show",
 			"draft of %s has no observation %s", d.Feature, sel.ID)
 	}
 	if sel.At < 1 || sel.At > len(d.Observations) {
-		return -1, refusal.New("MissingFact", "list the draft's observations with git nwdes examine show",
+		return -1, refusal.New(refusal.MissingFact, "list the draft's observations with git nwdes examine show",
 			"draft of %s has %d observations; there is none at position %d", d.Feature, len(d.Observations), sel.At)
 	}
 	return sel.At - 1, nil
@@ -229,11 +229,11 @@ func (d *Draft) boundTo(c *Candidate) error {
 	case here:
 		return nil
 	case "":
-		return refusal.New("CandidateMoved",
+		return refusal.New(refusal.CandidateMoved,
 			fmt.Sprintf("bind it to this candidate with git nwdes examine open --feature %s --retarget (its observations keep an unrecorded commit and must be observed again), or start over with --from-current", d.Feature),
 			"the draft of %s was opened before drafts recorded their candidate, so it is not known to examine %s", d.Feature, here[:12])
 	}
-	return refusal.New("CandidateMoved",
+	return refusal.New(refusal.CandidateMoved,
 		fmt.Sprintf("examine %s with git nwdes examine open --feature %s --retarget (observations keep the commit they were made at; carry over what still holds with examine observation carry), or examine %s with --candidate %s",
 			here[:12], d.Feature, d.Candidate[:12], d.Candidate[:12]),
 		"the draft of %s examines %s, not %s", d.Feature, d.Candidate[:12], here[:12])
@@ -247,20 +247,20 @@ func (d *Draft) checkCitations(c *Candidate, v VerdictRow) error {
 	for _, id := range v.Observations {
 		i, ok := d.observation(id)
 		if !ok {
-			return refusal.New("DanglingReference", "cite an ID that observation add printed (git nwdes examine show lists them)",
+			return refusal.New(refusal.DanglingReference, "cite an ID that observation add printed (git nwdes examine show lists them)",
 				"%s cites %s, which the draft of %s has not issued", v.Expectation, id, d.Feature)
 		}
 		o := d.Observations[i]
 		switch {
 		case o.Source == SourceGate && o.Commit != here:
-			return refusal.New("ObservationElsewhere", "run git nwdes gate run at this candidate and cite the new gate observation",
+			return refusal.New(refusal.ObservationElsewhere, "run git nwdes gate run at this candidate and cite the new gate observation",
 				"%s cites %s, gate evidence of %s; this examination is of %s", v.Expectation, id, shortOr(o.Commit), here[:12])
 		case o.Commit != here && !o.Carried:
-			return refusal.New("ObservationElsewhere",
+			return refusal.New(refusal.ObservationElsewhere,
 				fmt.Sprintf("observe again at this candidate, or carry it over if it still holds: git nwdes examine observation carry --feature %s --id %s (the brief will say where it was observed)", d.Feature, id),
 				"%s cites %s, observed at %s; this examination is of %s", v.Expectation, id, shortOr(o.Commit), here[:12])
 		case v.Verdict == Met && o.Gate != nil && o.Gate.State != GateMet:
-			return refusal.New("GateContradiction", "face it: set the verdict unmet (or not_examined with a reason), or fix the product and run the gate again",
+			return refusal.New(refusal.GateContradiction, "face it: set the verdict unmet (or not_examined with a reason), or fix the product and run the gate again",
 				"%s is met citing %s, whose gate run of %s was %s", v.Expectation, id, o.Gate.Expectation, o.Gate.State)
 		}
 	}

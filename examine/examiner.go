@@ -65,10 +65,10 @@ func Load(st *gitstore.Store, t Target) (*Candidate, error) {
 		case 1:
 			t.Feature = features[0]
 		case 0:
-			return nil, refusal.New("MissingFact", "commit a contract at .nwave/features/<feature>.md",
+			return nil, refusal.New(refusal.MissingFact, "commit a contract at .nwave/features/<feature>.md",
 				"%s has no feature contract", commit.String()[:12])
 		default:
-			return nil, refusal.New("MissingFact", "name one with --feature",
+			return nil, refusal.New(refusal.MissingFact, "name one with --feature",
 				"%s has %d feature contracts (%s): which one?", commit.String()[:12], len(features), strings.Join(features, ", "))
 		}
 	}
@@ -85,14 +85,14 @@ func Load(st *gitstore.Store, t Target) (*Candidate, error) {
 		if near := text.Nearest(t.Feature, features); near != "" && t.Contract == "" {
 			remedy = fmt.Sprintf("did you mean --feature %s? (git nwdes features lists them)", near)
 		}
-		return nil, refusal.New("MissingFact", remedy,
+		return nil, refusal.New(refusal.MissingFact, remedy,
 			"feature %s has no contract %s at candidate %s", t.Feature, path, commit.String()[:12])
 	}
 	if err != nil {
 		return nil, err
 	}
 	if f.Mode != gitstore.ModeFile && f.Mode != gitstore.ModeExec {
-		return nil, refusal.New("ConfigurationMalformed", "commit the contract as a plain file",
+		return nil, refusal.New(refusal.ConfigurationMalformed, "commit the contract as a plain file",
 			"%s at %s is not a plain committed file (mode %o): a contract must be one", path, commit.String()[:12], f.Mode)
 	}
 	c, err := ParseContract(path, f.Data)
@@ -140,7 +140,7 @@ func (x *Examiner) edit(ctx context.Context, t Target, msg string, needDraft boo
 			return err
 		}
 		if d == nil && needDraft {
-			return refusal.New("MissingFact", fmt.Sprintf("open one: git nwdes examine open --feature %s", t.Feature),
+			return refusal.New(refusal.MissingFact, fmt.Sprintf("open one: git nwdes examine open --feature %s", t.Feature),
 				"feature %s has no draft examination", t.Feature).Wrap(ErrNoDraft)
 		}
 		if d != nil {
@@ -189,7 +189,7 @@ func (x *Examiner) Open(ctx context.Context, t Target, fromCurrent bool) (*Resul
 			return err
 		}
 		if ex == nil {
-			return refusal.New("MissingFact", "close an examination first, or open without --from-current",
+			return refusal.New(refusal.MissingFact, "close an examination first, or open without --from-current",
 				"feature %s has no published examination to rebuild from", c.Feature)
 		}
 		*d = rebuild(ex, c)
@@ -300,7 +300,7 @@ func (x *Examiner) CarryObservation(ctx context.Context, t Target, sel Selector)
 		o := &(*d).Observations[i]
 		switch {
 		case o.Source != SourceExaminer:
-			return refusal.New("RoleNotAccepted", "run git nwdes gate run at this candidate for fresh evidence",
+			return refusal.New(refusal.RoleNotAccepted, "run git nwdes gate run at this candidate for fresh evidence",
 				"examine: %s is gate evidence of %s; it belongs to that commit and cannot be carried over", o.ID, shortOr(o.Commit))
 		case o.Commit == c.Commit.String():
 			res.Message, res.Unchanged = fmt.Sprintf("%s was made at this candidate; nothing to carry", o.ID), true
@@ -330,7 +330,7 @@ func (x *Examiner) SetObservation(ctx context.Context, t Target, sel Selector, t
 			return err
 		}
 		if o := (*d).Observations[i]; o.Source != SourceExaminer {
-			return refusal.New("RoleNotAccepted",
+			return refusal.New(refusal.RoleNotAccepted,
 				"record what you observed as a new observation with observation add; remove this one if it should not be cited",
 				"examine: %s was recorded by a %s run and is evidence as recorded; the examiner cannot rewrite it", o.ID, o.Source)
 		}
@@ -369,35 +369,35 @@ func (in VerdictInput) check() error {
 	switch in.Verdict {
 	case Met, Unmet:
 		if len(in.Observations) == 0 {
-			return refusal.New("UncitedVerdict",
+			return refusal.New(refusal.UncitedVerdict,
 				"record what you observed with observation add, then cite its ID with --observation O<n>",
 				"a %s verdict on %s cites no observation", in.Verdict, in.Expectation)
 		}
 		if in.Reason != "" {
-			return refusal.New("PartInvalid", "drop --reason; a met or unmet verdict cites observations instead", "--reason is only for not_examined")
+			return refusal.New(refusal.PartInvalid, "drop --reason; a met or unmet verdict cites observations instead", "--reason is only for not_examined")
 		}
 		if in.Verdict == Unmet && !validClass(in.Class) {
-			return refusal.New("PartInvalid", "pass --class with one of: "+classList(),
+			return refusal.New(refusal.PartInvalid, "pass --class with one of: "+classList(),
 				"an unmet verdict on %s needs a class (got %q)", in.Expectation, in.Class)
 		}
 		if in.Verdict == Met && in.Class != "" {
-			return refusal.New("PartInvalid", "drop --class; only unmet verdicts carry a class", "a met verdict carries no class")
+			return refusal.New(refusal.PartInvalid, "drop --class; only unmet verdicts carry a class", "a met verdict carries no class")
 		}
 		for _, o := range in.Observations {
 			if !obsID.MatchString(string(o)) {
-				return refusal.New("PartInvalid", "cite the O<n> ID that observation add printed", "%q is not an observation ID", o)
+				return refusal.New(refusal.PartInvalid, "cite the O<n> ID that observation add printed", "%q is not an observation ID", o)
 			}
 		}
 	case NotExamined:
 		if strings.TrimSpace(in.Reason) == "" {
-			return refusal.New("PartInvalid", "say why with --reason TEXT", "a not_examined verdict on %s needs a reason", in.Expectation)
+			return refusal.New(refusal.PartInvalid, "say why with --reason TEXT", "a not_examined verdict on %s needs a reason", in.Expectation)
 		}
 		if len(in.Observations) > 0 || in.Class != "" {
-			return refusal.New("PartInvalid", "drop --observation and --class; not_examined carries a reason instead",
+			return refusal.New(refusal.PartInvalid, "drop --observation and --class; not_examined carries a reason instead",
 				"a not_examined verdict cites nothing")
 		}
 	default:
-		return refusal.New("PartInvalid", "use --verdict met, unmet or not_examined", "unknown verdict %q", in.Verdict)
+		return refusal.New(refusal.PartInvalid, "use --verdict met, unmet or not_examined", "unknown verdict %q", in.Verdict)
 	}
 	return nil
 }
@@ -419,7 +419,7 @@ func (x *Examiner) SetVerdict(ctx context.Context, t Target, in VerdictInput) (*
 			return err
 		}
 		if _, ok := c.Contract.Criterion(in.Expectation); !ok {
-			return refusal.New("MissingFact", fmt.Sprintf("use one of the contract's IDs: %s", joinIDs(c.Contract.IDs())),
+			return refusal.New(refusal.MissingFact, fmt.Sprintf("use one of the contract's IDs: %s", joinIDs(c.Contract.IDs())),
 				"the contract %s has no expectation %s", c.ContractPath, in.Expectation)
 		}
 		row = VerdictRow{Expectation: in.Expectation, Verdict: in.Verdict, Class: in.Class, Reason: in.Reason, Observations: in.Observations}
@@ -459,7 +459,7 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 			return err
 		}
 		if outcome != string(Accepted) {
-			return refusal.New("RoleNotAccepted",
+			return refusal.New(refusal.RoleNotAccepted,
 				"close with --outcome accepted; nwdes publishes the outcome the verdicts derive, so change a verdict to change it",
 				"examine: --outcome %q is not the examiner's to give; the verdicts derive %s", outcome, ex.Outcome)
 		}
@@ -518,7 +518,7 @@ func (x *Examiner) assemble(c *Candidate, d *Draft, diagnostic string) (*Examina
 		}
 	}
 	if len(missing) > 0 {
-		return nil, refusal.New("PartInvalid",
+		return nil, refusal.New(refusal.PartInvalid,
 			"record observations and set a verdict on every expectation (git nwdes examine verdict set), then close again",
 			"%s has no verdict on %s; close needs the whole current set", c.Feature, strings.Join(missing, ", "))
 	}
@@ -540,7 +540,7 @@ func (x *Examiner) assemble(c *Candidate, d *Draft, diagnostic string) (*Examina
 		}
 	}
 	if len(dangling) > 0 {
-		return nil, refusal.New("DanglingReference",
+		return nil, refusal.New(refusal.DanglingReference,
 			"record the observation and cite its printed ID, or set the verdict again citing recorded observations",
 			"%s: %s, which is not recorded in the draft", c.Feature, strings.Join(dangling, "; "))
 	}
@@ -550,7 +550,7 @@ func (x *Examiner) assemble(c *Candidate, d *Draft, diagnostic string) (*Examina
 		}
 	}
 	if strings.TrimSpace(diagnostic) == "" {
-		return nil, refusal.New("PartInvalid", "say in --diagnostic what the examination found", "close needs a diagnostic")
+		return nil, refusal.New(refusal.PartInvalid, "say in --diagnostic what the examination found", "close needs a diagnostic")
 	}
 	ex := &Examination{
 		Feature: c.Feature, Candidate: c.Commit.String(), ContractPath: c.ContractPath,

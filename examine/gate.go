@@ -440,7 +440,7 @@ func (g *Gates) observe(ctx context.Context, cand *Candidate, rep *GateReport) e
 		if errors.Is(err, ErrNoDraft) {
 			return nil // the draft went away meanwhile
 		}
-		if r, ok := refusal.As(err); ok && r.Name == "CandidateMoved" {
+		if r, ok := refusal.As(err); ok && r.Name == refusal.CandidateMoved {
 			rep.Notices = append(rep.Notices, "evidence recorded, but not added to the draft: "+r.Detail+" ("+r.Remedy+")")
 			return nil
 		}

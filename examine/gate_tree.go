@@ -62,7 +62,7 @@ func ExportTree(st *gitstore.Store, commit plumbing.Hash, dir string) error {
 			}
 			return f.Close()
 		default:
-			return refusal.NewUnreadable("TreeUnreadable", "check the commit with git fsck",
+			return refusal.NewUnreadable(refusal.TreeUnreadable, "check the commit with git fsck",
 				"%s in %s has mode %o, which no checkout writes", p, commit.String()[:12], mode)
 		}
 	})
@@ -72,7 +72,7 @@ func ExportTree(st *gitstore.Store, commit plumbing.Hash, dir string) error {
 		}
 		// A tree or blob the commit names and the object store lacks (a
 		// shallow or damaged clone): named, with a remedy, not a bare error.
-		return refusal.NewUnreadable("TreeUnreadable", "fetch the missing objects (git fetch, or git fsck to see what is missing)",
+		return refusal.NewUnreadable(refusal.TreeUnreadable, "fetch the missing objects (git fetch, or git fsck to see what is missing)",
 			"the tree of %s cannot be exported: %v", commit.String()[:12], err)
 	}
 	for _, l := range links {
@@ -89,7 +89,7 @@ func ExportTree(st *gitstore.Store, commit plumbing.Hash, dir string) error {
 func safeTreePath(p string) error {
 	for _, c := range strings.Split(p, "/") {
 		if c == "" || c == "." || c == ".." || strings.EqualFold(c, ".git") || strings.ContainsRune(c, 0) {
-			return refusal.NewUnreadable("TreeUnreadable", "check the commit with git fsck",
+			return refusal.NewUnreadable(refusal.TreeUnreadable, "check the commit with git fsck",
 				"tree path %q has an empty, '.', '..' or '.git' component", p)
 		}
 	}

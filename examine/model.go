@@ -95,7 +95,7 @@ var (
 // ValidFeature refuses feature names that cannot be a path component.
 func ValidFeature(f string) error {
 	if !featureName.MatchString(f) || strings.Contains(f, "..") {
-		return refusal.New("MissingFact", "name the feature with letters, digits, '.', '_' and '-' (--feature NAME)",
+		return refusal.New(refusal.MissingFact, "name the feature with letters, digits, '.', '_' and '-' (--feature NAME)",
 			"feature name %q is not valid", f)
 	}
 	return nil

@@ -95,7 +95,7 @@ func publish(tx *gitstore.Tx, ex *Examination) error {
 				// A record dated at the end of time (forged) leaves no
 				// later stamp that sorts after it: refuse rather than
 				// publish a close that would sort first and be invisible.
-				return refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck; remove the examination dated at the end of time by restoring the ref from a good clone",
+				return refusal.NewUnreadable(refusal.RecordMalformed, "run git nwdes fsck; remove the examination dated at the end of time by restoring the ref from a good clone",
 					"the newest examination of %s at %s is dated %s: no later close could sort after it", ex.Feature, ex.Candidate[:12], prev.Format(time.RFC3339Nano))
 			}
 			ex.ClosedAt = next.Format(closedLayout)
@@ -249,7 +249,7 @@ func (r *Reader) Examined(commit plumbing.Hash) ([]string, error) {
 // directory), rather than letting the hook skip it; other files are ignored.
 func Features(st *gitstore.Store, commit plumbing.Hash) ([]string, error) {
 	bad := func(path, why string) error {
-		return refusal.New("ConfigurationMalformed",
+		return refusal.New(refusal.ConfigurationMalformed,
 			"keep each contract as a plain committed file .nwave/features/<feature>.md",
 			"%s at %s %s", path, text.Short(commit.String()), why)
 	}

@@ -21,7 +21,7 @@ import (
 // malformed is the one refusal for a record whose content is not what its
 // kind says.
 func malformed(path, format string, args ...any) error {
-	return refusal.NewUnreadable("RecordMalformed", "run git nwdes fsck; restore the ref from a clone that has it whole",
+	return refusal.NewUnreadable(refusal.RecordMalformed, "run git nwdes fsck; restore the ref from a clone that has it whole",
 		"%s: %s", path, fmt.Sprintf(format, args...))
 }
 

@@ -401,11 +401,11 @@ func (v *Verifier) resolveRange(diff string) (base, head plumbing.Hash, err erro
 	} else if i := strings.Index(diff, ".."); i >= 0 {
 		a, b = diff[:i], diff[i+2:]
 	} else {
-		return base, head, refusal.New("PartInvalid", "pass --diff BASE...HEAD (or BASE..HEAD), e.g. --diff main...HEAD",
+		return base, head, refusal.New(refusal.PartInvalid, "pass --diff BASE...HEAD (or BASE..HEAD), e.g. --diff main...HEAD",
 			"--diff %q is not a range", diff)
 	}
 	if a == "" && b == "" {
-		return base, head, refusal.New("PartInvalid", "name at least one side: --diff main...HEAD", "--diff %q names no commit", diff)
+		return base, head, refusal.New(refusal.PartInvalid, "name at least one side: --diff main...HEAD", "--diff %q names no commit", diff)
 	}
 	if base, err = v.Store.Resolve(orHead(a)); err != nil {
 		return base, head, err

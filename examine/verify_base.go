@@ -18,11 +18,11 @@ func MergeBase(st *gitstore.Store, a, b plumbing.Hash) (plumbing.Hash, error) {
 	}
 	switch len(best) {
 	case 0:
-		return plumbing.ZeroHash, refusal.New("MissingFact", "name a BASE that shares history with HEAD",
+		return plumbing.ZeroHash, refusal.New(refusal.MissingFact, "name a BASE that shares history with HEAD",
 			"%s and %s have no common ancestor", text.Short(a.String()), text.Short(b.String()))
 	case 1:
 		return best[0], nil
 	}
-	return plumbing.ZeroHash, refusal.New("PartInvalid", "name the base yourself with BASE..HEAD",
+	return plumbing.ZeroHash, refusal.New(refusal.PartInvalid, "name the base yourself with BASE..HEAD",
 		"%s and %s have %d merge bases", text.Short(a.String()), text.Short(b.String()), len(best))
 }

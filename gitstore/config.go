@@ -692,7 +692,7 @@ func forbidRemoteURL(e configEntry) error {
 // it unwraps to a *ConfigError naming the file.
 func configMalformed(path string, err error) error {
 	ce := &ConfigError{File: path, Err: err}
-	return refusal.New("ConfigurationMalformed", "fix the file (git config --list --show-origin shows what git reads)",
+	return refusal.New(refusal.ConfigurationMalformed, "fix the file (git config --list --show-origin shows what git reads)",
 		"%v", ce).Wrap(ce)
 }
 

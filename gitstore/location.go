@@ -104,7 +104,7 @@ func Discover(dir string, getenv Getenv) (Location, error) {
 }
 
 func notARepo(dir, format string, args ...any) error {
-	r := refusal.New("NotARepository",
+	r := refusal.New(refusal.NotARepository,
 		"run the command inside a git repository, or pass -C <path> or GIT_DIR",
 		format, args...)
 	r.Err = ErrNotARepository
@@ -235,12 +235,12 @@ func checkFormat(commonDir string) error {
 		return err
 	}
 	if v, ok := c.Get("extensions.objectformat"); ok && !strings.EqualFold(v, "sha1") {
-		return refusal.New("UnsupportedRepository",
+		return refusal.New(refusal.UnsupportedRepository,
 			"use nwdes in a SHA-1 repository; SHA-256 support is not built yet",
 			"repository %s uses object format %s", commonDir, v)
 	}
 	if v, ok := c.Get("extensions.refstorage"); ok && !strings.EqualFold(v, "files") {
-		return refusal.New("UnsupportedRepository",
+		return refusal.New(refusal.UnsupportedRepository,
 			"use nwdes in a repository with the files ref backend",
 			"repository %s uses ref storage %s", commonDir, v)
 	}

@@ -138,7 +138,7 @@ func (s *Store) IsAncestor(anc, desc plumbing.Hash) (bool, error) {
 }
 
 func walkLimit(max int) error {
-	return refusal.New("WalkLimit", "name a nearer commit, or raise nwdes.maxWalk",
+	return refusal.New(refusal.WalkLimit, "name a nearer commit, or raise nwdes.maxWalk",
 		"the walk between two commits passed the limit of %d commits", max)
 }
 
@@ -232,7 +232,7 @@ func (s *Store) isShallow(h plumbing.Hash) bool {
 }
 
 func shallowBoundary(commit string) error {
-	return refusal.New("ShallowClone",
+	return refusal.New(refusal.ShallowClone,
 		"deepen the clone (git fetch --deepen=N, or --unshallow; in CI, fetch-depth: 0), then run it again",
 		"the history walk reached %s, a shallow commit whose parents this clone does not have", commit[:12])
 }

@@ -95,7 +95,7 @@ func (o *objects) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 		if attempt == 4 {
 			// A missing object is never an absent record: it is its own
 			// error, which no caller takes for "not in the tree".
-			return 0, nil, refusal.NewUnreadable("ObjectMissing",
+			return 0, nil, refusal.NewUnreadable(refusal.ObjectMissing,
 				"fetch the records whole (git nwdes fetch; in a partial clone it asks the promisor remote), or find the damage with git fsck",
 				"object %s is not in this repository (a partial or shallow clone, or damage)", h).Wrap(ErrObjectMissing)
 		}
@@ -116,7 +116,7 @@ func (o *objects) write(t plumbing.ObjectType, data []byte) (plumbing.Hash, erro
 		// go-git's writer writes into <git dir>/objects only: an object
 		// directory elsewhere (a server's quarantine) is read, never
 		// written, by nwdes.
-		return plumbing.ZeroHash, refusal.New("StoreNotWritable",
+		return plumbing.ZeroHash, refusal.New(refusal.StoreNotWritable,
 			"run the writing verb outside the server-side hook (nwdes only reads a quarantine)",
 			"objects go to %s (GIT_OBJECT_DIRECTORY), where nwdes does not write", o.dir)
 	}

@@ -53,7 +53,7 @@ func NewRecord(kind Kind, v int, body any) (*Record, error) {
 // "feature" is refused rather than read as if it were right.
 func (r *Record) Decode(v any) error {
 	bad := func(format string, args ...any) error {
-		return refusal.NewUnreadable("RecordMalformed",
+		return refusal.NewUnreadable(refusal.RecordMalformed,
 			"run git nwdes fsck; a record written by a newer nwdes needs that version",
 			"%s record v%d %s", r.Kind, r.V, fmt.Sprintf(format, args...))
 	}
@@ -110,7 +110,7 @@ func decodeRecord(b []byte) (*Record, error) {
 		}
 	}
 	if err != nil {
-		return nil, refusal.NewUnreadable("RecordMalformed",
+		return nil, refusal.NewUnreadable(refusal.RecordMalformed,
 			"run git nwdes fsck to find the damaged record",
 			"record envelope is not {body, kind, v}")
 	}
@@ -133,7 +133,7 @@ func Canonical(v any) ([]byte, error) {
 		// encoding/json would replace invalid UTF-8 with U+FFFD, so the
 		// record would not say what was given: refuse it first.
 		if where, ok := invalidUTF8(reflect.ValueOf(v), ""); ok {
-			return nil, refusal.New("InputNotUTF8", "give text as UTF-8",
+			return nil, refusal.New(refusal.InputNotUTF8, "give text as UTF-8",
 				"%s holds bytes that are not UTF-8; a record keeps text exactly or not at all", where)
 		}
 		var buf bytes.Buffer
@@ -167,7 +167,7 @@ func CheckCanonical(b []byte) error {
 		if err != nil {
 			why = err.Error()
 		}
-		return refusal.NewUnreadable("RecordMalformed",
+		return refusal.NewUnreadable(refusal.RecordMalformed,
 			"run git nwdes fsck to find the damaged record",
 			"record json is %s", why)
 	}

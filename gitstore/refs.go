@@ -28,7 +28,7 @@ type RefName string
 func (r RefName) Validate() error {
 	s := string(r)
 	bad := func(why string) error {
-		return refusal.New("RefNameInvalid", "use a name like refs/nwdes/<name>", "ref name %q %s", s, why)
+		return refusal.New(refusal.RefNameInvalid, "use a name like refs/nwdes/<name>", "ref name %q %s", s, why)
 	}
 	if !strings.HasPrefix(s, "refs/") {
 		return bad("is not under refs/")
@@ -109,12 +109,12 @@ func (r *Refs) readLoose(name RefName) (plumbing.Hash, bool, error) {
 	}
 	s := strings.TrimSpace(string(b))
 	if strings.HasPrefix(s, "ref:") {
-		return plumbing.ZeroHash, false, refusal.NewUnreadable("RefUnreadable",
+		return plumbing.ZeroHash, false, refusal.NewUnreadable(refusal.RefUnreadable,
 			"nwdes refs are never symbolic; restore the ref with git update-ref",
 			"ref %s is symbolic (%s)", name, s)
 	}
 	if !isHex40(s) {
-		return plumbing.ZeroHash, false, refusal.NewUnreadable("RefUnreadable",
+		return plumbing.ZeroHash, false, refusal.NewUnreadable(refusal.RefUnreadable,
 			"inspect the file; restore it with git update-ref or remove it",
 			"ref %s holds %q, not an object id", name, text.Truncate(s, 60))
 	}
@@ -295,7 +295,7 @@ func (r *Refs) heldLock(name RefName, p string) error {
 		age = d.Round(time.Second).String()
 		stale = d > r.StaleAfter
 	}
-	e := refusal.New("LockHeld",
+	e := refusal.New(refusal.LockHeld,
 		fmt.Sprintf("wait for the other git or nwdes process to finish; if none is running, a crashed writer left the lock: remove %s", p),
 		"ref %s is locked by %s (held for %s)", name, p, age)
 	if stale {
@@ -447,7 +447,7 @@ func isHex40(s string) bool {
 }
 
 func malformedPacked(name RefName) error {
-	return refusal.NewUnreadable("RefUnreadable",
+	return refusal.NewUnreadable(refusal.RefUnreadable,
 		"repair packed-refs (restore the line from a good clone, or delete it and git nwdes fetch), then run git nwdes fsck",
 		"packed-refs has a malformed line for %s", name)
 }

@@ -71,7 +71,7 @@ func (s *Store) Resolve(rev string) (plumbing.Hash, error) {
 		rev = "HEAD"
 	}
 	if why := unsupportedSyntax(rev); why != "" {
-		return plumbing.ZeroHash, refusal.New("MissingFact",
+		return plumbing.ZeroHash, refusal.New(refusal.MissingFact,
 			"name the commit by id, ref or tag, with ~N, ^N or ^{commit} suffixes; git rev-parse REV^{commit} prints the id of any other revision",
 			"revision %q uses %s, which nwdes does not resolve", rev, why)
 	}
@@ -247,7 +247,7 @@ func (r *resolver) unknown(cause error) error {
 	if cause != nil {
 		detail += ": " + cause.Error()
 	}
-	e := refusal.New("MissingFact", "name an existing commit (git rev-parse REV shows what git makes of it)", "%s", detail)
+	e := refusal.New(refusal.MissingFact, "name an existing commit (git rev-parse REV shows what git makes of it)", "%s", detail)
 	return e.Wrap(cause)
 }
 
@@ -350,7 +350,7 @@ func (r *resolver) abbreviated(prefix string, mode disambiguation) (plumbing.Has
 }
 
 func (r *resolver) ambiguous(prefix, what string) error {
-	return refusal.New("MissingFact",
+	return refusal.New(refusal.MissingFact,
 		"give more digits of the id (git rev-parse --disambiguate="+prefix+" lists the candidates)",
 		"revision %q is ambiguous: short id %s matches %s", r.rev, prefix, what)
 }
@@ -601,7 +601,7 @@ func (r *resolver) apply(h plumbing.Hash, op revOp) (plumbing.Hash, error) {
 		}
 		for range op.n {
 			if r.walk++; r.walk > r.s.opts.MaxWalk {
-				return plumbing.ZeroHash, refusal.New("WalkLimit", "name the commit more directly, or raise nwdes.maxWalk",
+				return plumbing.ZeroHash, refusal.New(refusal.WalkLimit, "name the commit more directly, or raise nwdes.maxWalk",
 					"revision %q walks more than %d commits", r.rev, r.s.opts.MaxWalk)
 			}
 			info, err := r.parents(c)
@@ -725,7 +725,7 @@ func (r *resolver) notRewritten(h plumbing.Hash, t plumbing.ObjectType, content 
 			}
 		}
 	}
-	return refusal.New("MissingFact",
+	return refusal.New(refusal.MissingFact,
 		"name the commit by id: git rev-parse REV^{commit} prints the one git reads through the replacement",
 		"revision %q reads %s %s, which git reads through %s; nwdes does not follow replace refs or grafts", r.rev, t, h, w.via)
 }
@@ -739,7 +739,7 @@ func (r *resolver) rewrites() (map[plumbing.Hash]rewrite, error) {
 	m := map[plumbing.Hash]rewrite{}
 	dir := r.s.loc.CommonDir
 	fail := func(what string, err error) (map[plumbing.Hash]rewrite, error) {
-		return nil, refusal.New("MissingFact", "repair or remove it (git replace --list, git fsck)",
+		return nil, refusal.New(refusal.MissingFact, "repair or remove it (git replace --list, git fsck)",
 			"revision %q: cannot tell which objects git reads through replacements: %s: %v", r.rev, what, err)
 	}
 	replacement := func(name, value string) {
@@ -787,7 +787,7 @@ func (r *resolver) rewrites() (map[plumbing.Hash]rewrite, error) {
 
 func (r *resolver) missing(h plumbing.Hash, err error) error {
 	if errors.Is(err, ErrNotFound) {
-		return refusal.New("MissingFact", "fetch the commit or name another", "revision %q: %v", r.rev, err).Wrap(err)
+		return refusal.New(refusal.MissingFact, "fetch the commit or name another", "revision %q: %v", r.rev, err).Wrap(err)
 	}
 	return fmt.Errorf("revision %q: %w", r.rev, err)
 }
@@ -798,7 +798,7 @@ func (r *resolver) peelToCommit(h plumbing.Hash) (plumbing.Hash, error) {
 	for range 10 {
 		t, b, err := r.s.obj.read(h)
 		if err != nil {
-			return plumbing.ZeroHash, refusal.New("MissingFact", "fetch the commit or name another", "revision %q: %v", r.rev, err).Wrap(err)
+			return plumbing.ZeroHash, refusal.New(refusal.MissingFact, "fetch the commit or name another", "revision %q: %v", r.rev, err).Wrap(err)
 		}
 		if err := r.notRewritten(h, t, false); err != nil {
 			return plumbing.ZeroHash, err
@@ -811,7 +811,7 @@ func (r *resolver) peelToCommit(h plumbing.Hash) (plumbing.Hash, error) {
 				return plumbing.ZeroHash, err
 			}
 		default:
-			return plumbing.ZeroHash, refusal.New("MissingFact", "name a commit", "revision %q is a %s, not a commit", r.rev, t)
+			return plumbing.ZeroHash, refusal.New(refusal.MissingFact, "name a commit", "revision %q is a %s, not a commit", r.rev, t)
 		}
 	}
 	return plumbing.ZeroHash, fmt.Errorf("revision %q: tag chain too long", r.rev)

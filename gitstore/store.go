@@ -156,7 +156,7 @@ func (s *Store) viewAt(ref RefName, tip plumbing.Hash, ro bool) (*Tx, error) {
 			return nil, fmt.Errorf("read %s at %s: %w", ref, tip, err)
 		}
 		if what := s.layoutProblem(ref, tx.root); what != "" {
-			return nil, refusal.NewUnreadable("RefUnreadable",
+			return nil, refusal.NewUnreadable(refusal.RefUnreadable,
 				"restore the ref to a commit nwdes wrote (git nwdes fetch from a good clone, or git update-ref to its previous tip from the reflog)",
 				"%s at %s is not a tree of nwdes records: %s", ref, tip.String()[:12], what)
 		}
@@ -230,7 +230,7 @@ func (s *Store) Update(ctx context.Context, ref RefName, message string, fn func
 	h, err := s.update(ctx, ref, message, fn, opts...)
 	if err != nil && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
 		if _, named := refusal.As(err); !named {
-			return h, refusal.New("StoreNotWritable",
+			return h, refusal.New(refusal.StoreNotWritable,
 				"run as a user who may write the repository's .git, or on a writable file system",
 				"cannot write %s: %v", ref, err).Wrap(err)
 		}
@@ -289,12 +289,12 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 			return plumbing.ZeroHash, err
 		}
 		if cfg.noRetry {
-			return plumbing.ZeroHash, refusal.New("Conflict",
+			return plumbing.ZeroHash, refusal.New(refusal.Conflict,
 				"read the new state and try again",
 				"%s moved while updating it: %v", ref, err).Wrap(err)
 		}
 		if attempt >= s.opts.MaxAttempts {
-			return plumbing.ZeroHash, refusal.New("Conflict",
+			return plumbing.ZeroHash, refusal.New(refusal.Conflict,
 				"too many writers at once; try again",
 				"%s kept moving: gave up after %d attempts", ref, attempt).Wrap(err)
 		}
@@ -358,7 +358,7 @@ func (s *Store) Log(ref RefName, fn func(Entry) bool) error {
 	}
 	for n := 0; !h.IsZero(); n++ {
 		if n >= s.opts.MaxWalk {
-			return refusal.New("WalkLimit",
+			return refusal.New(refusal.WalkLimit,
 				"narrow the walk, or raise nwdes.maxWalk",
 				"history of %s is longer than the walk limit of %d commits", ref, s.opts.MaxWalk)
 		}

@@ -176,7 +176,7 @@ func localOf(remote string, tracking RefName) RefName {
 // ValidRemoteName refuses names git could not use as a remote.
 func ValidRemoteName(remote string) error {
 	if remote == "" || strings.HasPrefix(remote, "-") || RefName(TrackingPrefix+remote+"/x").Validate() != nil {
-		return refusal.New("MissingFact", "name a remote listed by git remote",
+		return refusal.New(refusal.MissingFact, "name a remote listed by git remote",
 			"%q is not a remote name", remote)
 	}
 	return nil
@@ -297,7 +297,7 @@ func (s *Store) checkRemote(ctx context.Context, remote string, o SyncOptions) e
 		return err
 	}
 	if len(urls) == 0 {
-		return refusal.New("MissingFact", "add it with git remote add "+remote+" URL, or name a remote listed by git remote -v",
+		return refusal.New(refusal.MissingFact, "add it with git remote add "+remote+" URL, or name a remote listed by git remote -v",
 			"there is no remote named %q", remote)
 	}
 	return nil
@@ -406,7 +406,7 @@ func transportRefusal(verb, remote string, err error) error {
 	if !errors.As(err, &ge) {
 		return err
 	}
-	return refusal.NewUnreadable("RemoteFailed",
+	return refusal.NewUnreadable(refusal.RemoteFailed,
 		fmt.Sprintf("check that git %s %s works (network, credentials, URL), then run the command again", verb, remote),
 		"git %s %s failed (exit %d): %s", verb, remote, ge.Code, text.OneLine(ge.Stderr)).Wrap(err)
 }
@@ -495,7 +495,7 @@ func (s *Store) MergeInto(ctx context.Context, ref RefName, theirs plumbing.Hash
 			return RefSync{}, err
 		}
 		if attempt >= s.opts.MaxAttempts {
-			return RefSync{}, refusal.New("Conflict", "too many writers at once; try again",
+			return RefSync{}, refusal.New(refusal.Conflict, "too many writers at once; try again",
 				"%s kept moving while merging %s: gave up after %d attempts", ref, from, attempt).Wrap(err)
 		}
 		s.opts.Sleep(jitter(time.Millisecond))
@@ -612,7 +612,7 @@ func (s *Store) Push(ctx context.Context, remote string, o SyncOptions) (*SyncRe
 			wait *= 2
 		}
 	}
-	return nil, refusal.New("Conflict", "the remote keeps moving, or its refs cannot be updated; run git nwdes push again",
+	return nil, refusal.New(refusal.Conflict, "the remote keeps moving, or its refs cannot be updated; run git nwdes push again",
 		"%s kept rejecting the push of nwdes refs: gave up after %d attempts (last: %v)", remote, o.MaxAttempts, text.OneLine(fmt.Sprint(lastErr))).Wrap(lastErr)
 }
 

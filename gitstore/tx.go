@@ -80,7 +80,7 @@ func splitPath(p string) ([]string, error) {
 	parts := strings.Split(p, "/")
 	for _, c := range parts {
 		if c == "" || c == "." || c == ".." || strings.EqualFold(c, ".git") || strings.ContainsAny(c, "\x00\n") {
-			return nil, refusal.New("PathInvalid", "use a slash-separated path of plain names",
+			return nil, refusal.New(refusal.PathInvalid, "use a slash-separated path of plain names",
 				"record path %q has an empty, '.', '..' or '.git' component", p)
 		}
 	}
@@ -268,13 +268,13 @@ func (tx *Tx) Put(path string, rec *Record) error {
 		return err
 	}
 	if n, max := rec.size(enc), tx.s.opts.MaxRecordBytes; n > max {
-		return refusal.New("RecordTooLarge",
+		return refusal.New(refusal.RecordTooLarge,
 			"store less (for command output keep a digest and a bounded tail), or raise nwdes.maxRecordBytes",
 			"record %s is %d bytes, over the limit of %d bytes", path, n, max)
 	}
 	for name := range rec.Payloads {
 		if !payloadName.MatchString(name) {
-			return refusal.New("PathInvalid", "name payloads with letters, digits, '.', '_' and '-'",
+			return refusal.New(refusal.PathInvalid, "name payloads with letters, digits, '.', '_' and '-'",
 				"payload name %q is not allowed", name)
 		}
 	}

@@ -104,7 +104,7 @@ func Dir(loc gitstore.Location, cfg *gitstore.Config, home string) (dir, configu
 // Status reports what is installed in dir.
 func Status(dir string) (*State, error) {
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return nil, refusal.New("HooksPathUnusable", "set core.hooksPath to a directory, or unset it (git config --unset core.hooksPath)",
+		return nil, refusal.New(refusal.HooksPathUnusable, "set core.hooksPath to a directory, or unset it (git config --unset core.hooksPath)",
 			"the hooks directory %s is not a directory", dir)
 	}
 	st := &State{Dir: dir, Hook: filepath.Join(dir, PrePush), Actions: []string{}}
@@ -172,12 +172,12 @@ func Install(dir string) (*State, error) {
 		return st, nil
 	}
 	if st.Foreign && st.Chained != "" {
-		return nil, refusal.New("HookConflict",
+		return nil, refusal.New(refusal.HookConflict,
 			fmt.Sprintf("decide which hook to keep: move %s or %s out of the way, then install again", st.Hook, st.Chained),
 			"%s is not nwdes's and %s already holds an earlier hook; installing would lose one of them", st.Hook, st.Chained)
 	}
 	if fi, err := os.Stat(st.Hook); err == nil && fi.IsDir() {
-		return nil, refusal.New("HookConflict", "remove or rename the directory, then install again",
+		return nil, refusal.New(refusal.HookConflict, "remove or rename the directory, then install again",
 			"%s is a directory", st.Hook)
 	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
@@ -224,7 +224,7 @@ func Uninstall(dir string) (*State, error) {
 	}
 	switch {
 	case st.Foreign && st.Chained != "":
-		return nil, refusal.New("HookConflict",
+		return nil, refusal.New(refusal.HookConflict,
 			fmt.Sprintf("decide which to keep: %s (now in place) or %s (kept by an earlier install)", st.Hook, st.Chained),
 			"%s is not nwdes's, so putting back %s would overwrite it", st.Hook, st.Chained)
 	case st.Foreign:

@@ -69,14 +69,14 @@ func ParseUpdates(r io.Reader) ([]Update, error) {
 			f = append([]string{strings.Join(f[:len(f)-3], " ")}, f[len(f)-3:]...)
 		}
 		if len(f) != 4 || f[0] == "" || !isOID(f[1]) || !strings.HasPrefix(f[2], "refs/") || !isOID(f[3]) || len(f[1]) != len(f[3]) {
-			return nil, refusal.NewUnreadable("InputUnreadable",
+			return nil, refusal.NewUnreadable(refusal.InputUnreadable,
 				"run the hook only from git push, which writes \"<local ref> <local oid> <remote ref> <remote oid>\" lines",
 				"pre-push input line %d is not \"<local ref> <local oid> <remote ref> <remote oid>\": %q", n, text.Truncate(line, 120))
 		}
 		out = append(out, Update{LocalRef: f[0], LocalOID: f[1], RemoteRef: f[2], RemoteOID: f[3]})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, refusal.NewUnreadable("InputUnreadable", "run the hook only from git push", "read pre-push input: %v", err)
+		return nil, refusal.NewUnreadable(refusal.InputUnreadable, "run the hook only from git push", "read pre-push input: %v", err)
 	}
 	return out, nil
 }
@@ -113,7 +113,7 @@ func policyOf(vals []string) (Policy, error) {
 			return Policy{Protect: []string{}}, nil
 		}
 		if v == "" {
-			return Policy{}, refusal.New("ConfigurationMalformed",
+			return Policy{}, refusal.New(refusal.ConfigurationMalformed,
 				"set a branch or pattern with git config nwdes.protect PATTERN, or the single value none to protect nothing",
 				"git config nwdes.protect has an empty value")
 		}
@@ -121,7 +121,7 @@ func policyOf(vals []string) (Policy, error) {
 			v = "refs/heads/" + v
 		}
 		if _, err := path.Match(v, "refs/heads/x"); err != nil {
-			return Policy{}, refusal.New("ConfigurationMalformed",
+			return Policy{}, refusal.New(refusal.ConfigurationMalformed,
 				"fix it with git config --replace-all nwdes.protect PATTERN (see docs/hooks.md)",
 				"git config nwdes.protect %q is not a valid pattern", v)
 		}
@@ -335,14 +335,14 @@ func unreadable(u Update, err error) error {
 // either way. A malformed configuration keeps its own refusal.
 func FailClosed(subject string, err error) error {
 	r, isRefusal := refusal.As(err)
-	if isRefusal && r.Name == "ConfigurationMalformed" {
+	if isRefusal && r.Name == refusal.ConfigurationMalformed {
 		return err
 	}
 	detail := err.Error()
 	if isRefusal {
 		detail = r.Name + ": " + r.Detail
 	}
-	return refusal.NewUnreadable("StoreUnreadable",
+	return refusal.NewUnreadable(refusal.StoreUnreadable,
 		"run git nwdes fsck to find what is damaged; the push stays refused until the check can read the records (git push --no-verify skips it, and CI re-validates)",
 		"cannot check %s: %s", subject, detail).Wrap(err)
 }

@@ -209,13 +209,13 @@ type Job struct {
 func (w *Wall) NewJob() (*Job, error) {
 	tmp := orDefault(w.TempRoot, DefaultTempRoot)
 	if fi, err := os.Stat(tmp); err != nil || !fi.IsDir() || !filepath.IsAbs(tmp) {
-		return nil, refusal.New("TempDirUnusable", "set TMPDIR to an existing, writable, absolute directory (or unset it for /tmp)",
+		return nil, refusal.New(refusal.TempDirUnusable, "set TMPDIR to an existing, writable, absolute directory (or unset it for /tmp)",
 			"the directory for job directories, %q, is not an existing absolute directory", tmp)
 	}
 	sweepJobs(tmp)
 	root, err := os.MkdirTemp(tmp, jobPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
-		return nil, refusal.New("TempDirUnusable", "set TMPDIR to an existing, writable, absolute directory (or unset it for /tmp)",
+		return nil, refusal.New(refusal.TempDirUnusable, "set TMPDIR to an existing, writable, absolute directory (or unset it for /tmp)",
 			"cannot make a job directory in %s: %v", tmp, err)
 	}
 	if r, err := filepath.EvalSymlinks(root); err == nil {
@@ -338,12 +338,12 @@ func (w *Wall) spec(j *Job, c Command) (builtSpec, error) {
 		var out []string
 		for _, d := range in {
 			if !filepath.IsAbs(d) {
-				return nil, refusal.New("PathUnusable", "give absolute paths of existing directories",
+				return nil, refusal.New(refusal.PathUnusable, "give absolute paths of existing directories",
 					"%s %q is not an absolute path", flag, d)
 			}
 			fi, err := os.Stat(d)
 			if err != nil || !fi.IsDir() {
-				return nil, refusal.New("PathUnusable", "give absolute paths of existing directories",
+				return nil, refusal.New(refusal.PathUnusable, "give absolute paths of existing directories",
 					"%s %q is not an existing directory", flag, d)
 			}
 			if r, err := filepath.EvalSymlinks(d); err == nil {
@@ -372,7 +372,7 @@ func (w *Wall) spec(j *Job, c Command) (builtSpec, error) {
 		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(c.Dir)}
 	for _, name := range c.Env {
 		if name == "" || strings.ContainsAny(name, "=\x00") {
-			return builtSpec{}, refusal.New("EnvNameInvalid", "name variables as NAME, without a value",
+			return builtSpec{}, refusal.New(refusal.EnvNameInvalid, "name variables as NAME, without a value",
 				"%q is not a variable name", name)
 		}
 		switch name {
@@ -420,7 +420,7 @@ func abiWords(abi int, err error) string {
 }
 
 func unavailable(what string) error {
-	return refusal.New("SandboxUnavailable",
+	return refusal.New(refusal.SandboxUnavailable,
 		"run where the kernel has Landlock ABI 3+ (Linux 6.2+), seccomp and mount and pid namespaces, or accept a partly walled run (gate run --best-effort, recorded in the evidence; sandbox run without --strict)",
 		"the kernel cannot enforce the wall: %s", what).Wrap(ErrUnavailable)
 }

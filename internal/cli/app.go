@@ -338,7 +338,7 @@ func unknownVerb(path, got string, cmds []*cli.Command) error {
 	if near := text.Nearest(got, names); near != "" {
 		remedy = fmt.Sprintf("did you mean %s %s? (%s -h lists the verbs)", path, near, path)
 	}
-	return refusal.New("UnknownVerb", remedy, "%s has no verb %q", path, got)
+	return refusal.New(refusal.UnknownVerb, remedy, "%s has no verb %q", path, got)
 }
 
 // friendlyFlagError says what a flag value lacks where the flag library

@@ -78,7 +78,7 @@ EXIT STATUS
 				dir := filepath.Join(root, ".nwave", "features")
 				ents, err := os.ReadDir(dir)
 				if err != nil {
-					return refusal.New("MissingFact", "write one with git nwdes contract new FEATURE", "no contracts in %s: %v", dir, err)
+					return refusal.New(refusal.MissingFact, "write one with git nwdes contract new FEATURE", "no contracts in %s: %v", dir, err)
 				}
 				for _, e := range ents {
 					fi, err := os.Lstat(filepath.Join(dir, e.Name()))
@@ -175,7 +175,7 @@ EXAMPLES
 			}
 			out, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 			if os.IsExist(err) {
-				return refusal.New("ContractExists", "edit it, or check it with git nwdes contract check --feature "+f, "%s already exists", examine.DefaultContractPath(f))
+				return refusal.New(refusal.ContractExists, "edit it, or check it with git nwdes contract check --feature "+f, "%s already exists", examine.DefaultContractPath(f))
 			}
 			if err != nil {
 				return err

@@ -69,7 +69,7 @@ func storeOptions(cfg *gitstore.Config, now func() time.Time) (gitstore.Options,
 		if v, ok := cfg.Get(key); ok {
 			n, err := strconv.Atoi(v)
 			if err != nil || n <= 0 {
-				return o, refusal.New("ConfigurationMalformed", fmt.Sprintf("set %s to a positive whole number", key),
+				return o, refusal.New(refusal.ConfigurationMalformed, fmt.Sprintf("set %s to a positive whole number", key),
 					"git config %s is %q", key, v)
 			}
 			*dst = n
@@ -95,7 +95,7 @@ func configBool(cfg *gitstore.Config, key string, def bool) (bool, error) {
 	}
 	b, err := gitstore.ParseBool(v)
 	if err != nil {
-		return def, refusal.New("ConfigurationMalformed", fmt.Sprintf("set %s to true or false", key),
+		return def, refusal.New(refusal.ConfigurationMalformed, fmt.Sprintf("set %s to true or false", key),
 			"git config %s is %q, which is not a boolean", key, v)
 	}
 	return b, nil

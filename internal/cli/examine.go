@@ -59,17 +59,17 @@ func (s *session) readText(c *cli.Context) ([]byte, error) {
 	}
 	f, err := os.Open(p)
 	if err != nil {
-		return nil, refusal.NewUnreadable("InputUnreadable", "name a readable file with --text-file",
+		return nil, refusal.NewUnreadable(refusal.InputUnreadable, "name a readable file with --text-file",
 			"cannot read %s: %v", c.String("text-file"), err)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
-		return nil, refusal.NewUnreadable("InputUnreadable", "name a readable file with --text-file",
+		return nil, refusal.NewUnreadable(refusal.InputUnreadable, "name a readable file with --text-file",
 			"cannot read %s: %v", c.String("text-file"), err)
 	}
 	if len(b) > limit {
-		return nil, refusal.New("RecordTooLarge", "observe less (an excerpt, a digest), or raise git config nwdes.maxRecordBytes",
+		return nil, refusal.New(refusal.RecordTooLarge, "observe less (an excerpt, a digest), or raise git config nwdes.maxRecordBytes",
 			"%s holds more than %d bytes, the most one record may hold", c.String("text-file"), limit)
 	}
 	return b, nil
@@ -361,7 +361,7 @@ EXAMPLES
 						return err
 					}
 					if d == nil && ex == nil {
-						return refusal.New("MissingFact", fmt.Sprintf("open one: git nwdes examine open --feature %s", c.String("feature")),
+						return refusal.New(refusal.MissingFact, fmt.Sprintf("open one: git nwdes examine open --feature %s", c.String("feature")),
 							"feature %s has no draft and no published examination", c.String("feature"))
 					}
 					if asJSON {

@@ -1,0 +1,45 @@
+package refusal
+
+// The refusal names. Code that refuses names its refusal with one of these,
+// so that a name is declared once, documented in docs/cli.md (a test holds
+// the two together), and matched by identifier rather than by a string
+// typed again.
+const (
+	CandidateMoved         = "CandidateMoved"
+	ConfigurationMalformed = "ConfigurationMalformed"
+	Conflict               = "Conflict"
+	ContractExists         = "ContractExists"
+	ContractTooLarge       = "ContractTooLarge"
+	DanglingReference      = "DanglingReference"
+	EnvNameInvalid         = "EnvNameInvalid"
+	GateContradiction      = "GateContradiction"
+	HookConflict           = "HookConflict"
+	HooksPathUnusable      = "HooksPathUnusable"
+	InputNotUTF8           = "InputNotUTF8"
+	InputUnreadable        = "InputUnreadable"
+	LockHeld               = "LockHeld"
+	MissingFact            = "MissingFact"
+	NotARepository         = "NotARepository"
+	ObjectMissing          = "ObjectMissing"
+	ObservationElsewhere   = "ObservationElsewhere"
+	PartInvalid            = "PartInvalid"
+	PathInvalid            = "PathInvalid"
+	PathUnusable           = "PathUnusable"
+	RecordMalformed        = "RecordMalformed"
+	RecordTooLarge         = "RecordTooLarge"
+	RefNameInvalid         = "RefNameInvalid"
+	RefUnreadable          = "RefUnreadable"
+	RemoteFailed           = "RemoteFailed"
+	RoleNotAccepted        = "RoleNotAccepted"
+	SandboxUnavailable     = "SandboxUnavailable"
+	ShallowClone           = "ShallowClone"
+	StaleLock              = "StaleLock"
+	StoreNotWritable       = "StoreNotWritable"
+	StoreUnreadable        = "StoreUnreadable"
+	TempDirUnusable        = "TempDirUnusable"
+	TreeUnreadable         = "TreeUnreadable"
+	UncitedVerdict         = "UncitedVerdict"
+	UnknownVerb            = "UnknownVerb"
+	UnsupportedRepository  = "UnsupportedRepository"
+	WalkLimit              = "WalkLimit"
+)
