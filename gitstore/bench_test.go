@@ -353,6 +353,15 @@ func BenchmarkAppendBatch100GitCLI(b *testing.B) {
 	dir := gittest.Init(b, false)
 	w := newCLIWriter(dir, benchRef)
 	scratch := b.TempDir()
+	benchBatchTwin(b, dir, func(paths []string, jsons [][]byte) error {
+		return w.appendRecords(paths, jsons, scratch, "batch")
+	})
+	b.ReportMetric(float64(w.procs)/float64(b.N), "procs/op")
+}
+
+// benchBatchTwin times write(100 records) b.N times and checks that dir's
+// bench ref grew by b.N commits.
+func benchBatchTwin(b *testing.B, dir string, write func(paths []string, jsons [][]byte) error) {
 	paths := batchPaths()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -360,14 +369,54 @@ func BenchmarkAppendBatch100GitCLI(b *testing.B) {
 		for k := range jsons {
 			jsons[k] = benchRecordJSON(b, benchBody{I: i, K: k})
 		}
-		if err := w.appendRecords(paths, jsons, scratch, "batch"); err != nil {
+		if err := write(paths, jsons); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N*batchSize)/b.Elapsed().Seconds(), "records/s")
-	b.ReportMetric(float64(w.procs)/float64(b.N), "procs/op")
 	benchCheckCount(b, dir, b.N)
+}
+
+// fastImport writes one commit holding paths (each at <path>/record.json)
+// with a single `git fast-import` process: the blobs, every tree and the
+// commit go into one pack, and the ref moves only if the new commit
+// descends from the writer's last tip (fast-import refuses anything else
+// without --force).
+func (w *cliWriter) fastImport(paths []string, jsons [][]byte, msg string) error {
+	var s bytes.Buffer
+	fmt.Fprintf(&s, "commit %s\nmark :1\ncommitter Tester <tester@example.com> 1767225600 +0000\ndata %d\n%s\n", w.ref, len(msg), msg)
+	if w.tip != "" {
+		fmt.Fprintf(&s, "from %s\n", w.tip)
+	}
+	s.WriteString("deleteall\n")
+	for k, p := range paths {
+		fmt.Fprintf(&s, "M 100644 inline %s/record.json\ndata %d\n", p, len(jsons[k]))
+		s.Write(jsons[k])
+		s.WriteByte('\n')
+	}
+	// get-mark prints the commit's id on stdout, the `from` of the next batch.
+	s.WriteString("get-mark :1\n")
+	tip, err := w.git(s.Bytes(), "fast-import", "--quiet")
+	if err != nil {
+		return err
+	}
+	if len(tip) != 40 {
+		return fmt.Errorf("fast-import: get-mark printed %q", tip)
+	}
+	w.tip = tip
+	return nil
+}
+
+// BenchmarkAppendBatch100FastImport: the same 100 records, trees and
+// commit as AppendBatch100, written by one `git fast-import` process per
+// batch (one pack per batch, git's fastest bulk writer).
+func BenchmarkAppendBatch100FastImport(b *testing.B) {
+	dir := gittest.Init(b, false)
+	w := newCLIWriter(dir, benchRef)
+	benchBatchTwin(b, dir, func(paths []string, jsons [][]byte) error {
+		return w.fastImport(paths, jsons, "batch")
+	})
 }
 
 // TestBenchTwinsWriteIdenticalTrees: the git CLI twins do the same work as
@@ -381,6 +430,8 @@ func TestBenchTwinsWriteIdenticalTrees(t *testing.T) {
 		s := stOpenStore(t, nd, gitstore.Options{})
 		cd := gittest.Init(t, false)
 		w := newCLIWriter(cd, benchRef)
+		fd := gittest.Init(t, false)
+		fw := newCLIWriter(fd, benchRef)
 		for i := 0; i < 2; i++ {
 			jsons := make([][]byte, len(tc.paths))
 			for k := range jsons {
@@ -399,13 +450,17 @@ func TestBenchTwinsWriteIdenticalTrees(t *testing.T) {
 			if err := w.appendRecords(tc.paths, jsons, t.TempDir(), "x"); err != nil {
 				t.Fatal(err)
 			}
+			if err := fw.fastImport(tc.paths, jsons, "x"); err != nil {
+				t.Fatal(err)
+			}
 			nt := gittest.Git(t, nd, "rev-parse", string(benchRef)+"^{tree}")
 			ct := gittest.Git(t, cd, "rev-parse", string(benchRef)+"^{tree}")
-			if nt != ct {
-				t.Fatalf("%s, append %d: store wrote tree %s, git CLI twin %s", tc.name, i, nt, ct)
+			ft := gittest.Git(t, fd, "rev-parse", string(benchRef)+"^{tree}")
+			if nt != ct || nt != ft {
+				t.Fatalf("%s, append %d: store wrote tree %s, git CLI twin %s, fast-import twin %s", tc.name, i, nt, ct, ft)
 			}
 		}
-		for _, d := range []string{nd, cd} {
+		for _, d := range []string{nd, cd, fd} {
 			if n := gittest.Git(t, d, "rev-list", "--count", string(benchRef)); n != "2" {
 				t.Fatalf("%s: %s commits, want 2", tc.name, n)
 			}
