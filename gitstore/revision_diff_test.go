@@ -419,22 +419,10 @@ func gitVerify(ctx context.Context, dir, rev string) (string, bool, error) {
 // it, or "" if Resolve claims to resolve rev as git does. The reasons are
 // the syntax Resolve's doc comment lists as refused.
 func declined(rev string) string {
-	switch {
-	case strings.IndexByte(rev, 0) >= 0:
-		return "a NUL byte"
-	case strings.HasPrefix(rev, "^"):
-		return "negation (^REV)"
-	case strings.Contains(rev, ".."):
-		return "a range (..)"
-	case strings.Contains(rev, "@{"):
-		return "a reflog or upstream suffix (@{...})"
-	case strings.Contains(rev, ":"):
-		return "a path or message search (:)"
-	case strings.Contains(rev, "^{/"):
-		return "a message search (^{/...})"
-	case strings.HasSuffix(rev, "^!") || strings.HasSuffix(rev, "^@") || strings.Contains(rev, "^-"):
-		return "a parent shorthand (^!, ^@, ^-)"
-	case textAfterPeel(rev):
+	if why := gitstore.UnsupportedSyntax(rev); why != "" {
+		return why
+	}
+	if textAfterPeel(rev) {
 		return "text after ^{type} up to a later }"
 	}
 	return ""
