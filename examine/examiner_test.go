@@ -23,7 +23,7 @@ func setup(t *testing.T, contract string) (string, *examine.Examiner) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := gitstore.Open(loc, gitstore.Options{Kinds: examine.Kinds()})
+	st, err := gitstore.Open(loc, gitstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
 	if err != nil {
 		t.Fatal(err)
 	}

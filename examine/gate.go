@@ -40,11 +40,6 @@ const (
 	KindVerifyResult gitstore.Kind = "verify.result"
 )
 
-// GateKinds are the record kinds gates and verify write, for fsck.
-func GateKinds() gitstore.Kinds {
-	return gitstore.Kinds{KindEvidence: 2, KindGateLatest: 1, KindVerifyResult: 1}
-}
-
 // GateState is an oracle's state for one candidate.
 type GateState string
 

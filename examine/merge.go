@@ -1,41 +1,76 @@
 package examine
 
 import (
-	"strings"
-
 	"github.com/nwdes/nwdes/gitstore"
 )
 
-// Resolve is the merge rule for examine's records when two clones changed
-// the same one (gitstore.Resolver). Published examinations never meet here:
-// their paths are new per close. The feature index (features/<f>) keeps the
-// later examination, by closed_at then record path; a draft keeps the one
-// that issued more observation IDs. Anything else, or a tie, falls to
-// gitstore.DefaultResolve. The draft not kept stays in the merge commit's
-// other parent.
-func Resolve(ref gitstore.RefName, path string, ours, theirs *gitstore.Record) (gitstore.Side, error) {
-	if ref == Ref {
-		switch {
-		case strings.HasPrefix(path, "features/") && ours.Kind == KindLatest && theirs.Kind == KindLatest:
-			var a, b latestBody
-			if ours.Decode(&a) == nil && theirs.Decode(&b) == nil {
-				ka, kb := a.ClosedAt+"\x00"+a.Path, b.ClosedAt+"\x00"+b.Path
-				if ka != kb {
-					if ka > kb {
-						return gitstore.Ours, nil
-					}
-					return gitstore.Theirs, nil
-				}
-			}
-		case strings.HasPrefix(path, "drafts/") && ours.Kind == KindDraft && theirs.Kind == KindDraft:
-			var a, b Draft
-			if ours.Decode(&a) == nil && theirs.Decode(&b) == nil && a.NextID != b.NextID {
-				if a.NextID > b.NextID {
-					return gitstore.Ours, nil
-				}
-				return gitstore.Theirs, nil
-			}
+// Register declares this package's kinds of record and the refs it keeps
+// them under, with their sync policies (gitstore.Registry):
+//
+//   - Ref (examinations: published records, the feature index, and drafts
+//     an earlier nwdes kept there) and GateRef (gate evidence, verify
+//     results) are merged between clones: published records have names of
+//     their own and union without conflict; the index and drafts have
+//     merge rules.
+//   - DraftsRef is local: a clone's drafts never travel.
+//   - The notes ref's fsck check compares each brief with the records.
+func Register(r *gitstore.Registry) error {
+	kinds := []gitstore.KindSpec{
+		{Kind: KindDraft, Version: 2, Check: CheckRecord, Merge: resolveDraft},
+		{Kind: KindExamination, Version: 2, Check: CheckRecord},
+		{Kind: KindLatest, Version: 1, Check: CheckRecord, Merge: resolveLatest},
+		{Kind: KindEvidence, Version: 2, Check: CheckRecord},
+		{Kind: KindGateLatest, Version: 1, Check: CheckRecord},
+		{Kind: KindVerifyResult, Version: 1, Check: CheckRecord},
+	}
+	for _, k := range kinds {
+		if err := r.DeclareKind(k); err != nil {
+			return err
 		}
+	}
+	refs := []gitstore.RefSpec{
+		{Ref: Ref, Policy: gitstore.PolicyMerge, Layout: []string{"drafts", "features", "published"},
+			Kinds: []gitstore.Kind{KindDraft, KindExamination, KindLatest}},
+		{Ref: DraftsRef, Policy: gitstore.PolicyLocal, Layout: []string{"drafts"},
+			Kinds: []gitstore.Kind{KindDraft}},
+		{Ref: GateRef, Policy: gitstore.PolicyMerge, Layout: []string{"evidence", "latest", "verify"},
+			Kinds: []gitstore.Kind{KindEvidence, KindGateLatest, KindVerifyResult}},
+		{Ref: gitstore.NotesRef, Policy: gitstore.PolicyMerge, CheckNote: CheckNote},
+	}
+	for _, spec := range refs {
+		if err := r.DeclareRef(spec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolveLatest is the feature index's merge rule when two clones changed
+// it: the later examination wins, by closed_at then record path; a tie or
+// an unreadable side falls to gitstore.DefaultResolve.
+func resolveLatest(ref gitstore.RefName, path string, ours, theirs *gitstore.Record) (gitstore.Side, error) {
+	var a, b latestBody
+	if ours.Decode(&a) == nil && theirs.Decode(&b) == nil {
+		ka, kb := a.ClosedAt+"\x00"+a.Path, b.ClosedAt+"\x00"+b.Path
+		if ka != kb {
+			if ka > kb {
+				return gitstore.Ours, nil
+			}
+			return gitstore.Theirs, nil
+		}
+	}
+	return gitstore.DefaultResolve(ref, path, ours, theirs)
+}
+
+// resolveDraft keeps the draft that issued more observation IDs; the other
+// stays in the merge commit's second parent.
+func resolveDraft(ref gitstore.RefName, path string, ours, theirs *gitstore.Record) (gitstore.Side, error) {
+	var a, b Draft
+	if ours.Decode(&a) == nil && theirs.Decode(&b) == nil && a.NextID != b.NextID {
+		if a.NextID > b.NextID {
+			return gitstore.Ours, nil
+		}
+		return gitstore.Theirs, nil
 	}
 	return gitstore.DefaultResolve(ref, path, ours, theirs)
 }

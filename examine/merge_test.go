@@ -28,12 +28,17 @@ func TestMergeKeepsTheLaterExaminationIndexAndTheDraftThatIssuedMore(t *testing.
 		{"features/f", newer, older},
 		{"drafts/f", large, small},
 	}
+	reg := gitstore.MustRegistry(examine.Register)
 	for _, c := range cases {
-		a, err := examine.Resolve(examine.Ref, c.path, c.keep, c.discard)
+		spec, ok := reg.Kind(c.keep.Kind)
+		if !ok || spec.Merge == nil {
+			t.Fatalf("%s: no merge rule declared", c.keep.Kind)
+		}
+		a, err := spec.Merge(examine.Ref, c.path, c.keep, c.discard)
 		if err != nil || a != gitstore.Ours {
 			t.Fatalf("%s: kept %v (%v)", c.path, a, err)
 		}
-		b, err := examine.Resolve(examine.Ref, c.path, c.discard, c.keep)
+		b, err := spec.Merge(examine.Ref, c.path, c.discard, c.keep)
 		if err != nil || b != gitstore.Theirs {
 			t.Fatalf("%s swapped: kept %v (%v)", c.path, b, err)
 		}

@@ -42,11 +42,6 @@ const (
 	KindLatest      gitstore.Kind = "examine.latest"
 )
 
-// Kinds are the record kinds this package writes, for fsck.
-func Kinds() gitstore.Kinds {
-	return gitstore.Kinds{KindDraft: 2, KindExamination: 2, KindLatest: 1}
-}
-
 // Verdict is an examiner's judgment of one expectation.
 type Verdict string
 

@@ -102,11 +102,7 @@ func openStore(t *testing.T, dir string) *gitstore.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := examine.Kinds()
-	for k, v := range examine.GateKinds() {
-		kinds[k] = v
-	}
-	st, err := gitstore.Open(loc, gitstore.Options{Kinds: kinds})
+	st, err := gitstore.Open(loc, gitstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
 	if err != nil {
 		t.Fatal(err)
 	}

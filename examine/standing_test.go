@@ -112,7 +112,7 @@ func TestARecordWhoseOutcomeItsRowsDoNotDeriveDoesNotStandAndFsckNamesIt(t *test
 		t.Fatalf("standing = %+v", sd)
 	}
 	loc := x.Store.Location()
-	st, _ := gitstore.Open(loc, gitstore.Options{Kinds: examine.Kinds(), Check: examine.CheckRecord, CheckNote: examine.CheckNote, Layout: examine.Layout()})
+	st, _ := gitstore.Open(loc, gitstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
 	rep, err := st.Fsck()
 	if err != nil || rep.OK() || !strings.Contains(fmt.Sprint(rep.Problems), "rows derive rejected") {
 		t.Fatalf("fsck: %+v, %v", rep, err)

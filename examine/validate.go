@@ -291,14 +291,3 @@ func CheckRecord(tx *gitstore.Tx, path string, rec *gitstore.Record) error {
 	}
 	return nil
 }
-
-// Layout is the top level of each ref this package writes, for the store:
-// a ref whose tree holds anything else is refused, not read as empty.
-func Layout() map[gitstore.RefName][]string {
-	return map[gitstore.RefName][]string{
-		// drafts: kept by nwdes before drafts became local, still read.
-		Ref:       {"drafts", "features", "published"},
-		DraftsRef: {"drafts"},
-		GateRef:   {"evidence", "latest", "verify"},
-	}
-}

@@ -60,7 +60,7 @@ func tamper(t *testing.T, st *gitstore.Store, path string, rename bool, edit fun
 
 func fsckProblems(t *testing.T, st *gitstore.Store) string {
 	t.Helper()
-	st2, err := gitstore.Open(st.Location(), gitstore.Options{Kinds: examine.Kinds(), Check: examine.CheckRecord, CheckNote: examine.CheckNote, Layout: examine.Layout()})
+	st2, err := gitstore.Open(st.Location(), gitstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
 	if err != nil {
 		t.Fatal(err)
 	}

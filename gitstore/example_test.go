@@ -22,7 +22,7 @@ func Example() {
 		Term   int    `json:"term"`
 	}
 	loc, _ := gitstore.Discover(filepath.Join(dir, "repo"), nil)
-	st, _ := gitstore.Open(loc, gitstore.Options{Kinds: gitstore.Kinds{"example.lease": 1}})
+	st, _ := gitstore.Open(loc, gitstore.Options{Registry: gitstore.MustRegistry(gitstore.OpenRegistry(gitstore.KindSpec{Kind: "example.lease", Version: 1}))})
 	ctx := context.Background()
 	const ref = gitstore.RefName("refs/nwdes/example")
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/internal/text"
 )
 
 // Problem is one thing fsck found wrong.
@@ -73,6 +75,12 @@ func (s *Store) Fsck() (*FsckReport, error) {
 }
 
 func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip plumbing.Hash, seen map[string]bool) {
+	spec, err := s.opts.Registry.refFor(ref)
+	if err != nil {
+		// Its records are still checked below, as records of no known
+		// ref: nothing would sync it, and nothing may write to it.
+		rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: tip.String(), What: text.OneLine(err.Error())})
+	}
 	h := tip
 	for n := 0; !h.IsZero(); n++ {
 		if n >= s.opts.MaxWalk {
@@ -93,12 +101,12 @@ func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip plumbing.Hash, seen ma
 				}
 			}
 		}
-		if _, listed := s.opts.Layout[ref]; listed {
+		if spec.Layout != nil {
 			if _, err := s.viewAt(ref, h, true); err != nil {
 				rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: h.String(), What: err.Error()})
 			}
 		}
-		s.fsckTree(rep, ref, h, c.Tree, "", seen, h == tip)
+		s.fsckTree(rep, spec, ref, h, c.Tree, "", seen, h == tip)
 		if len(c.Parents) == 0 {
 			return
 		}
@@ -108,7 +116,7 @@ func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip plumbing.Hash, seen ma
 
 // fsckTree checks one tree of a ref's commit; atTip is set for the ref's
 // current commit (notes are checked against the records there only).
-func (s *Store) fsckTree(rep *FsckReport, ref RefName, commit, tree plumbing.Hash, dir string, seen map[string]bool, atTip bool) {
+func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tree plumbing.Hash, dir string, seen map[string]bool, atTip bool) {
 	if k := dir + "\x00" + tree.String(); seen[k] {
 		return
 	}
@@ -132,10 +140,10 @@ func (s *Store) fsckTree(rep *FsckReport, ref RefName, commit, tree plumbing.Has
 			p = dir + "/" + e.name
 		}
 		if e.isTree() {
-			if s.opts.Layout[ref] != nil && e.name == "payload" && !hasEntry(es, "record.json") {
+			if spec.Layout != nil && e.name == "payload" && !hasEntry(es, "record.json") {
 				bad(p, "a payload directory with no record.json beside it")
 			}
-			s.fsckTree(rep, ref, commit, e.hash, p, seen, atTip)
+			s.fsckTree(rep, spec, ref, commit, e.hash, p, seen, atTip)
 			continue
 		}
 		if k := p + "\x00" + e.hash.String(); seen[k] {
@@ -153,12 +161,12 @@ func (s *Store) fsckTree(rep *FsckReport, ref RefName, commit, tree plumbing.Has
 			id := strings.ReplaceAll(p, "/", "")
 			if !isHex40(id) {
 				bad(p, "notes tree entry is not named for an object id")
-			} else if atTip && s.opts.CheckNote != nil {
-				if err := s.opts.CheckNote(s, plumbing.NewHash(id), blob); err != nil {
+			} else if atTip && spec.CheckNote != nil {
+				if err := spec.CheckNote(s, plumbing.NewHash(id), blob); err != nil {
 					bad(p, err.Error())
 				}
 			}
-		case s.opts.Layout[ref] != nil && e.name != "record.json" && !strings.HasSuffix("/"+dir, "/payload"):
+		case spec.Layout != nil && e.name != "record.json" && !strings.HasSuffix("/"+dir, "/payload"):
 			bad(p, "a file that is not part of a record (records are <path>/record.json and <path>/payload/<name>)")
 		case e.name == "record.json":
 			rep.Records++
@@ -167,12 +175,16 @@ func (s *Store) fsckTree(rep *FsckReport, ref RefName, commit, tree plumbing.Has
 				bad(p, err.Error())
 				continue
 			}
-			if max, ok := s.opts.Kinds[r.Kind]; !ok {
+			kind, known := s.opts.Registry.Kind(r.Kind)
+			switch {
+			case !known:
 				bad(p, fmt.Sprintf("record kind %q is unknown", r.Kind))
-			} else if r.V > max {
-				bad(p, fmt.Sprintf("record %s v%d is newer than this nwdes reads (v%d)", r.Kind, r.V, max))
-			} else if s.opts.Check != nil {
-				if err := s.checkRecord(ref, commit, p, r); err != nil {
+			case r.V > kind.Version:
+				bad(p, fmt.Sprintf("record %s v%d is newer than this nwdes reads (v%d)", r.Kind, r.V, kind.Version))
+			case spec.Kinds != nil && !containsKind(spec.Kinds, r.Kind):
+				bad(p, fmt.Sprintf("record kind %q does not belong in %s", r.Kind, ref))
+			case kind.Check != nil:
+				if err := s.checkRecord(kind, ref, commit, p); err != nil {
 					bad(p, fmt.Sprintf("%s record: %v", r.Kind, err))
 				}
 			}
@@ -180,8 +192,8 @@ func (s *Store) fsckTree(rep *FsckReport, ref RefName, commit, tree plumbing.Has
 	}
 }
 
-// checkRecord loads a record's payloads and runs the Check option on it.
-func (s *Store) checkRecord(ref RefName, commit plumbing.Hash, path string, r *Record) error {
+// checkRecord loads a record's payloads and runs its kind's Check on it.
+func (s *Store) checkRecord(kind KindSpec, ref RefName, commit plumbing.Hash, path string) error {
 	tx, err := s.ViewAt(ref, commit)
 	if err != nil {
 		return err
@@ -190,7 +202,7 @@ func (s *Store) checkRecord(ref RefName, commit plumbing.Hash, path string, r *R
 	if err != nil {
 		return err
 	}
-	return s.opts.Check(tx, strings.TrimSuffix(path, "/record.json"), full)
+	return kind.Check(tx, strings.TrimSuffix(path, "/record.json"), full)
 }
 
 func hasEntry(es []treeEntry, name string) bool {

@@ -44,22 +44,11 @@ type Options struct {
 	MaxWalk int
 	// MaxAttempts caps compare-and-swap retries of one Update.
 	MaxAttempts int
-	// Kinds are the record kinds fsck accepts.
-	Kinds Kinds
-	// Check, when set, is fsck's further check of each well-formed record
-	// of a known kind (the declaring package's own invariants), given a
-	// view of the commit the record was found at, to look up what it names.
-	Check func(tx *Tx, path string, r *Record) error
-	// CheckNote, when set, is fsck's check of each note at the tip of
-	// NotesRef against the records it should be rendered from.
-	CheckNote func(s *Store, commit plumbing.Hash, note []byte) error
-	// Layout names, per ref, the top-level directories its tree may hold,
-	// for refs that hold records only. A view of a ref whose tree holds
-	// anything else (a product commit pushed to it, say) is refused, so
-	// that nothing reads it as empty and nothing is written on top of it;
-	// fsck names it, and any file there that is not part of a record. Refs
-	// not listed are not checked.
-	Layout map[RefName][]string
+	// Registry declares the kinds of record and the refs the store holds,
+	// with each ref's sync policy and history (see Registry). Nil declares
+	// every ref under refs/nwdes/ merged and under refs/nwdes-local/ local,
+	// with no kinds (OpenRegistry).
+	Registry *Registry
 	// Now is the clock for commit times.
 	Now func() time.Time
 	// Sleep waits between retries; tests may shorten it.
@@ -81,6 +70,9 @@ func (o *Options) fill() {
 	}
 	if o.Sleep == nil {
 		o.Sleep = time.Sleep
+	}
+	if o.Registry == nil {
+		o.Registry = MustRegistry(OpenRegistry())
 	}
 }
 
@@ -151,7 +143,7 @@ func (s *Store) viewAt(ref RefName, tip plumbing.Hash, ro bool) (*Tx, error) {
 		return nil, fmt.Errorf("read %s at %s: %w", ref, tip, err)
 	}
 	tx.root.hash, tx.baseTree = c.Tree, c.Tree
-	if _, listed := s.opts.Layout[ref]; listed {
+	if s.layout(ref) != nil {
 		if err := tx.load(tx.root); err != nil {
 			return nil, fmt.Errorf("read %s at %s: %w", ref, tip, err)
 		}
@@ -166,7 +158,7 @@ func (s *Store) viewAt(ref RefName, tip plumbing.Hash, ro bool) (*Tx, error) {
 
 // layoutProblem says what is wrong with the top level of a ref's tree, or "".
 func (s *Store) layoutProblem(ref RefName, root *node) string {
-	allowed := s.opts.Layout[ref]
+	allowed := s.layout(ref)
 	for _, name := range sortedEntryNames(root.entries) {
 		e := root.entries[name]
 		if e.mode != ModeTree {
@@ -178,6 +170,15 @@ func (s *Store) layoutProblem(ref RefName, root *node) string {
 	}
 	return ""
 }
+
+// layout is the declared top level of ref's tree, nil when not checked.
+func (s *Store) layout(ref RefName) []string {
+	spec, _ := s.opts.Registry.Ref(ref)
+	return spec.Layout
+}
+
+// Registry returns the declarations the store was opened with.
+func (s *Store) Registry() *Registry { return s.opts.Registry }
 
 func sortedEntryNames(m map[string]*entry) []string {
 	out := make([]string, 0, len(m))
@@ -246,6 +247,10 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 	if err := ref.Validate(); err != nil {
 		return plumbing.ZeroHash, err
 	}
+	spec, err := s.opts.Registry.refFor(ref)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
 	wait := time.Millisecond
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -259,6 +264,7 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
+		tx.spec = spec
 		if err := fn(tx); err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -305,9 +311,12 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 	}
 }
 
+// commit writes the commit of one update: its parent is the tip the update
+// started from, except on a ref that keeps no history (HistoryLatest),
+// whose every commit stands alone so that no walk grows with its updates.
 func (s *Store) commit(tx *Tx, tree plumbing.Hash, message string) (plumbing.Hash, error) {
 	var parents []plumbing.Hash
-	if !tx.base.IsZero() {
+	if !tx.base.IsZero() && tx.spec.History != HistoryLatest {
 		parents = []plumbing.Hash{tx.base}
 	}
 	return s.obj.write(plumbing.CommitObject, encodeCommit(tree, parents, Identity, s.opts.Now(), message))

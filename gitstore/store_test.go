@@ -32,8 +32,8 @@ func openStore(t *testing.T, dir string, opts gitstore.Options) *gitstore.Store 
 	if opts.Now == nil {
 		opts.Now = fixedClock
 	}
-	if opts.Kinds == nil {
-		opts.Kinds = gitstore.Kinds{"test.note": 1}
+	if opts.Registry == nil {
+		opts.Registry = gitstore.MustRegistry(gitstore.OpenRegistry(gitstore.KindSpec{Kind: "test.note", Version: 1}))
 	}
 	s, err := gitstore.Open(loc, opts)
 	if err != nil {
@@ -269,11 +269,13 @@ func TestFsckNamesEachProblem(t *testing.T) {
 	if err != nil || !rep.OK() || rep.Records != 1 {
 		t.Fatalf("fsck of a good store: %+v, %v", rep, err)
 	}
-	unknown, _ := gitstore.NewRecord("test.other", 1, noteBody{})
-	newer, _ := gitstore.NewRecord("test.note", 2, noteBody{})
+	// Put refuses these; another program (or a newer nwdes) can still
+	// write them, as blobs.
+	unknown, _ := gitstore.Canonical(map[string]any{"body": noteBody{}, "kind": "test.other", "v": 1})
+	newer, _ := gitstore.Canonical(map[string]any{"body": noteBody{}, "kind": "test.note", "v": 2})
 	_, err = s.Update(context.Background(), testRef, "bad", func(tx *gitstore.Tx) error {
-		tx.Put("unknown", unknown)
-		tx.Put("newer", newer)
+		tx.WriteBlob("unknown/record.json", unknown)
+		tx.WriteBlob("newer/record.json", newer)
 		return tx.WriteBlob("ugly/record.json", []byte(`{"kind": "test.note"}`))
 	})
 	if err != nil {

@@ -45,7 +45,10 @@ const (
 	stCounterKind gitstore.Kind    = "stress.counter"
 )
 
-var stressKinds = gitstore.Kinds{stCounterKind: 1}
+// stressKinds declares the kinds the stress tests and benchmarks write.
+var stressKinds = gitstore.MustRegistry(gitstore.OpenRegistry(
+	gitstore.KindSpec{Kind: stCounterKind, Version: 1},
+	gitstore.KindSpec{Kind: benchKind, Version: 1}))
 
 type stCounterBody struct {
 	N int `json:"n"`
@@ -116,8 +119,8 @@ func stressWriterChild() int {
 	}
 	retries := 0 // compare-and-swap conflicts Update retried internally
 	s, err := gitstore.Open(loc, gitstore.Options{
-		Durable: os.Getenv("NWDES_DURABLE") == "1",
-		Kinds:   stressKinds,
+		Durable:  os.Getenv("NWDES_DURABLE") == "1",
+		Registry: stressKinds,
 		Sleep: func(d time.Duration) {
 			retries++
 			time.Sleep(d)
@@ -475,7 +478,7 @@ func stCheckRepoClean(t testing.TB, dir string) {
 	if out, errOut, err := stGitRun(dir, nil, "fsck", "--strict", "--no-dangling", "--no-progress"); err != nil {
 		t.Errorf("git fsck --strict: %v\n%s%s", err, out, errOut)
 	}
-	s := stOpenStore(t, dir, gitstore.Options{Kinds: stressKinds})
+	s := stOpenStore(t, dir, gitstore.Options{Registry: stressKinds})
 	rep, err := s.Fsck()
 	if err != nil {
 		t.Fatalf("store fsck: %v", err)
@@ -514,6 +517,9 @@ func stOpenStore(t testing.TB, dir string, opts gitstore.Options) *gitstore.Stor
 	loc, err := gitstore.Discover(dir, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if opts.Registry == nil {
+		opts.Registry = stressKinds
 	}
 	s, err := gitstore.Open(loc, opts)
 	if err != nil {
@@ -641,7 +647,7 @@ func TestAppendsSurvivePackRefsAndGC(t *testing.T) {
 	}
 	var obs observation
 	readerDone := make(chan struct{})
-	reader := stOpenStore(t, dir, gitstore.Options{Kinds: stressKinds})
+	reader := stOpenStore(t, dir, gitstore.Options{Registry: stressKinds})
 	go func() {
 		defer close(readerDone)
 		s := reader
@@ -789,7 +795,7 @@ func TestKilledWriterLeavesOldOrNewTip(t *testing.T) {
 			t.Fatalf("round %d: tip counter %d is behind the last acknowledged append %d", r, ci.counters[len(ci.counters)-1], last.n)
 		}
 
-		s := stOpenStore(t, dir, gitstore.Options{Kinds: stressKinds})
+		s := stOpenStore(t, dir, gitstore.Options{Registry: stressKinds})
 		s.Refs().LockTimeout = 50 * time.Millisecond
 		lock := filepath.Join(dir, ".git", filepath.FromSlash(string(stressRef))+".lock")
 		lockLeft := false
@@ -832,7 +838,7 @@ func TestKilledWriterLeavesOldOrNewTip(t *testing.T) {
 // certainly not keep failing for the life of the process.
 func TestReadsSurviveARepackThatDeletesACachedPack(t *testing.T) {
 	dir := gittest.Init(t, false)
-	s := stOpenStore(t, dir, gitstore.Options{Kinds: stressKinds})
+	s := stOpenStore(t, dir, gitstore.Options{Registry: stressKinds})
 	ctx := context.Background()
 	old, _, err := stAppend(ctx, s, stressRef, "w", 0)
 	if err != nil {
@@ -880,7 +886,7 @@ func stReadAt(s *gitstore.Store, commit plumbing.Hash) (int, error) {
 // race, so the test runs the two side by side for a bounded time.
 func TestObjectWritesSurviveGitRemovingEmptyFanoutDirs(t *testing.T) {
 	dir := gittest.Init(t, false)
-	s := stOpenStore(t, dir, gitstore.Options{Kinds: stressKinds})
+	s := stOpenStore(t, dir, gitstore.Options{Registry: stressKinds})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	repack := &stGitLoop{name: "repack -d"}
@@ -986,7 +992,7 @@ func TestWritingAnExistingOldLooseObjectFreshensIt(t *testing.T) {
 // first.)
 func TestOneStoreIsSafeForConcurrentGoroutines(t *testing.T) {
 	dir := gittest.Init(t, false)
-	s := stOpenStore(t, dir, gitstore.Options{Kinds: stressKinds})
+	s := stOpenStore(t, dir, gitstore.Options{Registry: stressKinds})
 	const writers, each = 4, 10
 	ctx := context.Background()
 	var wg sync.WaitGroup

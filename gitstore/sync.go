@@ -67,8 +67,6 @@ type SyncOptions struct {
 	// for transport, SSH, credentials and configuration is passed on (see
 	// GitEnv); the library never reads the process environment itself.
 	Environ []string
-	// Resolve decides records both sides changed; nil uses DefaultResolve.
-	Resolve Resolver
 	// MaxAttempts bounds Push's rounds when the remote keeps moving.
 	MaxAttempts int
 	// GitPath is the git binary; "git" (looked up on PATH) when empty.
@@ -83,9 +81,6 @@ type SyncOptions struct {
 }
 
 func (o *SyncOptions) fill() {
-	if o.Resolve == nil {
-		o.Resolve = DefaultResolve
-	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = DefaultSyncAttempts
 	}
@@ -104,6 +99,8 @@ const (
 	SyncUpToDate    SyncAction = "up-to-date"   // same commit on both sides
 	SyncAhead       SyncAction = "ahead"        // the remote is behind local
 	SyncPushed      SyncAction = "pushed"       // the remote was moved to local
+	SyncMirrored    SyncAction = "mirrored"     // a swap ref took the remote's value
+	SyncSkipped     SyncAction = "skipped"      // no kind declares the ref: left alone
 )
 
 // RefSync is what a sync did to one ref.
@@ -119,6 +116,8 @@ type RefSync struct {
 	// Resolved lists paths where both sides had changed a record or note
 	// differently and a merge rule chose (records) or concatenated (notes).
 	Resolved []string `json:"resolved,omitempty"`
+	// Policy is the ref's declared sync policy ("" when undeclared).
+	Policy SyncPolicy `json:"policy,omitempty"`
 }
 
 // SyncReport is what Fetch or Push did.
@@ -411,9 +410,13 @@ func transportRefusal(verb, remote string, err error) error {
 		"git %s %s failed (exit %d): %s", verb, remote, ge.Code, text.OneLine(ge.Stderr)).Wrap(err)
 }
 
-// MergeTracking merges every tracking ref of remote into its local ref,
-// without any transport: what an ordinary `git fetch` brought (after
-// SetupRemote) becomes visible to nwdes.
+// MergeTracking brings every tracking ref of remote into its local ref,
+// each by its declared policy, without any transport: what an ordinary
+// `git fetch` brought (after SetupRemote) becomes visible to nwdes. A
+// merge ref is merged (MergeInto), a fast-forward ref fast-forwarded, a
+// swap ref mirrored; a ref no kind declares is reported skipped and left
+// alone. A diverged fast-forward ref refuses the whole call with
+// ChainDiverged before any ref moves.
 func (s *Store) MergeTracking(ctx context.Context, remote string, o SyncOptions) ([]RefSync, error) {
 	o.fill()
 	if err := ValidRemoteName(remote); err != nil {
@@ -423,19 +426,143 @@ func (s *Store) MergeTracking(ctx context.Context, remote string, o SyncOptions)
 	if err != nil {
 		return nil, err
 	}
-	out := []RefSync{}
+	type job struct {
+		local, tracking RefName
+		spec            RefSpec
+		declared        bool
+	}
+	var jobs []job
 	for _, t := range SortedNames(tracked) {
 		local := localOf(remote, t)
 		if local == "" {
 			continue
 		}
-		rs, err := s.MergeInto(ctx, local, tracked[t], remote, o)
+		spec, ok := s.opts.Registry.Ref(local)
+		j := job{local: local, tracking: t, spec: spec, declared: ok}
+		if ok && spec.Policy == PolicyFastForward {
+			// Refuse before anything moves: a diverged chain is never merged.
+			if err := s.checkForward(local, tracked[t]); err != nil {
+				return nil, err
+			}
+		}
+		jobs = append(jobs, j)
+	}
+	out := []RefSync{}
+	for _, j := range jobs {
+		theirs := tracked[j.tracking]
+		var rs RefSync
+		var err error
+		switch {
+		case !j.declared:
+			cur, rerr := s.refs.Read(j.local)
+			if rerr != nil {
+				return nil, rerr
+			}
+			rs = RefSync{Ref: j.local, Action: SyncSkipped, Before: hexOrEmpty(cur), After: hexOrEmpty(cur), Remote: hexOrEmpty(theirs)}
+		case j.spec.Policy == PolicyMerge:
+			rs, err = s.MergeInto(ctx, j.local, theirs, remote, o)
+		case j.spec.Policy == PolicyFastForward:
+			rs, err = s.forward(ctx, j.local, theirs)
+		case j.spec.Policy == PolicySwap:
+			rs, err = s.mirror(j.local, theirs)
+		default:
+			// A local ref is never under refs/nwdes/ (DeclareRef refuses
+			// it), so no tracking ref maps to one.
+			err = fmt.Errorf("%s is declared %s but was fetched", j.local, j.spec.Policy)
+		}
 		if err != nil {
 			return nil, err
 		}
+		rs.Policy = j.spec.Policy
 		out = append(out, rs)
 	}
 	return out, nil
+}
+
+// checkForward refuses when ref and theirs have diverged: each holds
+// commits the other lacks.
+func (s *Store) checkForward(ref RefName, theirs plumbing.Hash) error {
+	ours, err := s.refs.Read(ref)
+	if err != nil || ours.IsZero() || theirs.IsZero() || ours == theirs {
+		return err
+	}
+	behind, err := s.IsAncestor(ours, theirs)
+	if err != nil || behind {
+		return err
+	}
+	ahead, err := s.IsAncestor(theirs, ours)
+	if err != nil || ahead {
+		return err
+	}
+	return refusal.New(refusal.ChainDiverged,
+		"find which chain is right (git log both tips); a ledger is never merged: reset the wrong side to the other (git update-ref) after keeping what it holds",
+		"%s has diverged: local %s and remote %s each hold commits the other lacks", ref, ours.String()[:12], theirs.String()[:12])
+}
+
+// forward moves a fast-forward-only ref to theirs when it is behind, by
+// compare-and-swap, and refuses a divergence that appeared meanwhile.
+func (s *Store) forward(ctx context.Context, ref RefName, theirs plumbing.Hash) (RefSync, error) {
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return RefSync{}, err
+		}
+		ours, err := s.refs.Read(ref)
+		if err != nil {
+			return RefSync{}, err
+		}
+		rs := RefSync{Ref: ref, Before: hexOrEmpty(ours), After: hexOrEmpty(ours), Remote: hexOrEmpty(theirs)}
+		switch {
+		case theirs.IsZero() || ours == theirs:
+			rs.Action = SyncUpToDate
+			return rs, nil
+		case ours.IsZero():
+			rs.Action = SyncCreated
+		default:
+			if err := s.checkForward(ref, theirs); err != nil {
+				return RefSync{}, err
+			}
+			behind, err := s.IsAncestor(ours, theirs)
+			if err != nil {
+				return RefSync{}, err
+			}
+			if !behind {
+				rs.Action = SyncAhead
+				return rs, nil
+			}
+			rs.Action = SyncFastForward
+		}
+		err = s.swap(ref, ours, theirs)
+		if err == nil {
+			rs.After = theirs.String()
+			return rs, nil
+		}
+		if !errors.Is(err, ErrConflict) || attempt >= s.opts.MaxAttempts {
+			return RefSync{}, err
+		}
+		s.opts.Sleep(jitter(time.Millisecond))
+	}
+}
+
+// mirror sets a swap ref to the remote's value: the remote is where such a
+// ref is decided, and the local ref is only what was last seen there.
+func (s *Store) mirror(ref RefName, theirs plumbing.Hash) (RefSync, error) {
+	ours, err := s.refs.Read(ref)
+	if err != nil {
+		return RefSync{}, err
+	}
+	rs := RefSync{Ref: ref, Action: SyncUpToDate, Before: hexOrEmpty(ours), After: hexOrEmpty(ours), Remote: hexOrEmpty(theirs)}
+	if theirs.IsZero() || ours == theirs {
+		return rs, nil
+	}
+	if err := s.swap(ref, ours, theirs); err != nil {
+		// Another writer moved it meanwhile; the next fetch mirrors again.
+		if errors.Is(err, ErrConflict) {
+			return rs, nil
+		}
+		return RefSync{}, err
+	}
+	rs.Action, rs.After = SyncMirrored, theirs.String()
+	return rs, nil
 }
 
 // MergeInto merges commit theirs into the local ref: it creates the ref when
@@ -478,7 +605,7 @@ func (s *Store) MergeInto(ctx context.Context, ref RefName, theirs plumbing.Hash
 			case ours:
 				rs.Action, next = SyncFastForward, theirs
 			default:
-				m := &merger{s: s, ref: ref, resolve: o.Resolve}
+				m := &merger{s: s, ref: ref, resolve: s.opts.Registry.resolve}
 				next, err = m.commit(ours, theirs, base, fmt.Sprintf("merge %s from %s", ref, from))
 				if err != nil {
 					return RefSync{}, err
@@ -558,6 +685,11 @@ func (s *Store) Push(ctx context.Context, remote string, o SyncOptions) (*SyncRe
 		var specs []string
 		moved := false
 		for _, ref := range SortedNames(locals) {
+			if spec, ok := s.opts.Registry.Ref(ref); !ok || spec.Policy == PolicySwap || spec.Policy == PolicyLocal {
+				// Undeclared refs are not ours to send; swap refs move
+				// only by SwapRemote, one ref and one expected value.
+				continue
+			}
 			tracked, err := s.refs.Read(TrackingRef(remote, ref))
 			if err != nil {
 				return nil, err

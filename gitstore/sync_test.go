@@ -34,9 +34,21 @@ func newSyncWorld(t *testing.T) *syncWorld {
 
 func (w *syncWorld) clone(name string) (string, *gitstore.Store) {
 	w.t.Helper()
+	return w.cloneWith(name, nil)
+}
+
+// cloneWith clones the remote and opens a store with reg (nil: the test
+// default, every refs/nwdes/ ref merged and the test.note kind).
+func (w *syncWorld) cloneWith(name string, reg *gitstore.Registry) (string, *gitstore.Store) {
+	w.t.Helper()
 	dir := filepath.Join(w.t.TempDir(), name)
 	gittest.Git(w.t, filepath.Dir(dir), "clone", "-q", w.remote, dir)
-	return dir, openStore(w.t, dir, gitstore.Options{})
+	return dir, openStore(w.t, dir, gitstore.Options{Registry: reg})
+}
+
+// noteKind declares the test.note kind with a merge rule.
+func noteKind(merge gitstore.Resolver) *gitstore.Registry {
+	return gitstore.MustRegistry(gitstore.OpenRegistry(gitstore.KindSpec{Kind: "test.note", Version: 1, Merge: merge}))
 }
 
 func (w *syncWorld) opts() gitstore.SyncOptions {
@@ -263,11 +275,27 @@ func TestAMergeKeepsAChangeOverADeletionAndAppliesOneSidedDeletions(t *testing.T
 	}
 }
 
-func TestARecordBothSidesChangedIsDecidedByTheResolverTheSameWayOnBothClones(t *testing.T) {
+func TestARecordBothSidesChangedIsDecidedByItsKindsMergeRuleTheSameWayOnBothClones(t *testing.T) {
 	w := newSyncWorld(t)
 	ctx := context.Background()
-	_, a := w.clone("a")
-	_, b := w.clone("b")
+	earlier := func(_ gitstore.RefName, _ string, ours, theirs *gitstore.Record) (gitstore.Side, error) {
+		var o, th noteBody
+		if err := ours.Decode(&o); err != nil {
+			return 0, err
+		}
+		if err := theirs.Decode(&th); err != nil {
+			return 0, err
+		}
+		if o.Title <= th.Title {
+			return gitstore.Ours, nil
+		}
+		return gitstore.Theirs, nil
+	}
+	// The rule is declared with the kind; no sync call passes one. It
+	// keeps the title that sorts first, where the byte rule
+	// (DefaultResolve) would keep the record that sorts last.
+	_, a := w.cloneWith("a", noteKind(earlier))
+	_, b := w.cloneWith("b", noteKind(earlier))
 	putNote(t, a, testRef, "records/x", "base")
 	if _, err := a.Push(ctx, "origin", w.opts()); err != nil {
 		t.Fatal(err)
@@ -277,36 +305,21 @@ func TestARecordBothSidesChangedIsDecidedByTheResolverTheSameWayOnBothClones(t *
 	}
 	putNote(t, a, testRef, "records/x", "apple")
 	putNote(t, b, testRef, "records/x", "zebra")
-	longer := func(_ gitstore.RefName, _ string, ours, theirs *gitstore.Record) (gitstore.Side, error) {
-		var o, th noteBody
-		if err := ours.Decode(&o); err != nil {
-			return 0, err
-		}
-		if err := theirs.Decode(&th); err != nil {
-			return 0, err
-		}
-		if o.Title >= th.Title {
-			return gitstore.Ours, nil
-		}
-		return gitstore.Theirs, nil
-	}
-	o := w.opts()
-	o.Resolve = longer
-	if _, err := a.Push(ctx, "origin", o); err != nil {
+	if _, err := a.Push(ctx, "origin", w.opts()); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := b.Push(ctx, "origin", o)
+	rep, err := b.Push(ctx, "origin", w.opts())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Merged) != 1 || len(rep.Merged[0].Resolved) != 1 || rep.Merged[0].Resolved[0] != "records/x" {
+	if len(rep.Merged) != 1 || len(rep.Merged[0].Resolved) != 1 || rep.Merged[0].Resolved[0] != "records/x" || rep.Merged[0].Policy != gitstore.PolicyMerge {
 		t.Fatalf("resolved paths: %+v", rep.Merged)
 	}
-	if _, err := a.Fetch(ctx, "origin", o); err != nil {
+	if _, err := a.Fetch(ctx, "origin", w.opts()); err != nil {
 		t.Fatal(err)
 	}
-	if titleAt(t, a, testRef, "records/x") != "zebra" || titleAt(t, b, testRef, "records/x") != "zebra" {
-		t.Fatal("the resolver's choice was not applied on both clones")
+	if titleAt(t, a, testRef, "records/x") != "apple" || titleAt(t, b, testRef, "records/x") != "apple" {
+		t.Fatal("the kind's merge rule was not applied on both clones")
 	}
 }
 
@@ -437,22 +450,15 @@ func TestGitRunsWithOnlyTransportAndCredentialVariables(t *testing.T) {
 func TestPushNeverLeasesOnATrackingValueAPlainFetchBroughtDuringTheMerge(t *testing.T) {
 	w := newSyncWorld(t)
 	ctx := context.Background()
-	dirA, a := w.clone("a")
-	_, b := w.clone("b")
-	if _, err := a.SetupRemote(ctx, "origin", w.opts()); err != nil {
-		t.Fatal(err)
-	}
-	putNote(t, a, testRef, "shared", "from a")
-	putNote(t, b, testRef, "shared", "from b")
-	if _, err := b.Push(ctx, "origin", w.opts()); err != nil {
-		t.Fatal(err)
-	}
 	// While a merges b's change, b pushes another record and an ordinary
 	// `git fetch` in a (an IDE's, say) moves a's tracking ref past what the
-	// merge took in.
-	o := w.opts()
-	once := false
-	o.Resolve = func(ref gitstore.RefName, path string, ours, theirs *gitstore.Record) (gitstore.Side, error) {
+	// merge took in: the kind's merge rule is where that can happen.
+	var (
+		b    *gitstore.Store
+		dirA string
+		once bool
+	)
+	dirA, a := w.cloneWith("a", noteKind(func(ref gitstore.RefName, path string, ours, theirs *gitstore.Record) (gitstore.Side, error) {
 		if !once {
 			once = true
 			putNote(t, b, testRef, "late", "late from b")
@@ -462,7 +468,17 @@ func TestPushNeverLeasesOnATrackingValueAPlainFetchBroughtDuringTheMerge(t *test
 			gittest.Git(t, dirA, "fetch", "-q", "origin")
 		}
 		return gitstore.DefaultResolve(ref, path, ours, theirs)
+	}))
+	_, b = w.clone("b")
+	if _, err := a.SetupRemote(ctx, "origin", w.opts()); err != nil {
+		t.Fatal(err)
 	}
+	putNote(t, a, testRef, "shared", "from a")
+	putNote(t, b, testRef, "shared", "from b")
+	if _, err := b.Push(ctx, "origin", w.opts()); err != nil {
+		t.Fatal(err)
+	}
+	o := w.opts()
 	rep, err := a.Push(ctx, "origin", o)
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ type Tx struct {
 	root     *node
 	readOnly bool
 	changed  bool
+	spec     RefSpec                  // the ref's declaration (set for updates)
 	blobs    map[plumbing.Hash][]byte // staged blobs, written at commit
 }
 
@@ -261,8 +262,14 @@ func (tx *Tx) Get(path string) (*Record, error) {
 }
 
 // Put stores rec at path, replacing any record there. It refuses a record
-// over the store's size limit with RecordTooLarge.
+// over the store's size limit with RecordTooLarge, and one whose kind is not
+// declared for the ref (or newer than declared) with KindNotDeclared.
 func (tx *Tx) Put(path string, rec *Record) error {
+	if !tx.readOnly {
+		if err := tx.s.opts.Registry.kindFor(tx.spec, rec.Kind, rec.V); err != nil {
+			return err
+		}
+	}
 	enc, err := rec.encode()
 	if err != nil {
 		return err

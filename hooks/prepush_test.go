@@ -173,7 +173,7 @@ func newCandidateRepo(t *testing.T) *candidateRepo {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.st, err = gitstore.Open(loc, gitstore.Options{Kinds: examine.Kinds()})
+	r.st, err = gitstore.Open(loc, gitstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
 	if err != nil {
 		t.Fatal(err)
 	}

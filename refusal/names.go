@@ -6,6 +6,7 @@ package refusal
 // typed again.
 const (
 	CandidateMoved         = "CandidateMoved"
+	ChainDiverged          = "ChainDiverged"
 	ConfigurationMalformed = "ConfigurationMalformed"
 	Conflict               = "Conflict"
 	ContractExists         = "ContractExists"
@@ -17,6 +18,7 @@ const (
 	HooksPathUnusable      = "HooksPathUnusable"
 	InputNotUTF8           = "InputNotUTF8"
 	InputUnreadable        = "InputUnreadable"
+	KindNotDeclared        = "KindNotDeclared"
 	LockHeld               = "LockHeld"
 	MissingFact            = "MissingFact"
 	NotARepository         = "NotARepository"
@@ -28,6 +30,7 @@ const (
 	RecordMalformed        = "RecordMalformed"
 	RecordTooLarge         = "RecordTooLarge"
 	RefNameInvalid         = "RefNameInvalid"
+	RefNotDeclared         = "RefNotDeclared"
 	RefUnreadable          = "RefUnreadable"
 	RemoteFailed           = "RemoteFailed"
 	RoleNotAccepted        = "RoleNotAccepted"

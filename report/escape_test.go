@@ -35,7 +35,7 @@ func hostileStatus(t *testing.T) *report.Status {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := gitstore.Open(loc, gitstore.Options{Kinds: examine.Kinds()})
+	st, err := gitstore.Open(loc, gitstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
 	if err != nil {
 		t.Fatal(err)
 	}

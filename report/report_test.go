@@ -45,7 +45,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.st, err = gitstore.Open(loc, gitstore.Options{Kinds: examine.Kinds()})
+	f.st, err = gitstore.Open(loc, gitstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -58,8 +57,11 @@ func newStyle(e Env) style {
 // storeOptions takes the store's tuning from git config (nwdes.durable,
 // nwdes.maxRecordBytes, nwdes.maxWalk). Durable is on unless set false.
 func storeOptions(cfg *gitstore.Config, now func() time.Time) (gitstore.Options, error) {
-	o := gitstore.Options{Durable: true, Now: now, Kinds: allKinds(), Check: examine.CheckRecord,
-		CheckNote: examine.CheckNote, Layout: examine.Layout()}
+	reg, err := registry()
+	if err != nil {
+		return gitstore.Options{}, err
+	}
+	o := gitstore.Options{Durable: true, Now: now, Registry: reg}
 	durable, err := configBool(cfg, "nwdes.durable", true)
 	if err != nil {
 		return o, err

@@ -18,7 +18,7 @@ func (s *session) syncOptions() gitstore.SyncOptions {
 	if s.env.Environ != nil {
 		environ = s.env.Environ()
 	}
-	return gitstore.SyncOptions{Environ: environ, Resolve: resolveRecords}
+	return gitstore.SyncOptions{Environ: environ}
 }
 
 // mergeOptions are syncOptions for push and fetch: after two clones'

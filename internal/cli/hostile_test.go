@@ -87,7 +87,7 @@ func openStore(t *testing.T, dir string) *gitstore.Store {
 		t.Fatal(err)
 	}
 	// The damage is made with a store that checks nothing.
-	st, err := gitstore.Open(loc, gitstore.Options{Kinds: allKinds()})
+	st, err := gitstore.Open(loc, gitstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,14 +5,8 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 )
 
-// allKinds is every record kind this build reads, for fsck.
-func allKinds() gitstore.Kinds {
-	k := gitstore.Kinds{}
-	for kind, v := range examine.Kinds() {
-		k[kind] = v
-	}
-	for kind, v := range examine.GateKinds() {
-		k[kind] = v
-	}
-	return k
+// registry declares every kind of record and every ref this build keeps
+// (gitstore.Registry): each package that stores records adds its own.
+func registry() (*gitstore.Registry, error) {
+	return gitstore.NewRegistry(examine.Register)
 }

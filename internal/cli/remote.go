@@ -6,16 +6,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
 )
-
-// resolveRecords is the merge rule for records both clones changed: each
-// package that rewrites records in place says which one is newer.
-func resolveRecords(ref gitstore.RefName, path string, ours, theirs *gitstore.Record) (gitstore.Side, error) {
-	return examine.Resolve(ref, path, ours, theirs)
-}
 
 func remoteArg(c *cli.Context) (string, error) {
 	switch c.NArg() {
