@@ -3,7 +3,8 @@
 // A Store holds typed records (canonical JSON plus byte payloads) in the
 // trees of a few refs under refs/nwdes/, and notes under refs/notes/nwdes in
 // git's own notes layout. Every change is one commit whose parent is the
-// ref's tip, and the ref moves only by compare-and-swap, implemented with
+// ref's tip (or no parent, on a ref that keeps only its latest state), and
+// the ref moves only by compare-and-swap, implemented with
 // git's own lock-file protocol (Refs) so that nwdes and git exclude one
 // another. Records are grouped under a bounded set of refs whose trees hold
 // many entries, because every git push lists every remote ref.
@@ -21,6 +22,8 @@
 //
 // Layering: gitstore imports go-git's plumbing and filesystem storage,
 // golang.org/x/sys, gitstore/odb, nwdes/refusal and nwdes/internal/text
-// only. It knows no record kinds of its own; the packages that store
-// records (examine, …) declare them and their merge rules.
+// only. It knows no record kinds of its own: the packages that store
+// records (examine, …) declare them, and the refs that hold them with each
+// ref's sync policy, in a Registry (kinds.go); SwapRemote is the swap
+// policy's compare-and-swap on a remote.
 package gitstore

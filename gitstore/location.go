@@ -235,8 +235,13 @@ func checkFormat(commonDir string) error {
 		return err
 	}
 	if v, ok := c.Get("extensions.objectformat"); ok && !strings.EqualFold(v, "sha1") {
+		// The blocking dependency: go-git v5's object id (plumbing.Hash,
+		// which the store's APIs still carry) is [hash.Size]byte with the
+		// size fixed for the whole binary by the sha256 build tag, so one
+		// binary reads SHA-1 or SHA-256 repositories, never both. go-git
+		// v6, whose ids carry their format, is a pre-release.
 		return refusal.New(refusal.UnsupportedRepository,
-			"use nwdes in a SHA-1 repository; SHA-256 support is not built yet",
+			"use nwdes in a SHA-1 repository; SHA-256 needs an object id that carries its format, which go-git v5 (plumbing.Hash, fixed per binary by its sha256 build tag) does not have",
 			"repository %s uses object format %s", commonDir, v)
 	}
 	if v, ok := c.Get("extensions.refstorage"); ok && !strings.EqualFold(v, "files") {

@@ -3,6 +3,7 @@ package gitstore_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nwdes/nwdes/gitstore"
@@ -76,4 +77,17 @@ func TestDiscoverRefusesASHA256Repository(t *testing.T) {
 		t.Fatalf("err = %v, want UnsupportedRepository", err)
 	}
 	_ = os.RemoveAll(dir)
+}
+
+// git 2.39 cannot create a reftable repository; a newer git's is marked by
+// extensions.refStorage in a format-1 repository, which is what this
+// writes. nwdes reads refs as files, so it refuses by name.
+func TestDiscoverRefusesAReftableRepository(t *testing.T) {
+	dir := gittest.Init(t, false)
+	gittest.Git(t, dir, "config", "core.repositoryformatversion", "1")
+	gittest.Git(t, dir, "config", "extensions.refStorage", "reftable")
+	_, err := gitstore.Discover(dir, nil)
+	if !refusal.Named(err, refusal.UnsupportedRepository) || !strings.Contains(err.Error(), "reftable") {
+		t.Fatalf("err = %v, want UnsupportedRepository naming reftable", err)
+	}
 }

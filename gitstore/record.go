@@ -15,12 +15,9 @@ import (
 )
 
 // Kind names what a record holds, such as "examine.draft". Each package that
-// stores records declares its kinds and their current versions.
+// stores records declares its kinds, with their current versions, checks and
+// merge rules, in a Registry.
 type Kind string
-
-// Kinds maps every kind a reader understands to the newest version it reads.
-// fsck refuses records whose kind is absent or whose version is newer.
-type Kinds map[Kind]int
 
 // Record is one typed document: canonical JSON plus optional byte payloads
 // kept exactly as given (observation text, command output).
