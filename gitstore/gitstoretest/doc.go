@@ -1,0 +1,26 @@
+// Package gitstoretest is the conformance suite of the store's roles
+// (gitstore.RecordWriter, NoteKeeper, Replicator): what any implementation
+// — the Store itself, or a wrapper that injects faults, counts or caches —
+// must do, checked against real repositories, a real bare remote and the
+// git binary as a second reader (git fsck --strict after every check).
+//
+//	func TestStoreConforms(t *testing.T) {
+//		gitstoretest.Run(t, gitstoretest.Harness{Open: func(t *testing.T, dir string, reg *gitstore.Registry) gitstoretest.Store {
+//			loc, _ := gitstore.Discover(dir, nil)
+//			st, _ := gitstore.Open(loc, gitstore.Options{Registry: reg})
+//			return st
+//		}})
+//	}
+//
+// The suite covers records (exact round trip of payload bytes, absent
+// versus missing, compare-and-swap, no lost update among concurrent
+// writers, declarations refused), history (latest-only refs keep one
+// commit), notes (git reads what the store wrote), and every sync policy
+// through git push and fetch: merge, fast-forward (a diverged chain is
+// refused naming both tips and nothing moves), local (never leaves the
+// clone) and swap (exactly one of racing clones wins a lease; losing is an
+// answer carrying the winner's value).
+//
+// Layering: imports gitstore, nwdes/refusal and nwdes/internal/gittest
+// (which runs git) only; nothing in the product imports it.
+package gitstoretest

@@ -1,0 +1,620 @@
+package gitstoretest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// Store is every role the suite checks.
+type Store interface {
+	gitstore.RecordWriter
+	gitstore.NoteKeeper
+	gitstore.Replicator
+}
+
+// Harness opens the implementation under test.
+type Harness struct {
+	// Open returns a store on the repository at dir declared with reg. The
+	// suite may open one directory more than once, as separate processes
+	// would.
+	Open func(t *testing.T, dir string, reg *gitstore.Registry) Store
+}
+
+// The refs and kind Registry declares.
+const (
+	// Kind is the one record kind the suite writes.
+	Kind = gitstore.Kind("conformance.note")
+	// MergeRef is merged between clones.
+	MergeRef = gitstore.RefName("refs/nwdes/conformance")
+	// LedgerRef moves fast-forward only.
+	LedgerRef = gitstore.RefName("refs/nwdes/conformance-ledger")
+	// LeaseRef is a swap ref that keeps no history.
+	LeaseRef = gitstore.RefName("refs/nwdes/conformance-leases/task-1")
+	// LocalRef never leaves its clone and keeps no history.
+	LocalRef = gitstore.RefName("refs/nwdes-local/conformance-heartbeat")
+)
+
+// Body is the body of the suite's records.
+type Body struct {
+	Title string `json:"title"`
+	N     int    `json:"n"`
+}
+
+// Registry declares the suite's kind and one ref of each policy.
+func Registry(t testing.TB) *gitstore.Registry {
+	t.Helper()
+	reg, err := gitstore.NewRegistry(func(r *gitstore.Registry) error {
+		if err := r.DeclareKind(gitstore.KindSpec{Kind: Kind, Version: 1}); err != nil {
+			return err
+		}
+		for _, spec := range []gitstore.RefSpec{
+			{Ref: MergeRef, Policy: gitstore.PolicyMerge},
+			{Ref: LedgerRef, Policy: gitstore.PolicyFastForward},
+			{Ref: "refs/nwdes/conformance-leases/", Policy: gitstore.PolicySwap, History: gitstore.HistoryLatest},
+			{Ref: LocalRef, Policy: gitstore.PolicyLocal, History: gitstore.HistoryLatest},
+		} {
+			if err := r.DeclareRef(spec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// Run runs every check of the suite against h, each as a subtest.
+func Run(t *testing.T, h Harness) {
+	checks := []struct {
+		name string
+		fn   func(*testing.T, *suite)
+	}{
+		{"RecordsRoundTripByteForByte", recordsRoundTrip},
+		{"AnAbsentRecordIsNotFound", absentIsNotFound},
+		{"AnUpdateThatStagesNothingOrFailsWritesNothing", nothingWritten},
+		{"NoRetryRefusesAConflictAndRetryRerunsFn", compareAndSwap},
+		{"ConcurrentWritersLoseNoUpdate", concurrentWriters},
+		{"UndeclaredRefsAndKindsAreRefused", undeclared},
+		{"LatestOnlyRefsKeepNoChain", latestOnly},
+		{"NotesAreWhatGitReads", notes},
+		{"MergeRefsUnionBothClones", mergePolicy},
+		{"FastForwardRefsRefuseADivergedChain", fastForward},
+		{"LocalRefsNeverLeaveTheClone", localPolicy},
+		{"SwapRefsMoveByOneCompareAndSwapOnTheRemote", swapPolicy},
+		{"OfClonesRacingForOneLeaseExactlyOneWins", swapRace},
+	}
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			s := &suite{t: t, h: h}
+			c.fn(t, s)
+			for _, dir := range s.repos {
+				gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
+			}
+		})
+	}
+}
+
+// suite is one check's world: repositories it made (git fsck runs on each
+// at the end), and a bare remote when the check syncs.
+type suite struct {
+	t      *testing.T
+	h      Harness
+	repos  []string
+	remote string
+}
+
+func (s *suite) repo() (string, Store) {
+	s.t.Helper()
+	dir := gittest.Init(s.t, false)
+	s.repos = append(s.repos, dir)
+	return dir, s.h.Open(s.t, dir, Registry(s.t))
+}
+
+// clone clones the suite's bare remote (made on first use).
+func (s *suite) clone(name string) (string, Store) {
+	s.t.Helper()
+	if s.remote == "" {
+		s.remote = gittest.Init(s.t, true)
+		seed := gittest.Init(s.t, false)
+		gittest.Git(s.t, seed, "push", "-q", s.remote, "main")
+		s.repos = append(s.repos, s.remote)
+	}
+	dir := filepath.Join(s.t.TempDir(), name)
+	gittest.Git(s.t, filepath.Dir(dir), "clone", "-q", s.remote, dir)
+	s.repos = append(s.repos, dir)
+	return dir, s.h.Open(s.t, dir, Registry(s.t))
+}
+
+func (s *suite) sync() gitstore.SyncOptions {
+	return gitstore.SyncOptions{Environ: gittest.Env(filepath.Dir(s.remote))}
+}
+
+func (s *suite) remoteTip(ref gitstore.RefName) string {
+	out, _ := gittest.Run(s.remote, "rev-parse", "--verify", "-q", string(ref))
+	return strings.TrimSpace(out)
+}
+
+func record(t testing.TB, title string, n int, payloads map[string][]byte) *gitstore.Record {
+	t.Helper()
+	r, err := gitstore.NewRecord(Kind, 1, Body{Title: title, N: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Payloads = payloads
+	return r
+}
+
+func put(t testing.TB, st Store, ref gitstore.RefName, path, title string) plumbing.Hash {
+	t.Helper()
+	rec := record(t, title, 0, nil)
+	h, err := st.Update(context.Background(), ref, "put "+path, func(tx *gitstore.Tx) error { return tx.Put(path, rec) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func get(t testing.TB, st Store, ref gitstore.RefName, path string) (Body, bool) {
+	t.Helper()
+	tx, err := st.View(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := tx.Get(path)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return Body{}, false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b Body
+	if err := rec.Decode(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b, true
+}
+
+func named(err error) string {
+	if r, ok := refusal.As(err); ok {
+		return r.Name
+	}
+	return ""
+}
+
+func actionOf(rep *gitstore.SyncReport, ref gitstore.RefName) gitstore.SyncAction {
+	for _, m := range rep.Merged {
+		if m.Ref == ref {
+			return m.Action
+		}
+	}
+	return ""
+}
+
+func recordsRoundTrip(t *testing.T, s *suite) {
+	_, st := s.repo()
+	payload := []byte("line\x00\xff\xfe not UTF-8\r\n")
+	rec := record(t, "round trip — ünïcode", 7, map[string][]byte{"raw": payload, "empty": {}})
+	if _, err := st.Update(context.Background(), MergeRef, "put", func(tx *gitstore.Tx) error { return tx.Put("a/b/c", rec) }); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := st.View(MergeRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tx.Get("a/b/c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Kind != Kind || got.V != 1 || !bytes.Equal(got.Body, rec.Body) ||
+		!bytes.Equal(got.Payloads["raw"], payload) || len(got.Payloads["empty"]) != 0 || len(got.Payloads) != 2 {
+		t.Fatalf("read back %+v", got)
+	}
+}
+
+func absentIsNotFound(t *testing.T, s *suite) {
+	_, st := s.repo()
+	if tip, err := st.Tip(MergeRef); err != nil || !tip.IsZero() {
+		t.Fatalf("tip of an absent ref: %v %v", tip, err)
+	}
+	tx, err := st.View(MergeRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Get("nothing"); !errors.Is(err, gitstore.ErrNotFound) {
+		t.Fatalf("get in an absent ref: %v", err)
+	}
+	put(t, st, MergeRef, "here", "x")
+	tx, _ = st.View(MergeRef)
+	if _, err := tx.Get("elsewhere"); !errors.Is(err, gitstore.ErrNotFound) || errors.Is(err, gitstore.ErrObjectMissing) {
+		t.Fatalf("get of an absent path: %v", err)
+	}
+}
+
+func nothingWritten(t *testing.T, s *suite) {
+	dir, st := s.repo()
+	ctx := context.Background()
+	tip := put(t, st, MergeRef, "r", "x")
+	h, err := st.Update(ctx, MergeRef, "nothing", func(*gitstore.Tx) error { return nil })
+	if err != nil || h != tip {
+		t.Fatalf("an update staging nothing: %v %v", h, err)
+	}
+	boom := errors.New("boom")
+	if _, err := st.Update(ctx, MergeRef, "fails", func(tx *gitstore.Tx) error {
+		tx.Put("other", record(t, "y", 0, nil))
+		return boom
+	}); !errors.Is(err, boom) {
+		t.Fatalf("fn's error: %v", err)
+	}
+	if now, _ := st.Tip(MergeRef); now != tip {
+		t.Fatal("the ref moved")
+	}
+	if got := gittest.Git(t, dir, "rev-list", "--count", string(MergeRef)); got != "1" {
+		t.Fatalf("history has %s commits", got)
+	}
+}
+
+func compareAndSwap(t *testing.T, s *suite) {
+	dir, st := s.repo()
+	other := s.h.Open(t, dir, Registry(t))
+	ctx := context.Background()
+	put(t, st, MergeRef, "r", "base")
+	interfere := func(title string) { put(t, other, MergeRef, "other/"+title, title) }
+
+	runs := 0
+	_, err := st.Update(ctx, MergeRef, "no retry", func(tx *gitstore.Tx) error {
+		runs++
+		interfere("first")
+		return tx.Put("mine", record(t, "mine", 0, nil))
+	}, gitstore.NoRetry())
+	if named(err) != refusal.Conflict || !errors.Is(err, gitstore.ErrConflict) || runs != 1 {
+		t.Fatalf("NoRetry after a concurrent update: %v (fn ran %d times)", err, runs)
+	}
+	if _, ok := get(t, st, MergeRef, "mine"); ok {
+		t.Fatal("a refused update was written")
+	}
+	runs = 0
+	if _, err := st.Update(ctx, MergeRef, "retry", func(tx *gitstore.Tx) error {
+		runs++
+		if runs == 1 {
+			interfere("second")
+		}
+		return tx.Put("mine", record(t, "mine", 0, nil))
+	}); err != nil || runs != 2 {
+		t.Fatalf("retry: %v (fn ran %d times)", err, runs)
+	}
+	for _, p := range []string{"mine", "other/first", "other/second", "r"} {
+		if _, ok := get(t, st, MergeRef, p); !ok {
+			t.Fatalf("%s lost", p)
+		}
+	}
+}
+
+func concurrentWriters(t *testing.T, s *suite) {
+	dir, st := s.repo()
+	const writers, each = 6, 15
+	stores := []Store{st}
+	for i := 1; i < writers; i++ {
+		stores = append(stores, s.h.Open(t, dir, Registry(t)))
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	for w := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each && errs[w] == nil; i++ {
+				_, errs[w] = stores[w].Update(context.Background(), MergeRef, "inc", func(tx *gitstore.Tx) error {
+					n := 0
+					if rec, err := tx.Get("counter"); err == nil {
+						var b Body
+						if err := rec.Decode(&b); err != nil {
+							return err
+						}
+						n = b.N
+					} else if !errors.Is(err, gitstore.ErrNotFound) {
+						return err
+					}
+					return tx.Put("counter", record(t, "counter", n+1, nil))
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	for w, err := range errs {
+		if err != nil {
+			t.Fatalf("writer %d: %v", w, err)
+		}
+	}
+	if b, _ := get(t, st, MergeRef, "counter"); b.N != writers*each {
+		t.Fatalf("counter = %d after %d increments", b.N, writers*each)
+	}
+	if got := gittest.Git(t, dir, "rev-list", "--count", string(MergeRef)); got != fmt.Sprint(writers*each) {
+		t.Fatalf("history has %s commits, want %d", got, writers*each)
+	}
+}
+
+func undeclared(t *testing.T, s *suite) {
+	dir, st := s.repo()
+	ctx := context.Background()
+	rec := record(t, "x", 0, nil)
+	if _, err := st.Update(ctx, "refs/nwdes/undeclared", "x", func(tx *gitstore.Tx) error { return tx.Put("r", rec) }); named(err) != refusal.RefNotDeclared {
+		t.Fatalf("update of an undeclared ref: %v", err)
+	}
+	other, _ := gitstore.NewRecord("conformance.other", 1, Body{})
+	newer, _ := gitstore.NewRecord(Kind, 2, Body{})
+	for _, r := range []*gitstore.Record{other, newer} {
+		if _, err := st.Update(ctx, MergeRef, "x", func(tx *gitstore.Tx) error { return tx.Put("r", r) }); named(err) != refusal.KindNotDeclared {
+			t.Fatalf("put of %s v%d: %v", r.Kind, r.V, err)
+		}
+	}
+	if out := gittest.Git(t, dir, "for-each-ref", "refs/nwdes/", "refs/nwdes-local/"); out != "" {
+		t.Fatalf("refs written: %s", out)
+	}
+}
+
+func latestOnly(t *testing.T, s *suite) {
+	_, st := s.repo()
+	const n = 300
+	for i := 0; i < n; i++ {
+		put(t, st, LocalRef, "beat", fmt.Sprint(i))
+	}
+	commits := 0
+	if err := st.Log(LocalRef, func(gitstore.Entry) bool { commits++; return true }); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := get(t, st, LocalRef, "beat"); commits != 1 || b.Title != fmt.Sprint(n-1) {
+		t.Fatalf("after %d heartbeats: %d commits of history, last %q", n, commits, b.Title)
+	}
+}
+
+func notes(t *testing.T, s *suite) {
+	dir, st := s.repo()
+	head := plumbing.NewHash(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	if _, err := st.Note(head); !errors.Is(err, gitstore.ErrNotFound) {
+		t.Fatalf("note before any: %v", err)
+	}
+	for _, line := range []string{"first\n", "second\n"} {
+		if _, err := st.UpdateNote(context.Background(), head, "note", func(old []byte, _ bool) ([]byte, error) {
+			return append(old, line...), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := gittest.Git(t, dir, "notes", "--ref", "nwdes", "show", "HEAD"); got != "first\nsecond" {
+		t.Fatalf("git notes show: %q", got)
+	}
+	if b, err := st.Note(head); err != nil || string(b) != "first\nsecond\n" {
+		t.Fatalf("Note: %q %v", b, err)
+	}
+}
+
+func mergePolicy(t *testing.T, s *suite) {
+	ctx := context.Background()
+	_, a := s.clone("a")
+	_, b := s.clone("b")
+	put(t, a, MergeRef, "from-a", "A")
+	put(t, b, MergeRef, "from-b", "B")
+	for _, st := range []Store{a, b} {
+		if _, err := st.Push(ctx, "origin", s.sync()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, fresh := s.clone("fresh")
+	rep, err := fresh.Fetch(ctx, "origin", s.sync())
+	if err != nil || actionOf(rep, MergeRef) != gitstore.SyncCreated {
+		t.Fatalf("fetch: %+v %v", rep, err)
+	}
+	for _, p := range []string{"from-a", "from-b"} {
+		if _, ok := get(t, fresh, MergeRef, p); !ok {
+			t.Fatalf("the remote lost %s", p)
+		}
+	}
+}
+
+func fastForward(t *testing.T, s *suite) {
+	ctx := context.Background()
+	_, a := s.clone("a")
+	_, b := s.clone("b")
+	put(t, a, LedgerRef, "e/1", "one")
+	if _, err := a.Push(ctx, "origin", s.sync()); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := b.Fetch(ctx, "origin", s.sync()); err != nil || actionOf(rep, LedgerRef) != gitstore.SyncCreated {
+		t.Fatalf("b fetch: %+v %v", rep, err)
+	}
+	put(t, b, LedgerRef, "e/2", "two")
+	if _, err := b.Push(ctx, "origin", s.sync()); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := a.Fetch(ctx, "origin", s.sync()); err != nil || actionOf(rep, LedgerRef) != gitstore.SyncFastForward {
+		t.Fatalf("a fetch: %+v %v", rep, err)
+	}
+	// Both append; a pushes first, and b's chain has diverged.
+	put(t, a, LedgerRef, "e/3", "three from a")
+	put(t, b, LedgerRef, "e/3", "three from b")
+	put(t, a, MergeRef, "beside", "a merge ref moving beside it")
+	if _, err := a.Push(ctx, "origin", s.sync()); err != nil {
+		t.Fatal(err)
+	}
+	remoteBefore := s.remoteTip(LedgerRef)
+	bLedger, _ := b.Tip(LedgerRef)
+	bMerge, _ := b.Tip(MergeRef)
+	for verb, run := range map[string]func() (*gitstore.SyncReport, error){
+		"fetch": func() (*gitstore.SyncReport, error) { return b.Fetch(ctx, "origin", s.sync()) },
+		"push":  func() (*gitstore.SyncReport, error) { return b.Push(ctx, "origin", s.sync()) },
+	} {
+		_, err := run()
+		if named(err) != refusal.ChainDiverged {
+			t.Fatalf("%s of a diverged ledger: %v", verb, err)
+		}
+		if !strings.Contains(err.Error(), bLedger.String()[:12]) || !strings.Contains(err.Error(), remoteBefore[:12]) {
+			t.Fatalf("%s: the refusal does not name both tips: %v", verb, err)
+		}
+		if tip, _ := b.Tip(LedgerRef); tip != bLedger {
+			t.Fatalf("%s moved the local ledger", verb)
+		}
+		if tip, _ := b.Tip(MergeRef); tip != bMerge {
+			t.Fatalf("%s merged another ref although it refused", verb)
+		}
+		if s.remoteTip(LedgerRef) != remoteBefore {
+			t.Fatalf("%s moved the remote ledger", verb)
+		}
+	}
+	if parents := strings.Fields(gittest.Git(t, s.remote, "log", "--format=%p", string(LedgerRef))); len(parents) != 2 {
+		t.Fatalf("the remote ledger is not one chain: parents %q", parents)
+	}
+}
+
+func localPolicy(t *testing.T, s *suite) {
+	ctx := context.Background()
+	_, a := s.clone("a")
+	_, b := s.clone("b")
+	put(t, a, LocalRef, "beat", "a alive")
+	put(t, a, MergeRef, "shared", "shared")
+	if _, err := a.Push(ctx, "origin", s.sync()); err != nil {
+		t.Fatal(err)
+	}
+	if out := gittest.Git(t, s.remote, "for-each-ref", "--format=%(refname)"); strings.Contains(out, "nwdes-local") || !strings.Contains(out, string(MergeRef)) {
+		t.Fatalf("remote refs after push: %s", out)
+	}
+	if _, err := b.Fetch(ctx, "origin", s.sync()); err != nil {
+		t.Fatal(err)
+	}
+	if tip, _ := b.Tip(LocalRef); !tip.IsZero() {
+		t.Fatal("a local ref reached another clone")
+	}
+}
+
+func take(t *testing.T, s *suite, st Store, old plumbing.Hash, who string) (plumbing.Hash, error) {
+	rec := record(t, who, 0, nil)
+	return st.SwapRemote(context.Background(), "origin", LeaseRef, old, "lease "+who,
+		func(tx *gitstore.Tx) error { return tx.Put("lease", rec) }, s.sync())
+}
+
+func swapPolicy(t *testing.T, s *suite) {
+	ctx := context.Background()
+	_, a := s.clone("a")
+	_, b := s.clone("b")
+	first, err := take(t, s, a, plumbing.ZeroHash, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.remoteTip(LeaseRef) != first.String() {
+		t.Fatal("the remote does not hold a's lease")
+	}
+	if tip, _ := a.Tip(LeaseRef); tip != first {
+		t.Fatal("a's local ref does not mirror the remote")
+	}
+	// b believes the task is free: losing is an answer carrying the
+	// winner's value, which b now mirrors.
+	_, err = take(t, s, b, plumbing.ZeroHash, "b")
+	var ce *gitstore.ConflictError
+	if !errors.As(err, &ce) || ce.Actual != first || !errors.Is(err, gitstore.ErrConflict) {
+		t.Fatalf("b's take: %v", err)
+	}
+	if got, _ := get(t, b, LeaseRef, "lease"); got.Title != "a" {
+		t.Fatal("b does not mirror the lease it lost to")
+	}
+	// b takes it over from the value it now knows; a's renewal from its
+	// stale value loses.
+	second, err := take(t, s, b, first, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := take(t, s, a, first, "a again"); !errors.As(err, &ce) || ce.Actual != second {
+		t.Fatalf("a's stale renewal: %v", err)
+	}
+	if out := gittest.Git(t, s.remote, "rev-list", "--count", string(LeaseRef)); out != "1" {
+		t.Fatalf("the remote lease has %s commits of history", out)
+	}
+	// Bulk push never sends a swap ref, even one moved locally (its own
+	// fetch mirrors the remote back), and fetch mirrors the remote.
+	put(t, a, LeaseRef, "lease", "forged locally")
+	if _, err := a.Push(ctx, "origin", s.sync()); err != nil {
+		t.Fatal(err)
+	}
+	if s.remoteTip(LeaseRef) != second.String() {
+		t.Fatal("push moved a swap ref")
+	}
+	put(t, a, LeaseRef, "lease", "forged again")
+	rep, err := a.Fetch(ctx, "origin", s.sync())
+	if err != nil || actionOf(rep, LeaseRef) != gitstore.SyncMirrored {
+		t.Fatalf("fetch: %+v %v", rep, err)
+	}
+	if tip, _ := a.Tip(LeaseRef); tip != second {
+		t.Fatal("fetch did not mirror the remote's lease")
+	}
+	// Releasing is a compare-and-swap too.
+	if err := b.DeleteRemote(ctx, "origin", LeaseRef, first, s.sync()); !errors.Is(err, gitstore.ErrConflict) {
+		t.Fatalf("release from a stale value: %v", err)
+	}
+	if err := b.DeleteRemote(ctx, "origin", LeaseRef, second, s.sync()); err != nil {
+		t.Fatal(err)
+	}
+	if s.remoteTip(LeaseRef) != "" {
+		t.Fatal("the lease is still on the remote")
+	}
+	if _, err := a.SwapRemote(ctx, "origin", MergeRef, plumbing.ZeroHash, "x", func(*gitstore.Tx) error { return nil }, s.sync()); named(err) != refusal.RefNotDeclared {
+		t.Fatalf("swap of a merge ref: %v", err)
+	}
+}
+
+func swapRace(t *testing.T, s *suite) {
+	const n = 6
+	stores := make([]Store, n)
+	for i := range stores {
+		_, stores[i] = s.clone(fmt.Sprintf("c%d", i))
+	}
+	var wg sync.WaitGroup
+	won := make([]bool, n)
+	errs := make([]error, n)
+	for i, st := range stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := take(t, s, st, plumbing.ZeroHash, fmt.Sprint(i))
+			switch {
+			case err == nil:
+				won[i] = true
+			case !errors.Is(err, gitstore.ErrConflict):
+				errs[i] = err
+			}
+		}()
+	}
+	wg.Wait()
+	winner := -1
+	for i := range stores {
+		if errs[i] != nil {
+			t.Fatalf("clone %d: %v", i, errs[i])
+		}
+		if won[i] {
+			if winner >= 0 {
+				t.Fatalf("clones %d and %d both hold the lease", winner, i)
+			}
+			winner = i
+		}
+	}
+	if winner < 0 {
+		t.Fatal("no clone holds the lease")
+	}
+	// Every loser mirrors the winner's lease.
+	for i, st := range stores {
+		if got, _ := get(t, st, LeaseRef, "lease"); got.Title != fmt.Sprint(winner) {
+			t.Fatalf("clone %d sees the lease of %q, the winner is %d", i, got.Title, winner)
+		}
+	}
+}
