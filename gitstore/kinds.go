@@ -256,7 +256,7 @@ func (r *Registry) refFor(ref RefName) (RefSpec, error) {
 	spec, ok := r.Ref(ref)
 	if !ok {
 		return RefSpec{}, refusal.New(refusal.RefNotDeclared,
-			"use a ref the program declares (git nwdes fsck lists them), or upgrade nwdes if a newer one wrote it",
+			"use a ref the program declares (docs/data-model.md lists them), or upgrade nwdes if a newer one wrote it",
 			"no kind of record is declared for %s", ref)
 	}
 	return spec, nil

@@ -108,7 +108,9 @@ func published(t *testing.T, st *gitstore.Store) string {
 	var l struct {
 		Path string `json:"path"`
 	}
-	json.Unmarshal(rec.Body, &l)
+	if err := json.Unmarshal(rec.Body, &l); err != nil {
+		t.Fatal(err)
+	}
 	return l.Path
 }
 
@@ -200,7 +202,9 @@ func TestEveryVerbSurvivesEveryDamagedRepositoryAndFsckNamesTheDamage(t *testing
 					return err
 				}
 				var body map[string]any
-				json.Unmarshal(rec.Body, &body)
+				if err := json.Unmarshal(rec.Body, &body); err != nil {
+					return err
+				}
 				body["contract_blob"] = "ab"
 				if rec.Body, err = gitstore.Canonical(body); err != nil {
 					return err
