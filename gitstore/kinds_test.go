@@ -1,13 +1,17 @@
 package gitstore_test
 
 import (
+	"context"
+	"flag"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitstoretest"
+	"github.com/nwdes/nwdes/internal/gittest"
 )
 
 // Declarations; the policies themselves are checked by the conformance
@@ -68,4 +72,63 @@ func TestStoreConforms(t *testing.T) {
 	gitstoretest.Run(t, gitstoretest.Harness{Open: func(t *testing.T, dir string, reg *gitstore.Registry) gitstoretest.Store {
 		return openStore(t, dir, gitstore.Options{Registry: reg})
 	}})
+}
+
+var heartbeats = flag.Int("heartbeats", 2000, "updates TestHeartbeatsLeaveNothingToWalk makes (a tenth with -short); the issue's proof is -heartbeats 200000")
+
+// TestHeartbeatsLeaveNothingToWalk: a ref declared latest-only takes N
+// updates and every later operation still reads one commit: its log, fsck,
+// a view and the ancestry question a sync would ask. Nothing any of them
+// does depends on N, which is the point; the run at 200,000 is in
+// docs/performance.md.
+func TestHeartbeatsLeaveNothingToWalk(t *testing.T) {
+	n := *heartbeats
+	if testing.Short() {
+		n /= 10
+	}
+	dir := gittest.Init(t, false)
+	s := openStore(t, dir, gitstore.Options{Registry: gitstoretest.Registry(t), MaxWalk: 10})
+	ctx := context.Background()
+	var first plumbing.Hash
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		rec, err := gitstore.NewRecord(gitstoretest.Kind, 1, gitstoretest.Body{Title: "alive", N: i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := s.Update(ctx, gitstoretest.LocalRef, "beat", func(tx *gitstore.Tx) error { return tx.Put("beat", rec) })
+		if err != nil {
+			t.Fatalf("heartbeat %d: %v", i, err)
+		}
+		if i == 0 {
+			first = h
+		}
+	}
+	t.Logf("%d heartbeats in %v", n, time.Since(start))
+	// MaxWalk is 10: any walk that crossed the heartbeats would refuse.
+	commits := 0
+	if err := s.Log(gitstoretest.LocalRef, func(gitstore.Entry) bool { commits++; return true }); err != nil || commits != 1 {
+		t.Fatalf("log after %d heartbeats: %d commits, %v", n, commits, err)
+	}
+	rep, err := s.Fsck()
+	if err != nil || !rep.OK() || rep.Commits != 1 {
+		t.Fatalf("fsck after %d heartbeats: %+v %v", n, rep, err)
+	}
+	tip, _ := s.Tip(gitstoretest.LocalRef)
+	if anc, err := s.IsAncestor(first, tip); err != nil || (anc != (n == 1)) {
+		t.Fatalf("is the first heartbeat an ancestor of the last: %v %v", anc, err)
+	}
+	tx, err := s.View(gitstoretest.LocalRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := tx.Get("beat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b gitstoretest.Body
+	if err := rec.Decode(&b); err != nil || b.N != n-1 {
+		t.Fatalf("last heartbeat reads %+v %v", b, err)
+	}
+	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
 }
