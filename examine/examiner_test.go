@@ -9,6 +9,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -19,7 +20,7 @@ func setup(t *testing.T, contract string) (string, *examine.Examiner) {
 	t.Helper()
 	dir := gittest.Init(t, false)
 	commitContract(t, dir, contract)
-	loc, err := gitstore.Discover(dir, nil)
+	loc, err := gitrepo.Discover(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/gittest"
 )
 
@@ -98,7 +99,7 @@ func TestTouchedFilesAreEveryPathThatDiffersBetweenTwoTrees(t *testing.T) {
 
 func openStore(t *testing.T, dir string) *gitstore.Store {
 	t.Helper()
-	loc, err := gitstore.Discover(dir, nil)
+	loc, err := gitrepo.Discover(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

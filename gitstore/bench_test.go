@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/gittest"
 )
 
@@ -652,7 +653,7 @@ func writeFreshNote(b *testing.B, dir string, commit plumbing.Hash) {
 // noteReaderChild is the test binary as a fresh reader process, used when
 // the helper binary cannot be built: NWDES_DIR, NWDES_COMMIT.
 func noteReaderChild() int {
-	loc, err := gitstore.Discover(os.Getenv("NWDES_DIR"), nil)
+	loc, err := gitrepo.Discover(os.Getenv("NWDES_DIR"), nil)
 	if err == nil {
 		var s *gitstore.Store
 		if s, err = gitstore.Open(loc, gitstore.Options{}); err == nil {
@@ -680,7 +681,7 @@ import (
 
 // Reads nwdes's note on a commit, as a git nwdes subcommand would.
 func main() {
-	loc, err := gitstore.Discover(os.Args[1], os.Getenv)
+	loc, err := gitrepo.Discover(os.Args[1], os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

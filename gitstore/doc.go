@@ -9,10 +9,9 @@
 // another. Records are grouped under a bounded set of refs whose trees hold
 // many entries, because every git push lists every remote ref.
 //
-// Discover finds a repository as git does (GIT_DIR, GIT_WORK_TREE,
-// GIT_COMMON_DIR, gitfiles, linked worktrees, bare repositories); go-git's
-// open does not, so nothing here uses it. Config reads git configuration in
-// process, in git's order of scopes. Resolve parses revisions as git
+// A Store opens a gitrepo.Location (gitrepo finds repositories and reads
+// their configuration as git does; go-git's open does not, so nothing here
+// uses it). Resolve parses revisions as git
 // rev-parse does (the subset nwdes needs, refusing the rest). Reads go
 // through odb, which looks objects up in pack indexes without decoding them
 // whole, so a short-lived process (the pre-push hook) starts fast; writes go
@@ -21,9 +20,10 @@
 // sides' records.
 //
 // Layering: gitstore imports go-git's plumbing and filesystem storage,
-// golang.org/x/sys, gitstore/odb, nwdes/refusal and nwdes/internal/text
-// only. It knows no record kinds of its own: the packages that store
-// records (examine, …) declare them, and the refs that hold them with each
-// ref's sync policy, in a Registry (kinds.go); SwapRemote is the swap
+// golang.org/x/sys, gitstore/odb, gitstore/gitrepo, nwdes/refusal and
+// nwdes/internal/text only; odb and gitrepo import nothing of gitstore.
+// It knows no record kinds of its own: the packages that store records
+// (examine, …) declare them, and the refs that hold them with each ref's
+// sync policy, in a Registry (kinds.go); SwapRemote is the swap
 // policy's compare-and-swap on a remote.
 package gitstore

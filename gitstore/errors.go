@@ -22,8 +22,6 @@ var (
 	// a missing object is not an absent record, and nothing may be written
 	// on top of a state that could not be read whole.
 	ErrObjectMissing = errors.New("object missing")
-	// ErrNotARepository: no git repository where one was looked for.
-	ErrNotARepository = errors.New("not a git repository")
 )
 
 // ConflictError says what a compare-and-swap expected and what it found.

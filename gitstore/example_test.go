@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 )
 
 // A record is defined as a Go struct, stored under a ref by a
@@ -21,7 +22,7 @@ func Example() {
 		Holder string `json:"holder"`
 		Term   int    `json:"term"`
 	}
-	loc, _ := gitstore.Discover(filepath.Join(dir, "repo"), nil)
+	loc, _ := gitrepo.Discover(filepath.Join(dir, "repo"), nil)
 	st, _ := gitstore.Open(loc, gitstore.Options{Registry: gitstore.MustRegistry(gitstore.OpenRegistry(gitstore.KindSpec{Kind: "example.lease", Version: 1}))})
 	ctx := context.Background()
 	const ref = gitstore.RefName("refs/nwdes/example")

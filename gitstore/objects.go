@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/refusal"
 	"io/fs"
 	"os"
@@ -46,7 +47,7 @@ type objects struct {
 // newObjects reads and writes the objects of loc: its object directory
 // (CommonDir/objects, or GIT_OBJECT_DIRECTORY) and, for reads, the
 // alternates the environment names.
-func newObjects(loc Location) *objects {
+func newObjects(loc gitrepo.Location) *objects {
 	return &objects{dir: loc.Objects(), alternates: loc.Alternates}
 }
 

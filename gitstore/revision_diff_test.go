@@ -20,6 +20,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -257,7 +258,7 @@ func (r *diffRevRepo) scan(t testing.TB) {
 	}
 	sort.Strings(r.objects)
 
-	loc, err := gitstore.Discover(r.dir, nil)
+	loc, err := gitrepo.Discover(r.dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -163,7 +164,7 @@ func newRevRepo(t testing.TB) *revRepo {
 	gittest.WriteFile(t, gitDir, "FETCH_HEAD", r.c2+"\t\tbranch 'main' of /elsewhere\n"+r.c1+"\tnot-for-merge\tbranch 'side' of /elsewhere\n")
 	gittest.WriteFile(t, gitDir, "ORIG_HEAD", strings.ToUpper(r.s1)+"\n")
 
-	loc, err := gitstore.Discover(dir, nil)
+	loc, err := gitrepo.Discover(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +345,7 @@ func TestResolveInALinkedWorktree(t *testing.T) {
 	gitIn(t, r.dir, "worktree", "add", "-q", "-b", "wtbranch", wt, r.s1)
 	gitIn(t, wt, "update-ref", "refs/bisect/bad", r.c2)
 	gitIn(t, wt, "update-ref", "refs/worktree/mine", r.c1)
-	loc, err := gitstore.Discover(wt, nil)
+	loc, err := gitrepo.Discover(wt, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +379,7 @@ func TestResolveThroughAlternates(t *testing.T) {
 	}
 	clone := filepath.Join(t.TempDir(), "clone")
 	gitIn(t, r.dir, "clone", "-q", "--shared", r.dir, clone)
-	loc, err := gitstore.Discover(clone, nil)
+	loc, err := gitrepo.Discover(clone, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

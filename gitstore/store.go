@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/sys/unix"
 
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -81,7 +82,7 @@ func (o *Options) fill() {
 // separate processes (nwdes or git) exclude one another through git's lock
 // files.
 type Store struct {
-	loc  Location
+	loc  gitrepo.Location
 	opts Options
 	refs *Refs
 	obj  *objects
@@ -97,7 +98,7 @@ type Store struct {
 func (s *Store) Close() error { return s.obj.close() }
 
 // Open returns a Store for the repository at loc.
-func Open(loc Location, opts Options) (*Store, error) {
+func Open(loc gitrepo.Location, opts Options) (*Store, error) {
 	opts.fill()
 	if _, err := os.Stat(loc.CommonDir); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
@@ -109,7 +110,7 @@ func Open(loc Location, opts Options) (*Store, error) {
 }
 
 // Location returns where the repository lives.
-func (s *Store) Location() Location { return s.loc }
+func (s *Store) Location() gitrepo.Location { return s.loc }
 
 // Refs returns the ref mover the store uses.
 func (s *Store) Refs() *Refs { return s.refs }

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -25,7 +26,7 @@ var fixedClock = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, tim
 
 func openStore(t *testing.T, dir string, opts gitstore.Options) *gitstore.Store {
 	t.Helper()
-	loc, err := gitstore.Discover(dir, nil)
+	loc, err := gitrepo.Discover(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +319,7 @@ func TestABodyWhoseFieldNamesDifferOnlyInCaseIsRefused(t *testing.T) {
 
 func TestOpeningAndClosingStoresForHoursHoldsNoGrowingNumberOfDescriptors(t *testing.T) {
 	dir := gittest.Init(t, false)
-	loc, err := gitstore.Discover(dir, nil)
+	loc, err := gitrepo.Discover(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -112,7 +113,7 @@ func stressWriterChild() int {
 	ref := gitstore.RefName(os.Getenv("NWDES_REF"))
 	writer := os.Getenv("NWDES_WRITER")
 	n, _ := strconv.Atoi(os.Getenv("NWDES_N"))
-	loc, err := gitstore.Discover(dir, nil)
+	loc, err := gitrepo.Discover(dir, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "discover:", err)
 		return 2
@@ -514,7 +515,7 @@ func stFindLocks(t testing.TB, dir string) []string {
 
 func stOpenStore(t testing.TB, dir string, opts gitstore.Options) *gitstore.Store {
 	t.Helper()
-	loc, err := gitstore.Discover(dir, nil)
+	loc, err := gitrepo.Discover(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/hooks"
 	"github.com/nwdes/nwdes/internal/gittest"
 )
@@ -280,7 +281,7 @@ func BenchmarkPrePushHook(b *testing.B) {
 // hook costs beyond starting sh and git-nwdes.
 func BenchmarkCheckInProcess(b *testing.B) {
 	benchFixture(b)
-	loc, err := gitstore.Discover(bench.repo, nil)
+	loc, err := gitrepo.Discover(bench.repo, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

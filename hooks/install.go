@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -85,12 +85,12 @@ type State struct {
 // directory in a bare repository, where git runs hooks), otherwise the
 // hooks directory of the common git directory, which every linked worktree
 // shares.
-func Dir(loc gitstore.Location, cfg *gitstore.Config, home string) (dir, configured string) {
+func Dir(loc gitrepo.Location, cfg *gitrepo.Config, home string) (dir, configured string) {
 	hp, ok := cfg.Get("core.hooksPath")
 	if !ok || hp == "" {
 		return filepath.Join(loc.CommonDir, "hooks"), ""
 	}
-	p := gitstore.ExpandHome(hp, home)
+	p := gitrepo.ExpandHome(hp, home)
 	if !filepath.IsAbs(p) {
 		base := loc.WorkTree
 		if base == "" {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/hooks"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/refusal"
@@ -139,12 +139,12 @@ func TestAnOlderNwdesHookIsUpgradedKeepingTheChain(t *testing.T) {
 
 func TestHooksGoWhereGitRunsThem(t *testing.T) {
 	repo := gittest.Init(t, false)
-	loc, err := gitstore.Discover(repo, nil)
+	loc, err := gitrepo.Discover(repo, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	home := "/home/u"
-	dirFor := func(l gitstore.Location, cfgText string) string {
+	dirFor := func(l gitrepo.Location, cfgText string) string {
 		t.Helper()
 		cfgFile := filepath.Join(t.TempDir(), "cfg")
 		os.WriteFile(cfgFile, []byte(cfgText), 0o644)
@@ -167,7 +167,7 @@ func TestHooksGoWhereGitRunsThem(t *testing.T) {
 	}
 	wt := filepath.Join(t.TempDir(), "wt")
 	gittest.Git(t, repo, "worktree", "add", "-q", wt)
-	wloc, err := gitstore.Discover(wt, nil)
+	wloc, err := gitrepo.Discover(wt, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestHooksGoWhereGitRunsThem(t *testing.T) {
 		t.Fatalf("linked worktree, relative hooksPath: %s", got)
 	}
 	bare := gittest.Init(t, true)
-	bloc, _ := gitstore.Discover(bare, nil)
+	bloc, _ := gitrepo.Discover(bare, nil)
 	if got := dirFor(bloc, "[core]\nhooksPath = h\n"); got != filepath.Join(bare, "h") {
 		t.Fatalf("bare, relative hooksPath: %s", got)
 	}

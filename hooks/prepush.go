@@ -11,6 +11,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -96,7 +97,7 @@ type Policy struct {
 // it replaces the defaults; the single value "none" protects nothing. An
 // empty or malformed value is refused, so a typo never silently protects
 // nothing.
-func PolicyFrom(cfg *gitstore.Config) (Policy, error) {
+func PolicyFrom(cfg *gitrepo.Config) (Policy, error) {
 	vals := cfg.GetAll("nwdes.protect")
 	if len(vals) == 0 {
 		return Policy{Protect: append([]string(nil), DefaultProtect...)}, nil

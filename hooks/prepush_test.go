@@ -13,6 +13,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/hooks"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/refusal"
@@ -54,7 +55,7 @@ func TestThePrePushProtocolIsReadExactly(t *testing.T) {
 }
 
 func TestProtectedRefsDefaultToMainAndMasterAndAreConfigurable(t *testing.T) {
-	def, err := hooks.PolicyFrom(&gitstore.Config{})
+	def, err := hooks.PolicyFrom(&gitrepo.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestProtectedRefsDefaultToMainAndMasterAndAreConfigurable(t *testing.T) {
 	}
 }
 
-func configWith(t *testing.T, key string, vals ...string) *gitstore.Config {
+func configWith(t *testing.T, key string, vals ...string) *gitrepo.Config {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "cfg")
 	sec, name, _ := strings.Cut(key, ".")
@@ -89,7 +90,7 @@ func configWith(t *testing.T, key string, vals ...string) *gitstore.Config {
 		text += "\t" + name + " = " + v + "\n"
 	}
 	os.WriteFile(f, []byte(text), 0o644)
-	cfg, err := gitstore.ReadConfig(gitstore.Location{CommonDir: t.TempDir(), GitDir: t.TempDir()}, func(k string) string {
+	cfg, err := gitrepo.ReadConfig(gitrepo.Location{CommonDir: t.TempDir(), GitDir: t.TempDir()}, func(k string) string {
 		return map[string]string{"GIT_CONFIG_GLOBAL": f, "GIT_CONFIG_NOSYSTEM": "1"}[k]
 	})
 	if err != nil {
@@ -169,7 +170,7 @@ func newCandidateRepo(t *testing.T) *candidateRepo {
 	r.bare = gittest.Git(t, r.dir, "rev-parse", "HEAD")
 	gittest.Git(t, r.dir, "tag", "-a", "-m", "v1", "v1", r.accepted)
 	r.tagObject = gittest.Git(t, r.dir, "rev-parse", "v1")
-	loc, err := gitstore.Discover(r.dir, nil)
+	loc, err := gitrepo.Discover(r.dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 package hooks
 
-import "github.com/nwdes/nwdes/gitstore"
+import "github.com/nwdes/nwdes/gitstore/gitrepo"
 
 // Lookup asks git itself for every value of a key; it is used only when
 // ReadConfig reports (Conditional) that it could not know git's answer.
@@ -17,11 +17,11 @@ type Settings struct {
 
 // LoadSettings reads core.hooksPath and nwdes.protect as a git command in
 // loc would see them; see SettingsFrom.
-func LoadSettings(loc gitstore.Location, getenv gitstore.Getenv, ask Lookup) (*Settings, error) {
+func LoadSettings(loc gitrepo.Location, getenv gitrepo.Getenv, ask Lookup) (*Settings, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	cfg, err := gitstore.ReadConfig(loc, getenv)
+	cfg, err := gitrepo.ReadConfig(loc, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -31,9 +31,9 @@ func LoadSettings(loc gitstore.Location, getenv gitstore.Getenv, ask Lookup) (*S
 // SettingsFrom takes the settings from configuration already read. When
 // the reader could not know git's answer (Conditional), both keys are
 // asked of git through ask (when given).
-func SettingsFrom(loc gitstore.Location, cfg *gitstore.Config, home string, ask Lookup) (*Settings, error) {
+func SettingsFrom(loc gitrepo.Location, cfg *gitrepo.Config, home string, ask Lookup) (*Settings, error) {
 	if cfg.Conditional && ask != nil {
-		exact := &gitstore.Config{}
+		exact := &gitrepo.Config{}
 		for _, key := range []string{"core.hooksPath", "nwdes.protect"} {
 			vals, err := ask(key)
 			if err != nil {

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/gittest"
 )
 
@@ -13,7 +13,7 @@ func TestIncludeIfIsAskedOfGit(t *testing.T) {
 	root := t.TempDir()
 	common := filepath.Join(root, ".git")
 	gittest.WriteFile(t, common, "config", "[includeIf \"gitdir:~/work/\"]\n\tpath = work.inc\n[nwdes]\nprotect = local\n")
-	loc := gitstore.Location{GitDir: common, CommonDir: common, WorkTree: root}
+	loc := gitrepo.Location{GitDir: common, CommonDir: common, WorkTree: root}
 	asked := []string{}
 	ask := func(key string) ([]string, error) {
 		asked = append(asked, key)

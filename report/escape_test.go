@@ -14,6 +14,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/report"
 )
@@ -31,7 +32,7 @@ func hostileStatus(t *testing.T) *report.Status {
 	gittest.Git(t, dir, "add", "-A")
 	gittest.Git(t, dir, "commit", "-q", "-m", "hostile contract")
 	commit := plumbing.NewHash(gittest.Git(t, dir, "rev-parse", "HEAD"))
-	loc, err := gitstore.Discover(dir, nil)
+	loc, err := gitrepo.Discover(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

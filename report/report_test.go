@@ -13,6 +13,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/report"
@@ -41,7 +42,7 @@ func newFixture(t *testing.T) *fixture {
 	gittest.Git(t, dir, "add", "-A")
 	gittest.Git(t, dir, "commit", "-q", "-m", "broken contract")
 	f.bad = plumbing.NewHash(gittest.Git(t, dir, "rev-parse", "HEAD"))
-	loc, err := gitstore.Discover(dir, nil)
+	loc, err := gitrepo.Discover(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

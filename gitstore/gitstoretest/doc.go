@@ -6,7 +6,7 @@
 //
 //	func TestStoreConforms(t *testing.T) {
 //		gitstoretest.Run(t, gitstoretest.Harness{Open: func(t *testing.T, dir string, reg *gitstore.Registry) gitstoretest.Store {
-//			loc, _ := gitstore.Discover(dir, nil)
+//			loc, _ := gitrepo.Discover(dir, nil)
 //			st, _ := gitstore.Open(loc, gitstore.Options{Registry: reg})
 //			return st
 //		}})

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/sandbox"
@@ -29,8 +30,8 @@ type session struct {
 	dir   string // after -C
 	json  bool   // set by a verb's --json, for refusal rendering
 
-	cfg    *gitstore.Config // git configuration, read once (see config)
-	cfgLoc gitstore.Location
+	cfg    *gitrepo.Config // git configuration, read once (see config)
+	cfgLoc gitrepo.Location
 }
 
 // Main runs the command with args (args[0] is the program name) and returns
@@ -174,7 +175,7 @@ func (s *session) hiddenCommands() []*cli.Command {
 
 // open finds and opens the repository the command runs in.
 func (s *session) open() (*gitstore.Store, error) {
-	loc, err := gitstore.Discover(s.dir, s.env.Getenv)
+	loc, err := gitrepo.Discover(s.dir, s.env.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +183,7 @@ func (s *session) open() (*gitstore.Store, error) {
 }
 
 // openAt opens the store of a repository already found, tuned by git config.
-func (s *session) openAt(loc gitstore.Location) (*gitstore.Store, error) {
+func (s *session) openAt(loc gitrepo.Location) (*gitstore.Store, error) {
 	cfg, err := s.config(loc)
 	if err != nil {
 		return nil, err
@@ -196,9 +197,9 @@ func (s *session) openAt(loc gitstore.Location) (*gitstore.Store, error) {
 
 // config reads the git configuration of loc once per run: the hook needs
 // it for its settings and for the store, and pays for every read.
-func (s *session) config(loc gitstore.Location) (*gitstore.Config, error) {
+func (s *session) config(loc gitrepo.Location) (*gitrepo.Config, error) {
 	if s.cfg == nil || s.cfgLoc.GitDir != loc.GitDir || s.cfgLoc.CommonDir != loc.CommonDir {
-		cfg, err := gitstore.ReadConfig(loc, s.env.Getenv)
+		cfg, err := gitrepo.ReadConfig(loc, s.env.Getenv)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -31,7 +32,7 @@ func (s *session) contractCmd() *cli.Command {
 // workTree is the directory contract paths are taken from: the work tree
 // of the repository the command runs in, else the current directory.
 func (s *session) workTree() string {
-	if loc, err := gitstore.Discover(s.dir, s.env.Getenv); err == nil && loc.WorkTree != "" {
+	if loc, err := gitrepo.Discover(s.dir, s.env.Getenv); err == nil && loc.WorkTree != "" {
 		return loc.WorkTree
 	}
 	return s.dir

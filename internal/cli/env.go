@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -56,7 +57,7 @@ func newStyle(e Env) style {
 
 // storeOptions takes the store's tuning from git config (nwdes.durable,
 // nwdes.maxRecordBytes, nwdes.maxWalk). Durable is on unless set false.
-func storeOptions(cfg *gitstore.Config, now func() time.Time) (gitstore.Options, error) {
+func storeOptions(cfg *gitrepo.Config, now func() time.Time) (gitstore.Options, error) {
 	reg, err := registry()
 	if err != nil {
 		return gitstore.Options{}, err
@@ -81,21 +82,21 @@ func storeOptions(cfg *gitstore.Config, now func() time.Time) (gitstore.Options,
 }
 
 // isFalse and isTrue read a boolean as git config --type=bool does
-// (gitstore.ParseBool); a value git would refuse is neither.
+// (gitrepo.ParseBool); a value git would refuse is neither.
 func isFalse(v string) bool {
-	b, err := gitstore.ParseBool(v)
+	b, err := gitrepo.ParseBool(v)
 	return err == nil && !b
 }
 
 // configBool reads a boolean git config key as git config --type=bool
 // does: def when unset, and a named refusal for a value git would refuse
 // (never a guess that turns an option on).
-func configBool(cfg *gitstore.Config, key string, def bool) (bool, error) {
+func configBool(cfg *gitrepo.Config, key string, def bool) (bool, error) {
 	v, ok := cfg.Get(key)
 	if !ok {
 		return def, nil
 	}
-	b, err := gitstore.ParseBool(v)
+	b, err := gitrepo.ParseBool(v)
 	if err != nil {
 		return def, refusal.New(refusal.ConfigurationMalformed, fmt.Sprintf("set %s to true or false", key),
 			"git config %s is %q, which is not a boolean", key, v)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/hooks"
 	"github.com/nwdes/nwdes/internal/text"
 )
@@ -31,8 +32,8 @@ func (s *session) mergeOptions(st *gitstore.Store) gitstore.SyncOptions {
 }
 
 // hookSettings reads core.hooksPath and nwdes.protect for the repository.
-func (s *session) hookSettings(ctx context.Context) (gitstore.Location, *hooks.Settings, error) {
-	loc, err := gitstore.Discover(s.dir, s.env.Getenv)
+func (s *session) hookSettings(ctx context.Context) (gitrepo.Location, *hooks.Settings, error) {
+	loc, err := gitrepo.Discover(s.dir, s.env.Getenv)
 	if err != nil {
 		return loc, nil, err
 	}
@@ -208,7 +209,7 @@ EXAMPLES
 // remindPush says, after an accepted push, when the records that accept it
 // are not on the remote yet (as last fetched): a clone that pulls the
 // commit would find it unexamined until they are pushed.
-func (s *session) remindPush(loc gitstore.Location, remote string) {
+func (s *session) remindPush(loc gitrepo.Location, remote string) {
 	st, err := s.openAt(loc)
 	if err != nil {
 		return

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/gittest"
 )
 
@@ -82,7 +83,7 @@ func copyRepo(t *testing.T, src string) string {
 
 func openStore(t *testing.T, dir string) *gitstore.Store {
 	t.Helper()
-	loc, err := gitstore.Discover(dir, nil)
+	loc, err := gitrepo.Discover(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 )
 
 // withPager runs render with its output going through the user's pager,
@@ -80,6 +80,6 @@ func pagerOrNone(p string) string {
 }
 
 func isTrue(v string) bool {
-	b, err := gitstore.ParseBool(v)
+	b, err := gitrepo.ParseBool(v)
 	return err == nil && b
 }

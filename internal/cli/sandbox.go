@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
-	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/sandbox"
 )
 
@@ -31,7 +31,7 @@ func (s *session) wall(strict bool) *sandbox.Wall {
 
 // gateStrict says whether gates run strict: yes, unless --best-effort or
 // git config nwdes.sandbox.bestEffort says otherwise.
-func gateStrict(c *cli.Context, cfg *gitstore.Config) (bool, error) {
+func gateStrict(c *cli.Context, cfg *gitrepo.Config) (bool, error) {
 	if c.Bool("best-effort") {
 		return false, nil
 	}

@@ -1,7 +1,8 @@
-package gitstore
+package gitrepo
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,9 @@ import (
 
 	"github.com/nwdes/nwdes/refusal"
 )
+
+// ErrNotARepository: no git repository where one was looked for.
+var ErrNotARepository = errors.New("not a git repository")
 
 // Location is where a repository's parts live, found the way git finds them.
 type Location struct {

@@ -1,4 +1,4 @@
-package gitstore_test
+package gitrepo_test
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -18,7 +18,7 @@ func TestDiscoverFindsTheRepositoryAsGitDoes(t *testing.T) {
 	wt := filepath.Join(t.TempDir(), "wt")
 	gittest.Git(t, repo, "worktree", "add", "-q", wt)
 	dotgit := filepath.Join(repo, ".git")
-	env := func(kv ...string) gitstore.Getenv {
+	env := func(kv ...string) gitrepo.Getenv {
 		m := map[string]string{}
 		for i := 0; i < len(kv); i += 2 {
 			m[kv[i]] = kv[i+1]
@@ -28,7 +28,7 @@ func TestDiscoverFindsTheRepositoryAsGitDoes(t *testing.T) {
 	cases := []struct {
 		name                     string
 		dir                      string
-		env                      gitstore.Getenv
+		env                      gitrepo.Getenv
 		gitDir, common, workTree string
 	}{
 		{"from the top", repo, nil, dotgit, dotgit, repo},
@@ -41,7 +41,7 @@ func TestDiscoverFindsTheRepositoryAsGitDoes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			loc, err := gitstore.Discover(c.dir, c.env)
+			loc, err := gitrepo.Discover(c.dir, c.env)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestDiscoverFindsTheRepositoryAsGitDoes(t *testing.T) {
 
 func TestDiscoverRefusesOutsideARepository(t *testing.T) {
 	dir := t.TempDir()
-	_, err := gitstore.Discover(dir, func(k string) string {
+	_, err := gitrepo.Discover(dir, func(k string) string {
 		if k == "GIT_CEILING_DIRECTORIES" {
 			return filepath.Dir(dir)
 		}
@@ -72,7 +72,7 @@ func TestDiscoverRefusesOutsideARepository(t *testing.T) {
 func TestDiscoverRefusesASHA256Repository(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "r")
 	gittest.Git(t, filepath.Dir(dir), "init", "-q", "--object-format=sha256", dir)
-	_, err := gitstore.Discover(dir, nil)
+	_, err := gitrepo.Discover(dir, nil)
 	if !refusal.Named(err, "UnsupportedRepository") {
 		t.Fatalf("err = %v, want UnsupportedRepository", err)
 	}
@@ -86,7 +86,7 @@ func TestDiscoverRefusesAReftableRepository(t *testing.T) {
 	dir := gittest.Init(t, false)
 	gittest.Git(t, dir, "config", "core.repositoryformatversion", "1")
 	gittest.Git(t, dir, "config", "extensions.refStorage", "reftable")
-	_, err := gitstore.Discover(dir, nil)
+	_, err := gitrepo.Discover(dir, nil)
 	if !refusal.Named(err, refusal.UnsupportedRepository) || !strings.Contains(err.Error(), "reftable") {
 		t.Fatalf("err = %v, want UnsupportedRepository naming reftable", err)
 	}
