@@ -22,6 +22,9 @@ var (
 	// a missing object is not an absent record, and nothing may be written
 	// on top of a state that could not be read whole.
 	ErrObjectMissing = errors.New("object missing")
+	// ErrNothingStaged: SwapRemote's function staged no change, so nothing
+	// was pushed and the remote was not asked.
+	ErrNothingStaged = errors.New("nothing staged")
 )
 
 // ConflictError says what a compare-and-swap expected and what it found.

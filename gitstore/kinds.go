@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -23,6 +24,10 @@ import (
 type Registry struct {
 	kinds map[Kind]KindSpec
 	refs  map[RefName]RefSpec // exact names, and families (names ending in "/")
+	// frozen is set when a store opens with the registry: it is read by
+	// every goroutine from then on and declares nothing more.
+	mu     sync.Mutex
+	frozen bool
 }
 
 // KindSpec declares one kind of record.
@@ -78,7 +83,7 @@ const (
 	// nothing any later walk must cross, however many there are. The
 	// replaced commits become unreachable and git gc prunes them. Only
 	// PolicyLocal and PolicySwap refs may use it (a merge needs a base,
-	// and a fast-forward a chain).
+	// and a fast-forward a chain); it is the default of PolicySwap.
 	HistoryLatest History = "latest"
 )
 
@@ -88,7 +93,7 @@ const (
 type RefSpec struct {
 	Ref     RefName
 	Policy  SyncPolicy
-	History History // HistoryChain when empty
+	History History // HistoryLatest for PolicySwap when empty, else HistoryChain
 	// Layout names the top-level directories the ref's tree may hold. A
 	// view of a tree holding anything else (a product commit pushed to
 	// it, say) is refused, so that nothing reads it as empty and nothing
@@ -152,6 +157,9 @@ func OpenRegistry(kinds ...KindSpec) func(*Registry) error {
 // DeclareKind adds a kind. Declaring one twice is refused: two packages
 // claiming one name would read each other's records.
 func (r *Registry) DeclareKind(k KindSpec) error {
+	if err := r.open(); err != nil {
+		return err
+	}
 	if k.Kind == "" || k.Version < 1 {
 		return fmt.Errorf("declare kind %q: a kind needs a name and a version of at least 1", k.Kind)
 	}
@@ -168,8 +176,15 @@ func (r *Registry) DeclareRef(spec RefSpec) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("declare ref %s: %s", spec.Ref, fmt.Sprintf(format, args...))
 	}
+	if err := r.open(); err != nil {
+		return err
+	}
 	if spec.History == "" {
+		// A lease renewal must not grow a chain unless asked to.
 		spec.History = HistoryChain
+		if spec.Policy == PolicySwap {
+			spec.History = HistoryLatest
+		}
 	}
 	name := strings.TrimSuffix(string(spec.Ref), "/")
 	if err := RefName(name).Validate(); err != nil {
@@ -201,12 +216,59 @@ func (r *Registry) DeclareRef(spec RefSpec) error {
 	if spec.CheckNote != nil && spec.Ref != NotesRef {
 		return bad("only %s holds notes", NotesRef)
 	}
+	for _, l := range spec.Layout {
+		if l == "" || strings.ContainsAny(l, "/\x00") || l == "." || l == ".." {
+			return bad("layout entry %q is not a directory name", l)
+		}
+	}
 	if old, dup := r.refs[spec.Ref]; dup {
-		if spec.Ref != NotesRef || old.CheckNote != nil || spec.Policy != PolicyMerge {
+		// The notes ref is built in; its owner may add the fsck check of
+		// the notes, once, and nothing else.
+		addsCheck := spec.Ref == NotesRef && old.CheckNote == nil && spec.CheckNote != nil &&
+			spec.Policy == PolicyMerge && spec.History == HistoryChain && spec.Layout == nil && spec.Kinds == nil
+		if !addsCheck {
 			return bad("declared twice")
 		}
 	}
+	// git cannot hold refs/x and refs/x/y at once: an exact name and a
+	// family of the same stem cannot both be declared.
+	other := RefName(strings.TrimSuffix(string(spec.Ref), "/"))
+	if !spec.Family() {
+		other += "/"
+	}
+	if _, clash := r.refs[other]; clash {
+		return bad("%s is declared too; git cannot hold both", other)
+	}
 	r.refs[spec.Ref] = spec
+	return nil
+}
+
+// open refuses declarations once a store uses the registry.
+func (r *Registry) open() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.frozen {
+		return fmt.Errorf("the registry is in use by a store: declare everything before opening one")
+	}
+	return nil
+}
+
+// freeze ends declarations, checking what could only be checked once all
+// are in: every kind a ref names is declared.
+func (r *Registry) freeze() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.frozen {
+		return nil
+	}
+	for _, spec := range r.refs {
+		for _, k := range spec.Kinds {
+			if _, ok := r.kinds[k]; !ok {
+				return fmt.Errorf("declare ref %s: kind %q is not declared", spec.Ref, k)
+			}
+		}
+	}
+	r.frozen = true
 	return nil
 }
 

@@ -2,7 +2,9 @@ package gitstore_test
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,8 +12,10 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/gitstore/gitstoretest"
 	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/refusal"
 )
 
 // Declarations; the policies themselves are checked by the conformance
@@ -31,6 +35,9 @@ func TestRegistryRefusesDeclarationsTheStoreCouldNotHonour(t *testing.T) {
 		{gitstore.RefSpec{Ref: "refs/nwdes/x..y", Policy: gitstore.PolicyMerge}, "RefNameInvalid"},
 		{gitstore.RefSpec{Ref: "refs/nwdes/x", Policy: gitstore.PolicyMerge, CheckNote: func(*gitstore.Store, plumbing.Hash, []byte) error { return nil }}, "only refs/notes/nwdes holds notes"},
 		{gitstore.RefSpec{Ref: testRef, Policy: gitstore.PolicyMerge}, "declared twice"},
+		{gitstore.RefSpec{Ref: testRef + "/", Policy: gitstore.PolicyMerge}, "git cannot hold both"},
+		{gitstore.RefSpec{Ref: gitstore.NotesRef, Policy: gitstore.PolicyMerge, Layout: []string{"x"}}, "declared twice"},
+		{gitstore.RefSpec{Ref: "refs/nwdes/y", Policy: gitstore.PolicyMerge, Layout: []string{"a/b"}}, "not a directory name"},
 	}
 	for _, c := range cases {
 		_, err := gitstore.NewRegistry(func(r *gitstore.Registry) error {
@@ -131,4 +138,125 @@ func TestHeartbeatsLeaveNothingToWalk(t *testing.T) {
 		t.Fatalf("last heartbeat reads %+v %v", b, err)
 	}
 	gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
+}
+
+func TestRegistryDefaultsFreezesAndChecksNamedKinds(t *testing.T) {
+	reg := gitstoretest.Registry(t)
+	if spec, _ := reg.Ref(gitstoretest.LeaseRef); spec.History != gitstore.HistoryLatest {
+		t.Fatalf("a swap ref declared without a history keeps %q", spec.History)
+	}
+	check := func(*gitstore.Store, plumbing.Hash, []byte) error { return nil }
+	if err := reg.DeclareRef(gitstore.RefSpec{Ref: gitstore.NotesRef, Policy: gitstore.PolicyMerge, CheckNote: check}); err != nil {
+		t.Fatalf("adding the notes check: %v", err)
+	}
+	if err := reg.DeclareRef(gitstore.RefSpec{Ref: gitstore.NotesRef, Policy: gitstore.PolicyMerge, CheckNote: check}); err == nil {
+		t.Fatal("the notes check was added twice")
+	}
+	dir := gittest.Init(t, false)
+	openStore(t, dir, gitstore.Options{Registry: reg})
+	if err := reg.DeclareKind(gitstore.KindSpec{Kind: "late", Version: 1}); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("a declaration after a store opened: %v", err)
+	}
+	bad := gitstore.MustRegistry(func(r *gitstore.Registry) error {
+		return r.DeclareRef(gitstore.RefSpec{Ref: "refs/nwdes/z", Policy: gitstore.PolicyMerge, Kinds: []gitstore.Kind{"nobody.declared"}})
+	})
+	loc, err := gitrepo.Discover(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gitstore.Open(loc, gitstore.Options{Registry: bad}); err == nil || !strings.Contains(err.Error(), "nobody.declared") {
+		t.Fatalf("a ref naming an undeclared kind: %v", err)
+	}
+}
+
+func TestWritesThatWouldBreakTheRefOrSkipTheKindCheckAreRefused(t *testing.T) {
+	reg := gitstore.MustRegistry(func(r *gitstore.Registry) error {
+		if err := r.DeclareKind(gitstore.KindSpec{Kind: gitstoretest.Kind, Version: 1}); err != nil {
+			return err
+		}
+		return r.DeclareRef(gitstore.RefSpec{Ref: testRef, Policy: gitstore.PolicyMerge, Layout: []string{"records"}})
+	})
+	dir := gittest.Init(t, false)
+	s := openStore(t, dir, gitstore.Options{Registry: reg})
+	ctx := context.Background()
+	rec, _ := gitstore.NewRecord(gitstoretest.Kind, 1, gitstoretest.Body{})
+	if _, err := s.Update(ctx, testRef, "ok", func(tx *gitstore.Tx) error { return tx.Put("records/a", rec) }); err != nil {
+		t.Fatal(err)
+	}
+	tip, _ := s.Tip(testRef)
+	for name, fn := range map[string]func(*gitstore.Tx) error{
+		"a record outside the layout": func(tx *gitstore.Tx) error { return tx.Put("elsewhere/r", rec) },
+		"a file at the top":           func(tx *gitstore.Tx) error { return tx.WriteBlob("loose", []byte("x")) },
+		"a record.json by hand": func(tx *gitstore.Tx) error {
+			return tx.WriteBlob("records/b/record.json", []byte(`{"body":{},"kind":"evil","v":99}`))
+		},
+	} {
+		_, err := s.Update(ctx, testRef, "bad", fn)
+		if n := refusalName(err); n != refusal.PathInvalid && n != refusal.KindNotDeclared {
+			t.Errorf("%s: %v", name, err)
+		}
+		if now, _ := s.Tip(testRef); now != tip {
+			t.Fatalf("%s moved the ref", name)
+		}
+	}
+	if _, err := s.View(testRef); err != nil {
+		t.Fatalf("the ref no longer reads: %v", err)
+	}
+	// A merge ref is the only kind MergeInto moves.
+	ff := gitstore.MustRegistry(gitstore.OpenRegistry(), func(r *gitstore.Registry) error {
+		return r.DeclareRef(gitstore.RefSpec{Ref: "refs/nwdes/chain", Policy: gitstore.PolicyFastForward})
+	})
+	s2 := openStore(t, dir, gitstore.Options{Registry: ff})
+	if _, err := s2.MergeInto(ctx, "refs/nwdes/chain", tip, "elsewhere", gitstore.SyncOptions{}); refusalName(err) != refusal.PolicyRefused {
+		t.Fatalf("MergeInto of a fast-forward ref: %v", err)
+	}
+}
+
+func refusalName(err error) string {
+	if r, ok := refusal.As(err); ok {
+		return r.Name
+	}
+	return ""
+}
+
+// TestALostSwapInAPartialCloneReadsTheWinnersLeaseWhole: the loser mirrors
+// the winner's value, and in a --filter=blob:none clone its record blobs
+// are fetched too, so the lease reads instead of ObjectMissing.
+func TestALostSwapInAPartialCloneReadsTheWinnersLeaseWhole(t *testing.T) {
+	ctx := context.Background()
+	remote := gittest.Init(t, true)
+	gittest.Git(t, remote, "config", "uploadpack.allowfilter", "true")
+	gittest.Git(t, remote, "config", "uploadpack.allowanysha1inwant", "true")
+	seed := gittest.Init(t, false)
+	gittest.Git(t, seed, "push", "-q", remote, "main")
+	root := t.TempDir()
+	gittest.Git(t, root, "clone", "-q", remote, "full")
+	gittest.Git(t, root, "clone", "-q", "--filter=blob:none", "file://"+remote, "partial")
+	full := openStore(t, filepath.Join(root, "full"), gitstore.Options{Registry: gitstoretest.Registry(t)})
+	partial := openStore(t, filepath.Join(root, "partial"), gitstore.Options{Registry: gitstoretest.Registry(t)})
+	o := gitstore.SyncOptions{Environ: gittest.Env(root)}
+	take := func(s *gitstore.Store, who string) error {
+		rec, _ := gitstore.NewRecord(gitstoretest.Kind, 1, gitstoretest.Body{Title: who})
+		_, err := s.SwapRemote(ctx, "origin", gitstoretest.LeaseRef, plumbing.ZeroHash, "take",
+			func(tx *gitstore.Tx) error { return tx.Put("lease", rec) }, o)
+		return err
+	}
+	if err := take(full, "full"); err != nil {
+		t.Fatal(err)
+	}
+	if err := take(partial, "partial"); !errors.Is(err, gitstore.ErrConflict) {
+		t.Fatalf("the partial clone's take: %v", err)
+	}
+	tx, err := partial.View(gitstoretest.LeaseRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := tx.Get("lease")
+	if err != nil {
+		t.Fatalf("the mirrored lease: %v", err)
+	}
+	var b gitstoretest.Body
+	if err := rec.Decode(&b); err != nil || b.Title != "full" {
+		t.Fatalf("the mirrored lease reads %+v %v", b, err)
+	}
 }

@@ -100,6 +100,9 @@ func (s *Store) Close() error { return s.obj.close() }
 // Open returns a Store for the repository at loc.
 func Open(loc gitrepo.Location, opts Options) (*Store, error) {
 	opts.fill()
+	if err := opts.Registry.freeze(); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	if _, err := os.Stat(loc.CommonDir); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -170,6 +173,23 @@ func (s *Store) layoutProblem(ref RefName, root *node) string {
 		}
 	}
 	return ""
+}
+
+// checkLayout refuses an update that would leave the ref's tree outside its
+// declared layout: every later read would refuse the ref (RefUnreadable),
+// so the write is refused instead.
+func (s *Store) checkLayout(tx *Tx) error {
+	if tx.spec.Layout == nil {
+		return nil
+	}
+	if err := tx.load(tx.root); err != nil {
+		return err
+	}
+	if what := s.layoutProblem(tx.ref, tx.root); what != "" {
+		return refusal.New(refusal.PathInvalid, "write under one of the ref's declared directories",
+			"%s: %s", tx.ref, what)
+	}
+	return nil
 }
 
 // layout is the declared top level of ref's tree, nil when not checked.
@@ -252,6 +272,11 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
+	if spec.Policy == PolicySwap {
+		return plumbing.ZeroHash, refusal.New(refusal.PolicyRefused,
+			"move it with SwapRemote (a compare-and-swap on the remote); a fetch mirrors the remote's value here",
+			"%s is declared swap: it is decided on the remote, never by a local update", ref)
+	}
 	wait := time.Millisecond
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -271,6 +296,9 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 		}
 		if !tx.changed {
 			return tip, nil
+		}
+		if err := s.checkLayout(tx); err != nil {
+			return plumbing.ZeroHash, err
 		}
 		tree, err := tx.writeTrees()
 		if err != nil {

@@ -275,9 +275,9 @@ func TestFsckNamesEachProblem(t *testing.T) {
 	unknown, _ := gitstore.Canonical(map[string]any{"body": noteBody{}, "kind": "test.other", "v": 1})
 	newer, _ := gitstore.Canonical(map[string]any{"body": noteBody{}, "kind": "test.note", "v": 2})
 	_, err = s.Update(context.Background(), testRef, "bad", func(tx *gitstore.Tx) error {
-		tx.WriteBlob("unknown/record.json", unknown)
-		tx.WriteBlob("newer/record.json", newer)
-		return tx.WriteBlob("ugly/record.json", []byte(`{"kind": "test.note"}`))
+		gitstore.WriteRaw(tx, "unknown/record.json", unknown)
+		gitstore.WriteRaw(tx, "newer/record.json", newer)
+		return gitstore.WriteRaw(tx, "ugly/record.json", []byte(`{"kind": "test.note"}`))
 	})
 	if err != nil {
 		t.Fatal(err)

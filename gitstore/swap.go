@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -44,7 +45,7 @@ func (s *Store) swapRemote(ctx context.Context, remote string, ref RefName, old 
 		return plumbing.ZeroHash, err
 	}
 	if spec.Policy != PolicySwap {
-		return plumbing.ZeroHash, refusal.New(refusal.RefNotDeclared,
+		return plumbing.ZeroHash, refusal.New(refusal.PolicyRefused,
 			"move it with git nwdes push (its policy decides how it travels)",
 			"%s is declared %s, not swap: it does not move by a compare-and-swap on the remote", ref, spec.Policy)
 	}
@@ -62,7 +63,10 @@ func (s *Store) swapRemote(ctx context.Context, remote string, ref RefName, old 
 			return plumbing.ZeroHash, err
 		}
 		if !tx.changed {
-			return old, nil
+			return plumbing.ZeroHash, ErrNothingStaged
+		}
+		if err := s.checkLayout(tx); err != nil {
+			return plumbing.ZeroHash, err
 		}
 		tree, err := tx.writeTrees()
 		if err != nil {
@@ -72,62 +76,95 @@ func (s *Store) swapRemote(ctx context.Context, remote string, ref RefName, old 
 			return plumbing.ZeroHash, err
 		}
 	}
-	spec2 := next.String() + ":" + string(ref)
+	tracking := TrackingRef(remote, ref)
+	trackedBefore, err := s.refs.Read(tracking)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	localBefore, err := s.refs.Read(ref)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	dst := next.String() + ":" + string(ref)
 	if del {
-		spec2 = ":" + string(ref)
+		dst = ":" + string(ref)
 	}
 	out, err := s.git(ctx, o, "push", "--no-verify", "--atomic", "--porcelain", "--no-recurse-submodules",
-		"--force-with-lease="+string(ref)+":"+hexOrEmpty(old), remote, spec2)
-	if err != nil {
-		if !pushRaced(out) {
-			return plumbing.ZeroHash, transportRefusal("push", remote, err)
+		"--force-with-lease="+string(ref)+":"+hexOrEmpty(old), remote, dst)
+	if err == nil && !upToDate(out) {
+		// Ours now; the caches follow from the values they had, never
+		// over a newer one another writer put there meanwhile.
+		s.settle(tracking, trackedBefore, next)
+		if localBefore == old {
+			s.settle(ref, localBefore, next)
 		}
-		actual, ferr := s.fetchOne(ctx, remote, ref, o)
-		if ferr != nil {
-			return plumbing.ZeroHash, ferr
-		}
-		return plumbing.ZeroHash, &ConflictError{Ref: ref, Expected: old, Actual: actual}
+		return next, nil
 	}
-	s.settle(ref, TrackingRef(remote, ref), next)
-	return next, nil
+	if err != nil && !pushRaced(out) {
+		return plumbing.ZeroHash, transportRefusal("push", remote, err)
+	}
+	// Lost: another writer holds the ref. git also reports a push whose
+	// value the remote already holds as up to date without checking the
+	// lease, which is no win either.
+	actual, ferr := s.fetchOne(ctx, remote, ref, o)
+	if ferr != nil {
+		return plumbing.ZeroHash, ferr
+	}
+	return plumbing.ZeroHash, &ConflictError{Ref: ref, Expected: old, Actual: actual}
 }
 
-// fetchOne brings the remote's current value of one ref into its tracking
-// ref, mirrors it onto the local ref, and returns it (zero when absent).
+// upToDate reports a porcelain line for a ref git did not update because
+// the remote already held the value ('='): git skips the lease check then.
+func upToDate(porcelain []byte) bool {
+	for _, line := range strings.Split(string(porcelain), "\n") {
+		if strings.HasPrefix(line, "=\t") {
+			return true
+		}
+	}
+	return false
+}
+
+// fetchOne brings the remote's current value of one ref, with every object
+// it reaches (also in a partial clone), into its tracking ref, mirrors it
+// onto the local ref, and returns it (zero when the remote has no such
+// ref). The value is taken from what the fetch wrote, so a ref never names
+// an object that was not fetched.
 func (s *Store) fetchOne(ctx context.Context, remote string, ref RefName, o SyncOptions) (plumbing.Hash, error) {
-	out, err := s.git(ctx, o, "ls-remote", "--refs", remote, string(ref))
-	if err != nil {
-		return plumbing.ZeroHash, transportRefusal("ls-remote", remote, err)
-	}
-	var actual plumbing.Hash
-	for _, line := range strings.Split(string(out), "\n") {
-		id, name, ok := strings.Cut(line, "\t")
-		if ok && name == string(ref) && isHex40(id) {
-			actual = plumbing.NewHash(id)
-		}
-	}
 	tracking := TrackingRef(remote, ref)
+	_, err := s.git(ctx, o, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
+		remote, "+"+string(ref)+":"+string(tracking))
+	var ge *GitError
+	switch {
+	case errors.As(err, &ge) && strings.Contains(ge.Stderr, "couldn't find remote ref"):
+		// The remote has no such ref: forget what the caches said.
+		if cur, rerr := s.refs.Read(tracking); rerr == nil && !cur.IsZero() {
+			s.settle(tracking, cur, plumbing.ZeroHash)
+		}
+	case err != nil:
+		return plumbing.ZeroHash, transportRefusal("fetch", remote, err)
+	}
+	actual, err := s.refs.Read(tracking)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
 	if !actual.IsZero() {
-		if _, err := s.git(ctx, o, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
-			remote, "+"+string(ref)+":"+string(tracking)); err != nil {
-			return plumbing.ZeroHash, transportRefusal("fetch", remote, err)
+		if err := s.fetchMissingOf(ctx, remote, []plumbing.Hash{actual}, o); err != nil {
+			return plumbing.ZeroHash, err
 		}
 	}
-	s.settle(ref, tracking, actual)
+	if _, err := s.mirror(ref, actual); err != nil {
+		return plumbing.ZeroHash, err
+	}
 	return actual, nil
 }
 
-// settle points the local and tracking refs of a swap ref at what the
-// remote holds. Both are caches of the remote, so a writer that moved
-// them meanwhile is left to the next fetch, never fought.
-func (s *Store) settle(ref, tracking RefName, to plumbing.Hash) {
-	for _, r := range []RefName{tracking, ref} {
-		cur, err := s.refs.Read(r)
-		if err != nil || cur == to {
-			continue
-		}
-		// A failure leaves only a cache stale: the remote holds the truth,
-		// and the next fetch mirrors it.
-		_ = s.refs.CompareAndSwap(r, cur, to)
+// settle moves a cache of the remote (a swap ref or its tracking ref) from
+// the value it had to the one the remote now holds. If another writer moved
+// it meanwhile, theirs is as recent as ours and stays: the next fetch
+// mirrors the remote again.
+func (s *Store) settle(ref RefName, from, to plumbing.Hash) {
+	if from == to {
+		return
 	}
+	_ = s.swap(ref, from, to)
 }

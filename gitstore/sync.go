@@ -414,9 +414,11 @@ func transportRefusal(verb, remote string, err error) error {
 // each by its declared policy, without any transport: what an ordinary
 // `git fetch` brought (after SetupRemote) becomes visible to nwdes. A
 // merge ref is merged (MergeInto), a fast-forward ref fast-forwarded, a
-// swap ref mirrored; a ref no kind declares is reported skipped and left
-// alone. A diverged fast-forward ref refuses the whole call with
-// ChainDiverged before any ref moves.
+// swap ref mirrored (and deleted when the remote no longer has it); a ref
+// no kind declares is reported skipped and left alone. A fast-forward ref
+// already diverged refuses the call with ChainDiverged before any ref
+// moves; one that diverges while the call runs refuses at that ref, after
+// the refs before it (each ref moves whole, on its own).
 func (s *Store) MergeTracking(ctx context.Context, remote string, o SyncOptions) ([]RefSync, error) {
 	o.fill()
 	if err := ValidRemoteName(remote); err != nil {
@@ -474,6 +476,27 @@ func (s *Store) MergeTracking(ctx context.Context, remote string, o SyncOptions)
 			return nil, err
 		}
 		rs.Policy = j.spec.Policy
+		out = append(out, rs)
+	}
+	// A swap ref the remote no longer has (a released lease: fetch
+	// --prune removed its tracking ref) is deleted here too.
+	locals, err := s.refs.List("refs/nwdes/")
+	if err != nil {
+		return nil, err
+	}
+	for _, ref := range SortedNames(locals) {
+		spec, ok := s.opts.Registry.Ref(ref)
+		if !ok || spec.Policy != PolicySwap {
+			continue
+		}
+		if _, seen := tracked[TrackingRef(remote, ref)]; seen {
+			continue
+		}
+		rs, err := s.mirror(ref, plumbing.ZeroHash)
+		if err != nil {
+			return nil, err
+		}
+		rs.Policy = spec.Policy
 		out = append(out, rs)
 	}
 	return out, nil
@@ -543,26 +566,29 @@ func (s *Store) forward(ctx context.Context, ref RefName, theirs plumbing.Hash) 
 	}
 }
 
-// mirror sets a swap ref to the remote's value: the remote is where such a
-// ref is decided, and the local ref is only what was last seen there.
+// mirror sets a swap ref to the remote's value (zero: the remote has no
+// such ref, and the local one is deleted): the remote is where such a ref
+// is decided, and the local ref is only what was last seen there.
 func (s *Store) mirror(ref RefName, theirs plumbing.Hash) (RefSync, error) {
-	ours, err := s.refs.Read(ref)
-	if err != nil {
-		return RefSync{}, err
-	}
-	rs := RefSync{Ref: ref, Action: SyncUpToDate, Before: hexOrEmpty(ours), After: hexOrEmpty(ours), Remote: hexOrEmpty(theirs)}
-	if theirs.IsZero() || ours == theirs {
-		return rs, nil
-	}
-	if err := s.swap(ref, ours, theirs); err != nil {
-		// Another writer moved it meanwhile; the next fetch mirrors again.
-		if errors.Is(err, ErrConflict) {
+	for attempt := 1; ; attempt++ {
+		ours, err := s.refs.Read(ref)
+		if err != nil {
+			return RefSync{}, err
+		}
+		rs := RefSync{Ref: ref, Action: SyncUpToDate, Before: hexOrEmpty(ours), After: hexOrEmpty(ours), Remote: hexOrEmpty(theirs)}
+		if ours == theirs {
 			return rs, nil
 		}
-		return RefSync{}, err
+		err = s.swap(ref, ours, theirs)
+		if err == nil {
+			rs.Action, rs.After = SyncMirrored, hexOrEmpty(theirs)
+			return rs, nil
+		}
+		if !errors.Is(err, ErrConflict) || attempt >= s.opts.MaxAttempts {
+			return RefSync{}, err
+		}
+		s.opts.Sleep(jitter(time.Millisecond))
 	}
-	rs.Action, rs.After = SyncMirrored, theirs.String()
-	return rs, nil
 }
 
 // MergeInto merges commit theirs into the local ref: it creates the ref when
@@ -576,6 +602,14 @@ func (s *Store) MergeInto(ctx context.Context, ref RefName, theirs plumbing.Hash
 	o.fill()
 	if err := ref.Validate(); err != nil {
 		return RefSync{}, err
+	}
+	spec, err := s.opts.Registry.refFor(ref)
+	if err != nil {
+		return RefSync{}, err
+	}
+	if spec.Policy != PolicyMerge {
+		return RefSync{}, refusal.New(refusal.PolicyRefused, "bring it in with git nwdes fetch, which follows its policy",
+			"%s is declared %s: it is never merged", ref, spec.Policy)
 	}
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -1126,9 +1160,19 @@ func (s *Store) fetchMissing(ctx context.Context, remote string, o SyncOptions) 
 	if err != nil || len(tracked) == 0 {
 		return err
 	}
-	args := []string{"rev-list", "--objects", "--missing=print"}
+	var tips []plumbing.Hash
 	for _, name := range SortedNames(tracked) {
-		args = append(args, tracked[name].String())
+		tips = append(tips, tracked[name])
+	}
+	return s.fetchMissingOf(ctx, remote, tips, o)
+}
+
+// fetchMissingOf asks remote, in one request, for every object the tips
+// reach that this repository lacks.
+func (s *Store) fetchMissingOf(ctx context.Context, remote string, tips []plumbing.Hash, o SyncOptions) error {
+	args := []string{"rev-list", "--objects", "--missing=print"}
+	for _, t := range tips {
+		args = append(args, t.String())
 	}
 	out, err := s.git(ctx, o, args...)
 	if err != nil {

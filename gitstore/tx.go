@@ -154,8 +154,18 @@ func (tx *Tx) ReadBlob(path string) ([]byte, error) {
 	return b, nil
 }
 
-// WriteBlob stages data at path, replacing whatever was there.
+// WriteBlob stages data at path, replacing whatever was there. A file named
+// record.json is refused: records are written with Put, which checks their
+// kind against the registry, so that no path around it exists.
 func (tx *Tx) WriteBlob(path string, data []byte) error {
+	if path == "record.json" || strings.HasSuffix(path, "/record.json") {
+		return refusal.New(refusal.KindNotDeclared, "write records with Put",
+			"%s: a record.json is written only as a record, whose kind is checked", path)
+	}
+	return tx.writeBlob(path, data)
+}
+
+func (tx *Tx) writeBlob(path string, data []byte) error {
 	if tx.readOnly {
 		return fmt.Errorf("write %s: read-only view", path)
 	}
@@ -265,10 +275,11 @@ func (tx *Tx) Get(path string) (*Record, error) {
 // over the store's size limit with RecordTooLarge, and one whose kind is not
 // declared for the ref (or newer than declared) with KindNotDeclared.
 func (tx *Tx) Put(path string, rec *Record) error {
-	if !tx.readOnly {
-		if err := tx.s.opts.Registry.kindFor(tx.spec, rec.Kind, rec.V); err != nil {
-			return err
-		}
+	if tx.readOnly {
+		return fmt.Errorf("put %s: read-only view", path)
+	}
+	if err := tx.s.opts.Registry.kindFor(tx.spec, rec.Kind, rec.V); err != nil {
+		return err
 	}
 	enc, err := rec.encode()
 	if err != nil {
@@ -288,11 +299,11 @@ func (tx *Tx) Put(path string, rec *Record) error {
 	if err := tx.Remove(path); err != nil {
 		return err
 	}
-	if err := tx.WriteBlob(path+"/record.json", enc); err != nil {
+	if err := tx.writeBlob(path+"/record.json", enc); err != nil {
 		return err
 	}
 	for name, p := range rec.Payloads {
-		if err := tx.WriteBlob(path+"/payload/"+name, p); err != nil {
+		if err := tx.writeBlob(path+"/payload/"+name, p); err != nil {
 			return err
 		}
 	}

@@ -27,6 +27,7 @@ const (
 	PartInvalid            = "PartInvalid"
 	PathInvalid            = "PathInvalid"
 	PathUnusable           = "PathUnusable"
+	PolicyRefused          = "PolicyRefused"
 	RecordMalformed        = "RecordMalformed"
 	RecordTooLarge         = "RecordTooLarge"
 	RefNameInvalid         = "RefNameInvalid"

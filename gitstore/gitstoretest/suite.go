@@ -62,7 +62,7 @@ func Registry(t testing.TB) *gitstore.Registry {
 		for _, spec := range []gitstore.RefSpec{
 			{Ref: MergeRef, Policy: gitstore.PolicyMerge},
 			{Ref: LedgerRef, Policy: gitstore.PolicyFastForward},
-			{Ref: "refs/nwdes/conformance-leases/", Policy: gitstore.PolicySwap, History: gitstore.HistoryLatest},
+			{Ref: "refs/nwdes/conformance-leases/", Policy: gitstore.PolicySwap}, // latest-only by default
 			{Ref: LocalRef, Policy: gitstore.PolicyLocal, History: gitstore.HistoryLatest},
 		} {
 			if err := r.DeclareRef(spec); err != nil {
@@ -507,7 +507,7 @@ func take(t *testing.T, s *suite, st Store, old plumbing.Hash, who string) (plum
 
 func swapPolicy(t *testing.T, s *suite) {
 	ctx := context.Background()
-	_, a := s.clone("a")
+	dirA, a := s.clone("a")
 	_, b := s.clone("b")
 	first, err := take(t, s, a, plumbing.ZeroHash, "a")
 	if err != nil {
@@ -541,16 +541,23 @@ func swapPolicy(t *testing.T, s *suite) {
 	if out := gittest.Git(t, s.remote, "rev-list", "--count", string(LeaseRef)); out != "1" {
 		t.Fatalf("the remote lease has %s commits of history", out)
 	}
-	// Bulk push never sends a swap ref, even one moved locally (its own
-	// fetch mirrors the remote back), and fetch mirrors the remote.
-	put(t, a, LeaseRef, "lease", "forged locally")
+	// A swap ref never moves by a local update, and a bulk push never
+	// sends one, even one moved behind nwdes's back (git update-ref); a
+	// fetch mirrors the remote's value back.
+	if _, err := a.Update(ctx, LeaseRef, "local", func(tx *gitstore.Tx) error { return tx.Put("lease", record(t, "forged", 0, nil)) }); named(err) != refusal.PolicyRefused {
+		t.Fatalf("a local update of a swap ref: %v", err)
+	}
+	gittest.Git(t, dirA, "update-ref", string(LeaseRef), first.String())
 	if _, err := a.Push(ctx, "origin", s.sync()); err != nil {
 		t.Fatal(err)
 	}
 	if s.remoteTip(LeaseRef) != second.String() {
 		t.Fatal("push moved a swap ref")
 	}
-	put(t, a, LeaseRef, "lease", "forged again")
+	if tip, _ := a.Tip(LeaseRef); tip != second {
+		t.Fatal("push's fetch did not mirror the remote's lease")
+	}
+	gittest.Git(t, dirA, "update-ref", string(LeaseRef), first.String())
 	rep, err := a.Fetch(ctx, "origin", s.sync())
 	if err != nil || actionOf(rep, LeaseRef) != gitstore.SyncMirrored {
 		t.Fatalf("fetch: %+v %v", rep, err)
@@ -558,7 +565,12 @@ func swapPolicy(t *testing.T, s *suite) {
 	if tip, _ := a.Tip(LeaseRef); tip != second {
 		t.Fatal("fetch did not mirror the remote's lease")
 	}
-	// Releasing is a compare-and-swap too.
+	// A function that stages nothing pushes nothing and says so.
+	if _, err := a.SwapRemote(ctx, "origin", LeaseRef, second, "nothing", func(*gitstore.Tx) error { return nil }, s.sync()); !errors.Is(err, gitstore.ErrNothingStaged) {
+		t.Fatalf("a swap staging nothing: %v", err)
+	}
+	// Releasing is a compare-and-swap too, and the release reaches every
+	// clone's next fetch.
 	if err := b.DeleteRemote(ctx, "origin", LeaseRef, first, s.sync()); !errors.Is(err, gitstore.ErrConflict) {
 		t.Fatalf("release from a stale value: %v", err)
 	}
@@ -568,7 +580,25 @@ func swapPolicy(t *testing.T, s *suite) {
 	if s.remoteTip(LeaseRef) != "" {
 		t.Fatal("the lease is still on the remote")
 	}
-	if _, err := a.SwapRemote(ctx, "origin", MergeRef, plumbing.ZeroHash, "x", func(*gitstore.Tx) error { return nil }, s.sync()); named(err) != refusal.RefNotDeclared {
+	if tip, _ := b.Tip(LeaseRef); !tip.IsZero() {
+		t.Fatal("the releasing clone still holds the lease locally")
+	}
+	if rep, err := a.Fetch(ctx, "origin", s.sync()); err != nil || actionOf(rep, LeaseRef) != gitstore.SyncMirrored {
+		t.Fatalf("fetch after the release: %+v %v", rep, err)
+	}
+	if tip, _ := a.Tip(LeaseRef); !tip.IsZero() {
+		t.Fatal("a released lease stays in another clone after its fetch")
+	}
+	// Two clones taking the same lease content (the same commit, when
+	// their clocks agree): git reports the second push "up to date"
+	// without checking its lease, which is no win.
+	if _, err := take(t, s, a, plumbing.ZeroHash, "same"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := take(t, s, b, plumbing.ZeroHash, "same"); !errors.Is(err, gitstore.ErrConflict) {
+		t.Fatalf("a second take of an identical lease: %v", err)
+	}
+	if _, err := a.SwapRemote(ctx, "origin", MergeRef, plumbing.ZeroHash, "x", func(*gitstore.Tx) error { return nil }, s.sync()); named(err) != refusal.PolicyRefused {
 		t.Fatalf("swap of a merge ref: %v", err)
 	}
 }
