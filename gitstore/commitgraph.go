@@ -3,13 +3,16 @@ package gitstore
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	commitgraph "github.com/go-git/go-git/v5/plumbing/format/commitgraph/v2"
+	"golang.org/x/sys/unix"
 )
 
 // Generation numbers let a history walk stop early: a commit's generation
@@ -50,7 +53,7 @@ func openCommitGraph(objDir string) (g *commitGraph, err error) {
 		}
 	}()
 	info := filepath.Join(objDir, "info")
-	f, err := os.Open(filepath.Join(info, "commit-graph"))
+	f, err := mapFile(filepath.Join(info, "commit-graph"))
 	if err == nil {
 		idx, err := commitgraph.OpenFileIndex(f)
 		if err != nil {
@@ -83,7 +86,7 @@ func openCommitGraph(objDir string) (g *commitGraph, err error) {
 	}
 	var idx commitgraph.Index
 	for _, h := range chain {
-		f, err := os.Open(filepath.Join(dir, "graph-"+h+".graph"))
+		f, err := mapFile(filepath.Join(dir, "graph-"+h+".graph"))
 		if err == nil {
 			var next commitgraph.Index
 			if next, err = commitgraph.OpenFileIndexWithParent(f, idx); err == nil {
@@ -102,6 +105,58 @@ func openCommitGraph(objDir string) (g *commitGraph, err error) {
 
 func (g *commitGraph) close() error { return g.idx.Close() }
 
+// mappedFile is a commit-graph file mapped into memory. go-git's reader
+// makes a handful of small reads per commit (a binary search of the id
+// table, the commit data, each parent's); through pread(2) that cost more
+// than reading the commit object, mapped it costs next to nothing, and
+// mapping does not read the file, so opening costs the same whatever its
+// size. The descriptor is closed at once: the mapping holds the file, also
+// after git gc replaces it. git never writes a graph in place (it writes a
+// new file and renames it over), so the mapping does not shrink under us;
+// if something else truncates it, the fault is turned into a panic
+// (debug.SetPanicOnFault in entry) and that into an error.
+type mappedFile struct{ data []byte }
+
+func mapFile(name string) (*mappedFile, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() <= 0 || fi.Size() != int64(int(fi.Size())) {
+		return nil, fmt.Errorf("%s: size %d", name, fi.Size())
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("map %s: %w", name, err)
+	}
+	return &mappedFile{data: data}, nil
+}
+
+func (m *mappedFile) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off > int64(len(m.data)) {
+		return 0, fmt.Errorf("commit-graph: read at %d past the end (%d)", off, len(m.data))
+	}
+	n := copy(p, m.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (m *mappedFile) Close() error {
+	if m.data == nil {
+		return nil
+	}
+	err := unix.Munmap(m.data)
+	m.data = nil
+	return err
+}
+
 // graphEntry is what the graph says of one commit: its generation, its
 // parents and their generations.
 type graphEntry struct {
@@ -113,6 +168,7 @@ type graphEntry struct {
 // entry looks h up. ok is false when the graph does not hold h; err is set
 // when the graph could not be read (it is damaged, or was truncated).
 func (g *commitGraph) entry(h plumbing.Hash) (e graphEntry, ok bool, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok, err = graphEntry{}, false, fmt.Errorf("commit-graph: %v", r)
@@ -161,6 +217,10 @@ type genState struct {
 	// generation for every commit it ever saw; they are cheap to find
 	// again.
 	known map[plumbing.Hash]uint64
+	// tooFar is set when generations could not be derived within MaxWalk
+	// with this graph (none, or an old one): later walks go straight to
+	// the walk without generations instead of trying again.
+	tooFar bool
 	// visits counts commit objects read by history walks (for tests).
 	visits atomic.Int64
 }
@@ -190,6 +250,7 @@ func (s *Store) dropGraph(cg *commitGraph) {
 		g.dropped = append(g.dropped, cg)
 		g.graph = nil
 		g.known = nil
+		g.tooFar = false
 	}
 }
 
@@ -236,4 +297,20 @@ func (s *Store) closeGraphs() error {
 	}
 	g.graph, g.dropped, g.known = nil, nil, nil
 	return errors.Join(errs...)
+}
+
+// gensTooFar reports whether deriving generations was found to need more
+// than MaxWalk commits.
+func (s *Store) gensTooFar() bool {
+	g := &s.gens
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.tooFar
+}
+
+func (s *Store) setGensTooFar() {
+	g := &s.gens
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.tooFar = true
 }

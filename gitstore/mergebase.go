@@ -38,7 +38,7 @@ func (s *Store) MergeBases(a, b plumbing.Hash) ([]plumbing.Hash, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(shallow) == 0 {
+	if len(shallow) == 0 && !s.gensTooFar() {
 		for range 2 {
 			w := s.newGenWalk()
 			best, err := s.paintDown(w, a, b)
@@ -51,6 +51,7 @@ func (s *Store) MergeBases(a, b plumbing.Hash) ([]plumbing.Hash, error) {
 			if !errors.Is(err, errNeedGraph) {
 				return best, err
 			}
+			s.setGensTooFar()
 			break
 		}
 	}
@@ -166,7 +167,7 @@ func (s *Store) IsAncestor(anc, desc plumbing.Hash) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if len(shallow) == 0 {
+	if len(shallow) == 0 && !s.gensTooFar() {
 		for range 2 {
 			w := s.newGenWalk()
 			ok, err := w.isAncestor(anc, desc)
@@ -178,6 +179,7 @@ func (s *Store) IsAncestor(anc, desc plumbing.Hash) (bool, error) {
 			if !errors.Is(err, errNeedGraph) {
 				return ok, err
 			}
+			s.setGensTooFar()
 			break
 		}
 	}
