@@ -2,6 +2,8 @@ package gitstore_test
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/refusal"
 )
 
 // dag is a generated history in a real repository: commits[i] is the id
@@ -206,11 +209,13 @@ func hashSet(hs []plumbing.Hash) []string {
 }
 
 // checkAgainstGit asks a fresh store every question git answered.
-func checkAgainstGit(t *testing.T, d *dag, g *gitTruth, wantGraph bool) *gitstore.Store {
+// wantGraph is 1 or 0 for whether the store must use a graph at first,
+// -1 for either.
+func checkAgainstGit(t *testing.T, d *dag, g *gitTruth, wantGraph int) *gitstore.Store {
 	t.Helper()
 	st := stOpenStore(t, d.dir, gitstore.Options{})
 	t.Cleanup(func() { st.Close() })
-	if got := st.UsesCommitGraph(); got != wantGraph {
+	if got := st.UsesCommitGraph(); wantGraph >= 0 && got != (wantGraph == 1) {
 		t.Fatalf("store uses a commit-graph: %v, want %v", got, wantGraph)
 	}
 	for i, p := range g.pairs {
@@ -265,11 +270,126 @@ func TestMergeBaseDifferential(t *testing.T) {
 							}
 						}
 					}
-					st := checkAgainstGit(t, d, truth, kind != "none")
+					want := 1
+					if kind == "none" {
+						want = 0
+					}
+					st := checkAgainstGit(t, d, truth, want)
 					if kind != "none" && !st.UsesCommitGraph() {
 						t.Fatal("the store stopped trusting a good commit-graph")
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestMergeBaseDamagedGraph: a commit-graph that is truncated, has a wrong
+// checksum, an entry with wrong parents or a wrong generation gives the
+// answers git gives (with no graph, git's answers are the same), and the
+// store stops using a graph it found wrong.
+func TestMergeBaseDamagedGraph(t *testing.T) {
+	d := genDAG(t, 7, 100)
+	rng := rand.New(rand.NewPCG(7, 99))
+	truth := askGit(t, d, rng, 100, 10)
+	graphFile := filepath.Join(d.dir, ".git", "objects", "info", "commit-graph")
+	for _, damage := range []struct {
+		name    string
+		dropped bool // whether the store must have stopped using it
+		edit    func(t *testing.T, b []byte) []byte
+	}{
+		{"truncated", true, func(t *testing.T, b []byte) []byte { return b[:len(b)/2] }},
+		{"truncated-header", true, func(t *testing.T, b []byte) []byte { return b[:30] }},
+		{"wrong-checksum", false, func(t *testing.T, b []byte) []byte { b[len(b)-1] ^= 0xff; return b }},
+		{"wrong-parents", true, func(t *testing.T, b []byte) []byte {
+			cdat, n := graphChunk(t, b, "CDAT"), graphCount(t, b)
+			for i := n - 1; i >= 0; i-- {
+				e := b[cdat+i*36:]
+				p1, p2 := binary.BigEndian.Uint32(e[20:]), binary.BigEndian.Uint32(e[24:])
+				if p1 != 0x70000000 && p2 == 0x70000000 {
+					binary.BigEndian.PutUint32(e[20:], (p1+1)%uint32(n))
+					return b
+				}
+			}
+			t.Fatal("no commit with one parent")
+			return nil
+		}},
+		{"wrong-generation", true, func(t *testing.T, b []byte) []byte {
+			cdat, n := graphChunk(t, b, "CDAT"), graphCount(t, b)
+			for i := range n {
+				e := b[cdat+i*36:]
+				if v := binary.BigEndian.Uint32(e[28:]); v>>2 > 3 {
+					binary.BigEndian.PutUint32(e[28:], v-2<<2) // two levels lower
+					return b
+				}
+			}
+			t.Fatal("no commit above level 3")
+			return nil
+		}},
+	} {
+		t.Run(damage.name, func(t *testing.T) {
+			d.graphSetup(t, "full")
+			b, err := os.ReadFile(graphFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(graphFile, damage.edit(t, b), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			st := checkAgainstGit(t, d, truth, -1)
+			if damage.dropped && st.UsesCommitGraph() {
+				t.Fatal("the store still uses a damaged commit-graph")
+			}
+		})
+	}
+}
+
+// graphChunk returns the offset of a chunk of a commit-graph file.
+func graphChunk(t *testing.T, b []byte, id string) int {
+	t.Helper()
+	for off := 8; off+12 <= len(b); off += 12 {
+		if string(b[off:off+4]) == id {
+			return int(binary.BigEndian.Uint64(b[off+4:]))
+		}
+		if binary.BigEndian.Uint32(b[off:]) == 0 {
+			break
+		}
+	}
+	t.Fatalf("commit-graph has no %s chunk", id)
+	return 0
+}
+
+// graphCount is the number of commits a commit-graph file holds.
+func graphCount(t *testing.T, b []byte) int {
+	return int(binary.BigEndian.Uint32(b[graphChunk(t, b, "OIDF")+255*4:]))
+}
+
+// TestShallowFileUnreadable: a shallow file that cannot be read, or that
+// holds a line that is not a commit id, makes walks refuse with
+// StoreUnreadable instead of answering as if the clone were complete.
+func TestShallowFileUnreadable(t *testing.T) {
+	d := genDAG(t, 3, 20)
+	shallow := filepath.Join(d.dir, ".git", "shallow")
+	a, b := d.commits[len(d.commits)-1], d.commits[0]
+	for name, make := range map[string]func() error{
+		"directory": func() error { return os.Mkdir(shallow, 0o755) },
+		"malformed": func() error { return os.WriteFile(shallow, []byte(a.String()+"\nnot-an-id\n"), 0o644) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			os.RemoveAll(shallow)
+			if err := make(); err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(shallow)
+			st := stOpenStore(t, d.dir, gitstore.Options{})
+			defer st.Close()
+			_, err1 := st.IsAncestor(b, a)
+			_, err2 := st.MergeBases(a, b)
+			for _, err := range []error{err1, err2} {
+				var r *refusal.Error
+				if !errors.As(err, &r) || r.Name != refusal.StoreUnreadable {
+					t.Fatalf("got %v, want StoreUnreadable", err)
+				}
 			}
 		})
 	}
