@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -187,4 +189,85 @@ func TestHistoryWalks200k(t *testing.T) {
 		t.Fatalf("IsAncestor(tip, early) with no graph = %v, %v", ok, err)
 	}
 	t.Logf("all in %v", time.Since(start).Round(time.Millisecond))
+}
+
+// ---- IsAncestor on 200,000 heartbeats, and its git twin ----
+
+var (
+	longBenchMu sync.Mutex
+	longBench   *longHistory
+)
+
+func longFixture(b *testing.B) *longHistory {
+	var h *longHistory
+	dir := benchFixture(b, "long", func(dir string) (err error) {
+		h, err = buildLongHistory(dir)
+		return err
+	})
+	longBenchMu.Lock()
+	defer longBenchMu.Unlock()
+	if h != nil {
+		longBench = h
+	}
+	if longBench == nil || longBench.dir != dir {
+		b.Fatal("long fixture lost")
+	}
+	return longBench
+}
+
+// longQuestions are the IsAncestor questions both twins answer.
+func longQuestions(h *longHistory) []struct {
+	name      string
+	anc, desc plumbing.Hash
+	want      bool
+} {
+	return []struct {
+		name      string
+		anc, desc plumbing.Hash
+		want      bool
+	}{
+		{"near", h.forkAt, h.tip, true},             // 2,000 apart, outside the graph
+		{"no-by-generation", h.tip, h.early, false}, // answered by generations alone
+		{"across-fork", h.forkTip, h.tip, false},    // walks down to the fork's generation
+		{"far", h.early, h.tip, true},               // 203,000 apart
+	}
+}
+
+// BenchmarkIsAncestor200k: a warm store (generations of the commits outside
+// the graph already derived), as a long-running process has it.
+func BenchmarkIsAncestor200k(b *testing.B) {
+	h := longFixture(b)
+	for _, q := range longQuestions(h) {
+		b.Run(q.name, func(b *testing.B) {
+			s := stOpenStore(b, h.dir, gitstore.Options{})
+			defer s.Close()
+			for i := 0; i < b.N+1; i++ {
+				if i == 1 {
+					b.ResetTimer()
+				}
+				got, err := s.IsAncestor(q.anc, q.desc)
+				if err != nil || got != q.want {
+					b.Fatalf("IsAncestor = %v, %v", got, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkIsAncestor200kGitCLI: git merge-base --is-ancestor.
+func BenchmarkIsAncestor200kGitCLI(b *testing.B) {
+	h := longFixture(b)
+	env := gittest.Env(filepath.Dir(h.dir))
+	for _, q := range longQuestions(h) {
+		b.Run(q.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				cmd := exec.Command("git", "merge-base", "--is-ancestor", q.anc.String(), q.desc.String())
+				cmd.Dir, cmd.Env = h.dir, env
+				err := cmd.Run()
+				if got := err == nil; got != q.want {
+					b.Fatalf("git merge-base --is-ancestor = %v (%v)", got, err)
+				}
+			}
+		})
+	}
 }
