@@ -81,7 +81,7 @@ func TestStoreConforms(t *testing.T) {
 	}})
 }
 
-var heartbeats = flag.Int("heartbeats", 2000, "updates TestHeartbeatsLeaveNothingToWalk makes (a tenth with -short); the issue's proof is -heartbeats 200000")
+var heartbeatCount = flag.Int("heartbeats", 2000, "updates TestHeartbeatsLeaveNothingToWalk makes (a tenth with -short); the issue's proof is -heartbeats 200000")
 
 // TestHeartbeatsLeaveNothingToWalk: a ref declared latest-only takes N
 // updates and every later operation still reads one commit: its log, fsck,
@@ -89,7 +89,7 @@ var heartbeats = flag.Int("heartbeats", 2000, "updates TestHeartbeatsLeaveNothin
 // does depends on N, which is the point; the run at 200,000 is in
 // docs/performance.md.
 func TestHeartbeatsLeaveNothingToWalk(t *testing.T) {
-	n := *heartbeats
+	n := *heartbeatCount
 	if testing.Short() {
 		n /= 10
 	}

@@ -670,7 +670,11 @@ func (r *resolver) parents(h plumbing.Hash) (commitInfo, error) {
 	if t != plumbing.CommitObject {
 		return commitInfo{}, r.unknown(fmt.Errorf("%s is a %s, not a commit", h, t))
 	}
-	if r.s.isShallow(h) {
+	shallow, err := r.s.isShallow(h)
+	if err != nil {
+		return commitInfo{}, err
+	}
+	if shallow {
 		return commitInfo{}, shallowBoundary(h.String())
 	}
 	return decodeCommit(h, b)

@@ -89,13 +89,16 @@ type Store struct {
 
 	shallowOnce sync.Once
 	shallowSet  map[plumbing.Hash]bool // the clone's shallow commits
+	shallowErr  error                  // why shallow could not be read
+
+	gens genState // commit-graph and derived generations (commitgraph.go)
 }
 
 // Close releases what the store holds: pack files and their maps, index
 // maps, go-git's storage. A long-running process that opens stores for
 // hours (a supervisor) holds no more descriptors than one store needs.
 // Nothing may be read or written through the store afterwards.
-func (s *Store) Close() error { return s.obj.close() }
+func (s *Store) Close() error { return errors.Join(s.obj.close(), s.closeGraphs()) }
 
 // Open returns a Store for the repository at loc.
 func Open(loc gitrepo.Location, opts Options) (*Store, error) {
