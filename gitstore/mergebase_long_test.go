@@ -98,6 +98,11 @@ func buildLongHistory(dir string) (*longHistory, error) {
 // walk reads are bounded by those outside the graph plus the distance
 // asked about, not by the length of the history.
 func TestHistoryWalks200k(t *testing.T) {
+	if testing.Short() {
+		// About 21 s without -race (12 s of it building the history with
+		// fast-import), far more with it.
+		t.Skip("builds 200,000 commits; run without -short")
+	}
 	start := time.Now()
 	dir := filepath.Join(t.TempDir(), "repo")
 	gittest.Git(t, filepath.Dir(dir), "init", "-q", "-b", "main", dir)
