@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
@@ -39,9 +39,9 @@ type Target struct {
 // Candidate is a resolved target: the commit and the contract read from it.
 type Candidate struct {
 	Feature      string
-	Commit       plumbing.Hash
+	Commit       oid.ID
 	ContractPath string
-	ContractBlob plumbing.Hash
+	ContractBlob oid.ID
 	Contract     *Contract
 }
 
@@ -66,10 +66,10 @@ func Load(st *gitstore.Store, t Target) (*Candidate, error) {
 			t.Feature = features[0]
 		case 0:
 			return nil, refusal.New(refusal.MissingFact, "commit a contract at .nwave/features/<feature>.md",
-				"%s has no feature contract", commit.String()[:12])
+				"%s has no feature contract", commit.Short())
 		default:
 			return nil, refusal.New(refusal.MissingFact, "name one with --feature",
-				"%s has %d feature contracts (%s): which one?", commit.String()[:12], len(features), strings.Join(features, ", "))
+				"%s has %d feature contracts (%s): which one?", commit.Short(), len(features), strings.Join(features, ", "))
 		}
 	}
 	if err := ValidFeature(t.Feature); err != nil {
@@ -86,14 +86,14 @@ func Load(st *gitstore.Store, t Target) (*Candidate, error) {
 			remedy = fmt.Sprintf("did you mean --feature %s? (git nwdes features lists them)", near)
 		}
 		return nil, refusal.New(refusal.MissingFact, remedy,
-			"feature %s has no contract %s at candidate %s", t.Feature, path, commit.String()[:12])
+			"feature %s has no contract %s at candidate %s", t.Feature, path, commit.Short())
 	}
 	if err != nil {
 		return nil, err
 	}
 	if f.Mode != gitstore.ModeFile && f.Mode != gitstore.ModeExec {
 		return nil, refusal.New(refusal.ConfigurationMalformed, "commit the contract as a plain file",
-			"%s at %s is not a plain committed file (mode %o): a contract must be one", path, commit.String()[:12], f.Mode)
+			"%s at %s is not a plain committed file (mode %o): a contract must be one", path, commit.Short(), f.Mode)
 	}
 	c, err := ParseContract(path, f.Data)
 	if err != nil {
@@ -177,7 +177,7 @@ func (x *Examiner) Open(ctx context.Context, t Target, fromCurrent bool) (*Resul
 				return nil
 			}
 			*d = &Draft{Feature: c.Feature, Candidate: c.Commit.String(), NextID: 1, Rows: c.Contract.IDs()}
-			res.Message = fmt.Sprintf("opened a draft examination of %s at %s", c.Feature, c.Commit.String()[:12])
+			res.Message = fmt.Sprintf("opened a draft examination of %s at %s", c.Feature, c.Commit.Short())
 			return nil
 		}
 		pub, err := x.Store.View(Ref)
@@ -276,7 +276,7 @@ func (x *Examiner) Retarget(ctx context.Context, t Target) (*Result, error) {
 				elsewhere++
 			}
 		}
-		res.Message = fmt.Sprintf("the draft of %s now examines %s", c.Feature, c.Commit.String()[:12])
+		res.Message = fmt.Sprintf("the draft of %s now examines %s", c.Feature, c.Commit.Short())
 		if elsewhere > 0 {
 			res.Notices = append(res.Notices, fmt.Sprintf("%s made at another commit: cite them only after examine observation carry, or observe again", text.Plural(elsewhere, "observation was", "observations were")))
 		}

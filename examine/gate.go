@@ -360,7 +360,7 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 	rep := newGateReport(cand)
 	if g.WorkTree != "" && len(rep.Rows) > 0 {
 		if p, err := WorkTreeDiffers(g.Store, cand.Commit, g.WorkTree); err == nil && p != "" {
-			rep.Notices = append(rep.Notices, fmt.Sprintf("the work tree differs from %s (%s, at least): the gates judge the commit, not uncommitted changes", cand.Commit.String()[:12], p))
+			rep.Notices = append(rep.Notices, fmt.Sprintf("the work tree differs from %s (%s, at least): the gates judge the commit, not uncommitted changes", cand.Commit.Short(), p))
 		}
 	}
 	var evs []*Evidence
@@ -387,7 +387,7 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 	if len(evs) == 0 {
 		return rep, nil
 	}
-	msg := fmt.Sprintf("gate run %s at %s", cand.Feature, cand.Commit.String()[:12])
+	msg := fmt.Sprintf("gate run %s at %s", cand.Feature, cand.Commit.Short())
 	if _, err := g.Store.Update(ctx, GateRef, msg, func(tx *gitstore.Tx) error {
 		idx, err := loadGateLatest(tx, cand.Feature)
 		if err != nil {

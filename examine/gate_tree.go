@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/refusal"
@@ -22,10 +22,10 @@ const modeGroupW = 0o100664
 // and each gitlink (submodule) as an empty directory, as a checkout leaves
 // it. Only committed content is written, never a work tree's. Symlinks are
 // made last, so that no file is ever written through one.
-func ExportTree(st *gitstore.Store, commit plumbing.Hash, dir string) error {
+func ExportTree(st *gitstore.Store, commit oid.ID, dir string) error {
 	type link struct{ path, target string }
 	var links []link
-	err := st.Walk(commit, func(p string, mode uint32, blob plumbing.Hash) error {
+	err := st.Walk(commit, func(p string, mode uint32, blob oid.ID) error {
 		if err := safeTreePath(p); err != nil {
 			return err
 		}
@@ -63,7 +63,7 @@ func ExportTree(st *gitstore.Store, commit plumbing.Hash, dir string) error {
 			return f.Close()
 		default:
 			return refusal.NewUnreadable(refusal.TreeUnreadable, "check the commit with git fsck",
-				"%s in %s has mode %o, which no checkout writes", p, commit.String()[:12], mode)
+				"%s in %s has mode %o, which no checkout writes", p, commit.Short(), mode)
 		}
 	})
 	if err != nil {
@@ -73,11 +73,11 @@ func ExportTree(st *gitstore.Store, commit plumbing.Hash, dir string) error {
 		// A tree or blob the commit names and the object store lacks (a
 		// shallow or damaged clone): named, with a remedy, not a bare error.
 		return refusal.NewUnreadable(refusal.TreeUnreadable, "fetch the missing objects (git fetch, or git fsck to see what is missing)",
-			"the tree of %s cannot be exported: %v", commit.String()[:12], err)
+			"the tree of %s cannot be exported: %v", commit.Short(), err)
 	}
 	for _, l := range links {
 		if err := os.Symlink(l.target, l.path); err != nil {
-			return fmt.Errorf("export %s: %w", commit.String()[:12], err)
+			return fmt.Errorf("export %s: %w", commit.Short(), err)
 		}
 	}
 	return nil
@@ -101,10 +101,10 @@ func safeTreePath(p string) error {
 // elsewhere), or "" when every committed file is as committed. Files the
 // commit does not hold are not looked at: it answers "did the gates judge
 // what you see?", not "is the work tree clean?".
-func WorkTreeDiffers(st *gitstore.Store, commit plumbing.Hash, dir string) (string, error) {
+func WorkTreeDiffers(st *gitstore.Store, commit oid.ID, dir string) (string, error) {
 	stop := errors.New("differs")
 	var first string
-	err := st.Walk(commit, func(p string, mode uint32, blob plumbing.Hash) error {
+	err := st.Walk(commit, func(p string, mode uint32, blob oid.ID) error {
 		if safeTreePath(p) != nil {
 			return nil
 		}

@@ -1,5 +1,5 @@
 package examine_test
 
-import "github.com/go-git/go-git/v5/plumbing"
+import "github.com/nwdes/nwdes/gitstore/oid"
 
-func plumbingHash(s string) plumbing.Hash { return plumbing.NewHash(s) }
+func plumbingHash(s string) oid.ID { return oid.MustParse(s) }

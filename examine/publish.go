@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
@@ -233,12 +233,12 @@ func NewReader(st *gitstore.Store) (*Reader, error) {
 }
 
 // At returns the newest examination of feature at commit, or nil.
-func (r *Reader) At(commit plumbing.Hash, feature string) (*Examination, error) {
+func (r *Reader) At(commit oid.ID, feature string) (*Examination, error) {
 	return latestAt(r.tx, commit.String(), feature)
 }
 
 // Examined returns the features examined at commit, sorted.
-func (r *Reader) Examined(commit plumbing.Hash) ([]string, error) {
+func (r *Reader) Examined(commit oid.ID) ([]string, error) {
 	return r.tx.List("published/" + fanout(commit.String()))
 }
 
@@ -247,7 +247,7 @@ func (r *Reader) Examined(commit plumbing.Hash) ([]string, error) {
 // looks meant as a contract but cannot be enforced as one (a directory, a
 // symbolic link, an invalid feature name, a .nwave/features that is not a
 // directory), rather than letting the hook skip it; other files are ignored.
-func Features(st *gitstore.Store, commit plumbing.Hash) ([]string, error) {
+func Features(st *gitstore.Store, commit oid.ID) ([]string, error) {
 	bad := func(path, why string) error {
 		return refusal.New(refusal.ConfigurationMalformed,
 			"keep each contract as a plain committed file .nwave/features/<feature>.md",
@@ -300,8 +300,11 @@ func Features(st *gitstore.Store, commit plumbing.Hash) ([]string, error) {
 // makes the note converge: a crash between publishing and noting is
 // repaired by the next close, and concurrent closes cannot drop a feature.
 func (x *Examiner) writeBrief(ctx context.Context, commit string) error {
-	h := plumbing.NewHash(commit)
-	_, err := x.Store.UpdateNote(ctx, h, "brief "+commit[:12], func(old []byte, found bool) ([]byte, error) {
+	h, err := oid.Parse(commit)
+	if err != nil {
+		return fmt.Errorf("brief of %q: %w", commit, err)
+	}
+	_, err = x.Store.UpdateNote(ctx, h, "brief "+commit[:12], func(old []byte, found bool) ([]byte, error) {
 		r, err := NewReader(x.Store)
 		if err != nil {
 			return nil, err
@@ -313,7 +316,7 @@ func (x *Examiner) writeBrief(ctx context.Context, commit string) error {
 
 // Brief renders the note a commit should carry: the brief of every
 // feature's newest examination of it, or nil when none judged it.
-func (r *Reader) Brief(h plumbing.Hash) ([]byte, error) {
+func (r *Reader) Brief(h oid.ID) ([]byte, error) {
 	features, err := r.Examined(h)
 	if err != nil {
 		return nil, err
@@ -341,7 +344,7 @@ func (r *Reader) Brief(h plumbing.Hash) ([]byte, error) {
 // CheckNote is fsck's check of the note on commit: it must be exactly the
 // brief its examinations render. A note on a commit no examination judged,
 // or one edited by hand, is a forgery a reviewer would believe.
-func CheckNote(st *gitstore.Store, commit plumbing.Hash, note []byte) error {
+func CheckNote(st *gitstore.Store, commit oid.ID, note []byte) error {
 	r, err := NewReader(st)
 	if err != nil {
 		return err
@@ -352,9 +355,9 @@ func CheckNote(st *gitstore.Store, commit plumbing.Hash, note []byte) error {
 	}
 	switch {
 	case want == nil:
-		return fmt.Errorf("a note on %s, which no examination judged (forged, or its records are gone)", commit.String()[:12])
+		return fmt.Errorf("a note on %s, which no examination judged (forged, or its records are gone)", commit.Short())
 	case !bytes.Equal(want, note):
-		return fmt.Errorf("the note on %s is not what its examinations render (edited or forged; git nwdes examine close rewrites it)", commit.String()[:12])
+		return fmt.Errorf("the note on %s is not what its examinations render (edited or forged; git nwdes examine close rewrites it)", commit.Short())
 	}
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 )
@@ -117,20 +117,20 @@ func InScope(globs []string, path string) bool { return CompileScope(globs).Matc
 // differs between the trees of two commits: added, deleted, modified and
 // mode-changed files, and gitlinks moved. A rename touches both names. It
 // compares the trees in the store; it never runs git.
-func TouchedFiles(st *gitstore.Store, from, to plumbing.Hash) ([]string, error) {
+func TouchedFiles(st *gitstore.Store, from, to oid.ID) ([]string, error) {
 	type file struct {
 		mode uint32
-		blob plumbing.Hash
+		blob oid.ID
 	}
 	before := map[string]file{}
-	if err := st.Walk(from, func(p string, mode uint32, blob plumbing.Hash) error {
+	if err := st.Walk(from, func(p string, mode uint32, blob oid.ID) error {
 		before[p] = file{mode, blob}
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 	var touched []string
-	if err := st.Walk(to, func(p string, mode uint32, blob plumbing.Hash) error {
+	if err := st.Walk(to, func(p string, mode uint32, blob oid.ID) error {
 		if b, ok := before[p]; !ok || b != (file{mode, blob}) {
 			touched = append(touched, p)
 		}

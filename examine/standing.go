@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
@@ -38,7 +38,7 @@ type Standing struct {
 // A record consistent in every respect but forged by someone who can write
 // the repository's refs is not detected: that needs signatures, which nwdes
 // does not have yet (see docs/hooks.md).
-func (r *Reader) Standing(commit plumbing.Hash, feature string) (Standing, error) {
+func (r *Reader) Standing(commit oid.ID, feature string) (Standing, error) {
 	ex, err := r.At(commit, feature)
 	if err != nil || ex == nil {
 		return Standing{Outcome: None}, err
@@ -53,7 +53,7 @@ func (r *Reader) Standing(commit plumbing.Hash, feature string) (Standing, error
 	return Standing{Outcome: ex.Outcome, Examination: ex}, nil
 }
 
-func (r *Reader) check(commit plumbing.Hash, feature string, ex *Examination) (string, error) {
+func (r *Reader) check(commit oid.ID, feature string, ex *Examination) (string, error) {
 	if ex.Candidate != commit.String() {
 		return fmt.Sprintf("the record is of candidate %s, not %s", ex.Candidate, commit), nil
 	}

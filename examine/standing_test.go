@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
@@ -43,7 +43,7 @@ func standing(t *testing.T, x *examine.Examiner, commit string) examine.Standing
 	if err != nil {
 		t.Fatal(err)
 	}
-	sd, err := r.Standing(plumbing.NewHash(commit), "f")
+	sd, err := r.Standing(oid.MustParse(commit), "f")
 	if err != nil {
 		t.Fatal(err)
 	}

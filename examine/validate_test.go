@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
@@ -96,7 +96,7 @@ func TestARecordWithFieldsOfTheWrongShapeIsRefusedNotSliced(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := r.Standing(plumbing.NewHash(ex.Candidate), "f"); !refusal.Named(err, "RecordMalformed") {
+			if _, err := r.Standing(oid.MustParse(ex.Candidate), "f"); !refusal.Named(err, "RecordMalformed") {
 				t.Fatalf("standing: %v, want RecordMalformed", err)
 			}
 			if _, _, err := x.Show("f"); !refusal.Named(err, "RecordMalformed") {
@@ -124,7 +124,7 @@ func TestAnExaminationRenamedToSortNewestIsRefusedByItsName(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ := examine.NewReader(x.Store)
-	if _, err := r.Standing(plumbing.NewHash(ex.Candidate), "f"); !refusal.Named(err, "RecordMalformed") || !strings.Contains(err.Error(), `name is "zzzz"`) {
+	if _, err := r.Standing(oid.MustParse(ex.Candidate), "f"); !refusal.Named(err, "RecordMalformed") || !strings.Contains(err.Error(), `name is "zzzz"`) {
 		t.Fatalf("standing: %v", err)
 	}
 	if p := fsckProblems(t, x.Store); !strings.Contains(p, `name is "zzzz"`) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
@@ -174,7 +174,7 @@ func (v *Verifier) Verify(ctx context.Context, in VerifyInput) (*VerifyResult, e
 }
 
 // judge fills r; it returns a nil contract (and r.Reason) for ERROR.
-func (v *Verifier) judge(r *VerifyResult, base, head plumbing.Hash) (*Contract, error) {
+func (v *Verifier) judge(r *VerifyResult, base, head oid.ID) (*Contract, error) {
 	f, err := v.Store.ReadFile(head, r.ContractPath)
 	if errors.Is(err, gitstore.ErrNotFound) {
 		r.Reason = fmt.Sprintf("contract %s is missing at %s", r.ContractPath, text.Short(r.Head))
@@ -358,7 +358,7 @@ func (v *Verifier) record(ctx context.Context, r *VerifyResult, at time.Time) er
 
 // LatestVerify returns the newest verify result recorded for feature with
 // head as its HEAD, or nil.
-func LatestVerify(st *gitstore.Store, head plumbing.Hash, feature string) (*VerifyResult, error) {
+func LatestVerify(st *gitstore.Store, head oid.ID, feature string) (*VerifyResult, error) {
 	tx, err := st.View(GateRef)
 	if err != nil {
 		return nil, err
@@ -394,7 +394,7 @@ func verifyFrom(path string, rec *gitstore.Record) (*VerifyResult, error) {
 
 // resolveRange resolves BASE...HEAD (from their merge base) or BASE..HEAD
 // (from BASE); an empty side means HEAD, as in git.
-func (v *Verifier) resolveRange(diff string) (base, head plumbing.Hash, err error) {
+func (v *Verifier) resolveRange(diff string) (base, head oid.ID, err error) {
 	a, b, symmetric := "", "", false
 	if i := strings.Index(diff, "..."); i >= 0 {
 		a, b, symmetric = diff[:i], diff[i+3:], true

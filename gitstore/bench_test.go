@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
@@ -215,7 +215,7 @@ func (w *cliWriter) commit(tree, parent, old, msg string) (string, bool, error) 
 		return "", false, err
 	}
 	if old == "" {
-		old = plumbing.ZeroHash.String()
+		old = oid.Zero.String()
 	}
 	if _, err := w.git(nil, "update-ref", w.ref, c, old); err != nil {
 		if strings.Contains(err.Error(), "but expected") || strings.Contains(err.Error(), "reference already exists") || strings.Contains(err.Error(), "cannot lock ref") {
@@ -634,12 +634,12 @@ const noteText = "examined by nwdes\n"
 // writeFreshNote has the store (re)write its note on commit, after deleting
 // the notes ref, so that the note's commit, tree and blob are loose objects
 // as the store leaves them.
-func writeFreshNote(b *testing.B, dir string, commit plumbing.Hash) {
+func writeFreshNote(b *testing.B, dir string, commit oid.ID) {
 	s := stOpenStore(b, dir, gitstore.Options{})
 	if cur, err := s.Tip(gitstore.NotesRef); err != nil {
 		b.Fatal(err)
 	} else if !cur.IsZero() {
-		if err := s.Refs().CompareAndSwap(gitstore.NotesRef, cur, plumbing.ZeroHash); err != nil {
+		if err := s.Refs().CompareAndSwap(gitstore.NotesRef, cur, oid.Zero); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -658,7 +658,7 @@ func noteReaderChild() int {
 		var s *gitstore.Store
 		if s, err = gitstore.Open(loc, gitstore.Options{}); err == nil {
 			var b []byte
-			if b, err = s.Note(plumbing.NewHash(os.Getenv("NWDES_COMMIT"))); err == nil {
+			if b, err = s.Note(oid.MustParse(os.Getenv("NWDES_COMMIT"))); err == nil {
 				os.Stdout.Write(b)
 				return 0
 			}
@@ -674,7 +674,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 )
@@ -691,7 +691,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	b, err := s.Note(plumbing.NewHash(os.Args[2]))
+	b, err := s.Note(oid.MustParse(os.Args[2]))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -826,7 +826,7 @@ func BenchmarkNoteReadColdProcess(b *testing.B) {
 			b.ReportMetric(per(tl), "go-linkonly-ns/op")
 		}
 	}
-	writeFreshNote(b, dir, plumbing.NewHash(head))
+	writeFreshNote(b, dir, oid.MustParse(head))
 	b.Run("loose-note", bench)
 	gittest.Git(b, dir, "repack", "-a", "-d", "-q")
 	if c := gittest.Git(b, dir, "count-objects", "-v"); !strings.Contains(c, "count: 0\n") {

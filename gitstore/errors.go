@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 // Sentinels callers branch on with errors.Is. go-git's own errors never
@@ -30,8 +30,8 @@ var (
 // ConflictError says what a compare-and-swap expected and what it found.
 type ConflictError struct {
 	Ref      RefName
-	Expected plumbing.Hash
-	Actual   plumbing.Hash
+	Expected oid.ID
+	Actual   oid.ID
 }
 
 func (e *ConflictError) Error() string {
@@ -41,7 +41,7 @@ func (e *ConflictError) Error() string {
 // Unwrap makes errors.Is(err, ErrConflict) hold.
 func (e *ConflictError) Unwrap() error { return ErrConflict }
 
-func showHash(h plumbing.Hash) string {
+func showHash(h oid.ID) string {
 	if h.IsZero() {
 		return "nothing"
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/text"
 )
 
@@ -46,18 +47,18 @@ func (r *FsckReport) OK() bool { return len(r.Problems) == 0 }
 // JSON of a known kind and version, every note a blob named for a commit id.
 // Objects shared between commits are checked once.
 func (s *Store) Fsck() (*FsckReport, error) {
-	refs, err := s.refs.List("refs/nwdes/")
+	refs, err := s.refs.list("refs/nwdes/")
 	if err != nil {
 		return nil, err
 	}
-	local, err := s.refs.List(LocalPrefix)
+	local, err := s.refs.list(LocalPrefix)
 	if err != nil {
 		return nil, err
 	}
 	for name, h := range local {
 		refs[name] = h
 	}
-	if h, err := s.refs.Read(NotesRef); err != nil {
+	if h, err := s.refs.read(NotesRef); err != nil {
 		return nil, err
 	} else if !h.IsZero() {
 		refs[NotesRef] = h
@@ -162,7 +163,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 			if !isHex40(id) {
 				bad(p, "notes tree entry is not named for an object id")
 			} else if atTip && spec.CheckNote != nil {
-				if err := spec.CheckNote(s, plumbing.NewHash(id), blob); err != nil {
+				if err := spec.CheckNote(s, oid.MustParse(id), blob); err != nil {
 					bad(p, err.Error())
 				}
 			}
@@ -194,7 +195,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 
 // checkRecord loads a record's payloads and runs its kind's Check on it.
 func (s *Store) checkRecord(kind KindSpec, ref RefName, commit plumbing.Hash, path string) error {
-	tx, err := s.ViewAt(ref, commit)
+	tx, err := s.viewAt(ref, commit, true)
 	if err != nil {
 		return err
 	}

@@ -6,8 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -105,7 +104,7 @@ type RefSpec struct {
 	Kinds []Kind
 	// CheckNote, on NotesRef only, is fsck's check of each note at the tip
 	// against the records it should be rendered from.
-	CheckNote func(s *Store, commit plumbing.Hash, note []byte) error
+	CheckNote func(s *Store, commit oid.ID, note []byte) error
 }
 
 // Family reports whether the spec declares every ref under a prefix.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
@@ -33,7 +33,7 @@ func TestRegistryRefusesDeclarationsTheStoreCouldNotHonour(t *testing.T) {
 		{gitstore.RefSpec{Ref: "refs/nwdes/x", Policy: gitstore.PolicyFastForward, History: gitstore.HistoryLatest}, "needs policy local or swap"},
 		{gitstore.RefSpec{Ref: "refs/nwdes/x", Policy: "sometimes"}, "unknown sync policy"},
 		{gitstore.RefSpec{Ref: "refs/nwdes/x..y", Policy: gitstore.PolicyMerge}, "RefNameInvalid"},
-		{gitstore.RefSpec{Ref: "refs/nwdes/x", Policy: gitstore.PolicyMerge, CheckNote: func(*gitstore.Store, plumbing.Hash, []byte) error { return nil }}, "only refs/notes/nwdes holds notes"},
+		{gitstore.RefSpec{Ref: "refs/nwdes/x", Policy: gitstore.PolicyMerge, CheckNote: func(*gitstore.Store, oid.ID, []byte) error { return nil }}, "only refs/notes/nwdes holds notes"},
 		{gitstore.RefSpec{Ref: testRef, Policy: gitstore.PolicyMerge}, "declared twice"},
 		{gitstore.RefSpec{Ref: testRef + "/", Policy: gitstore.PolicyMerge}, "git cannot hold both"},
 		{gitstore.RefSpec{Ref: gitstore.NotesRef, Policy: gitstore.PolicyMerge, Layout: []string{"x"}}, "declared twice"},
@@ -96,7 +96,7 @@ func TestHeartbeatsLeaveNothingToWalk(t *testing.T) {
 	dir := gittest.Init(t, false)
 	s := openStore(t, dir, gitstore.Options{Registry: gitstoretest.Registry(t), MaxWalk: 10})
 	ctx := context.Background()
-	var first plumbing.Hash
+	var first oid.ID
 	start := time.Now()
 	for i := 0; i < n; i++ {
 		rec, err := gitstore.NewRecord(gitstoretest.Kind, 1, gitstoretest.Body{Title: "alive", N: i})
@@ -145,7 +145,7 @@ func TestRegistryDefaultsFreezesAndChecksNamedKinds(t *testing.T) {
 	if spec, _ := reg.Ref(gitstoretest.LeaseRef); spec.History != gitstore.HistoryLatest {
 		t.Fatalf("a swap ref declared without a history keeps %q", spec.History)
 	}
-	check := func(*gitstore.Store, plumbing.Hash, []byte) error { return nil }
+	check := func(*gitstore.Store, oid.ID, []byte) error { return nil }
 	if err := reg.DeclareRef(gitstore.RefSpec{Ref: gitstore.NotesRef, Policy: gitstore.PolicyMerge, CheckNote: check}); err != nil {
 		t.Fatalf("adding the notes check: %v", err)
 	}
@@ -237,7 +237,7 @@ func TestALostSwapInAPartialCloneReadsTheWinnersLeaseWhole(t *testing.T) {
 	o := gitstore.SyncOptions{Environ: gittest.Env(root)}
 	take := func(s *gitstore.Store, who string) error {
 		rec, _ := gitstore.NewRecord(gitstoretest.Kind, 1, gitstoretest.Body{Title: who})
-		_, err := s.SwapRemote(ctx, "origin", gitstoretest.LeaseRef, plumbing.ZeroHash, "take",
+		_, err := s.SwapRemote(ctx, "origin", gitstoretest.LeaseRef, oid.Zero, "take",
 			func(tx *gitstore.Tx) error { return tx.Put("lease", rec) }, o)
 		return err
 	}

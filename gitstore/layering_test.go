@@ -25,6 +25,18 @@ func TestImportsPointOneWay(t *testing.T) {
 		"hooks":            {mod + "internal/cli"},
 		"report":           {mod + "internal/cli", mod + "hooks"},
 	}
+	// Above the store nothing names go-git directly: ids are oid.IDs.
+	for _, pkg := range []string{"examine", "report", "hooks", "internal/cli", "sandbox", "gitstore/oid"} {
+		out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", mod+pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+		}
+		for _, imp := range strings.Fields(string(out)) {
+			if strings.HasPrefix(imp, "github.com/go-git/") {
+				t.Errorf("%s imports %s directly", pkg, imp)
+			}
+		}
+	}
 	covers := func(banned, dep string) bool {
 		banned = strings.TrimSuffix(banned, "/")
 		return dep == banned || strings.HasPrefix(dep, banned+"/")

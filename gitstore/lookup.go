@@ -1,6 +1,6 @@
 package gitstore
 
-import "github.com/go-git/go-git/v5/plumbing"
+import "github.com/nwdes/nwdes/gitstore/oid"
 
 // Git tree entry modes nwdes distinguishes.
 const (
@@ -15,15 +15,15 @@ const (
 type DirEntry struct {
 	Name string
 	Mode uint32
-	Hash plumbing.Hash
+	Hash oid.ID
 }
 
 // Tree returns a read-only view of commit's tree. Everything read through
 // one view is loaded once, so a caller asking several questions of one
 // commit (the hook: is there a .nwave/features, what is in it, what does a
 // contract hold) reads each object once.
-func (s *Store) Tree(commit plumbing.Hash) (*Tx, error) {
-	c, err := s.readCommit(commit)
+func (s *Store) Tree(commit oid.ID) (*Tx, error) {
+	c, err := s.readCommit(toHash(commit))
 	if err != nil {
 		return nil, err
 	}
@@ -45,5 +45,5 @@ func (tx *Tx) Lookup(path string) (DirEntry, bool, error) {
 	if e == nil {
 		return DirEntry{}, false, nil
 	}
-	return DirEntry{Name: parts[len(parts)-1], Mode: e.mode, Hash: e.hash}, true, nil
+	return DirEntry{Name: parts[len(parts)-1], Mode: e.mode, Hash: toID(e.hash)}, true, nil
 }

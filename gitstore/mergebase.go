@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -30,7 +31,12 @@ import (
 // be had (a shallow clone, or more than MaxWalk commits outside any
 // commit-graph) it walks by commit time as git does without a graph, and
 // every commit counts against MaxWalk (WalkLimit).
-func (s *Store) MergeBases(a, b plumbing.Hash) ([]plumbing.Hash, error) {
+func (s *Store) MergeBases(a, b oid.ID) ([]oid.ID, error) {
+	bases, err := s.mergeBases(toHash(a), toHash(b))
+	return toIDs(bases), err
+}
+
+func (s *Store) mergeBases(a, b plumbing.Hash) ([]plumbing.Hash, error) {
 	if a == b {
 		return []plumbing.Hash{a}, nil
 	}
@@ -159,7 +165,11 @@ func (s *Store) removeRedundant(gw *genWalk, cands []plumbing.Hash) ([]plumbing.
 // which alone count against MaxWalk. Where generations cannot be had (a
 // shallow clone, or more than MaxWalk commits outside any commit-graph) it
 // walks the whole history below desc, bounded by MaxWalk (WalkLimit).
-func (s *Store) IsAncestor(anc, desc plumbing.Hash) (bool, error) {
+func (s *Store) IsAncestor(anc, desc oid.ID) (bool, error) {
+	return s.isAncestor(toHash(anc), toHash(desc))
+}
+
+func (s *Store) isAncestor(anc, desc plumbing.Hash) (bool, error) {
 	if anc == desc {
 		return true, nil
 	}
@@ -253,7 +263,7 @@ func (s *Store) isAncestorWalk(anc, desc plumbing.Hash) (bool, error) {
 		if h == anc {
 			return true, nil
 		}
-		ps, _, err := s.Parents(h)
+		ps, _, err := s.parents(h)
 		if err != nil {
 			return false, err
 		}
@@ -324,7 +334,7 @@ func (w *genWalk) meta(h plumbing.Hash) (commitMeta, error) {
 	if m, ok := w.info[h]; ok {
 		return m, nil
 	}
-	ps, when, err := w.s.Parents(h)
+	ps, when, err := w.s.parents(h)
 	if err != nil {
 		return commitMeta{}, err
 	}
@@ -510,7 +520,7 @@ func (w *walker) push(h plumbing.Hash) error {
 		w.info[h] = m
 	}
 	if !ok {
-		ps, when, err := w.st.Parents(h)
+		ps, when, err := w.st.parents(h)
 		if err != nil {
 			return err
 		}

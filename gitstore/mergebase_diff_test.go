@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/gittest"
@@ -23,7 +23,7 @@ import (
 // of the commit with fast-import mark i+1.
 type dag struct {
 	dir     string
-	commits []plumbing.Hash
+	commits []oid.ID
 	// phase1 is how many commits the first import wrote (the part a
 	// partial commit-graph covers).
 	phase1 int
@@ -108,14 +108,14 @@ func genDAG(t *testing.T, seed uint64, n int) *dag {
 	if err != nil {
 		t.Fatal(err)
 	}
-	byMark := map[int]plumbing.Hash{}
+	byMark := map[int]oid.ID{}
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		var m int
 		var h string
 		if _, err := fmt.Sscanf(l, ":%d %s", &m, &h); err != nil {
 			t.Fatalf("marks line %q: %v", l, err)
 		}
-		byMark[m] = plumbing.NewHash(h)
+		byMark[m] = oid.MustParse(h)
 	}
 	for i := 1; i <= len(byMark); i++ {
 		d.commits = append(d.commits, byMark[i])
@@ -162,18 +162,18 @@ func (d *dag) graphSetup(t *testing.T, kind string) {
 
 // gitTruth is what git says about a generated history.
 type gitTruth struct {
-	ancestors map[plumbing.Hash]map[plumbing.Hash]bool // desc -> its ancestors
-	pairs     [][2]plumbing.Hash
-	bases     [][]plumbing.Hash // git merge-base --all, per pair
+	ancestors map[oid.ID]map[oid.ID]bool // desc -> its ancestors
+	pairs     [][2]oid.ID
+	bases     [][]oid.ID // git merge-base --all, per pair
 }
 
 func askGit(t *testing.T, d *dag, rng *rand.Rand, npairs, nIsAnc int) *gitTruth {
 	t.Helper()
-	g := &gitTruth{ancestors: map[plumbing.Hash]map[plumbing.Hash]bool{}}
+	g := &gitTruth{ancestors: map[oid.ID]map[oid.ID]bool{}}
 	for _, c := range d.commits {
-		set := map[plumbing.Hash]bool{}
+		set := map[oid.ID]bool{}
 		for _, l := range strings.Fields(gittest.Git(t, d.dir, "rev-list", c.String())) {
-			set[plumbing.NewHash(l)] = true
+			set[oid.MustParse(l)] = true
 		}
 		g.ancestors[c] = set
 	}
@@ -189,17 +189,17 @@ func askGit(t *testing.T, d *dag, rng *rand.Rand, npairs, nIsAnc int) *gitTruth 
 	for range npairs {
 		a, b := d.commits[rng.IntN(len(d.commits))], d.commits[rng.IntN(len(d.commits))]
 		out, _ := gittest.Run(d.dir, "merge-base", "--all", a.String(), b.String())
-		var bases []plumbing.Hash
+		var bases []oid.ID
 		for _, l := range strings.Fields(out) {
-			bases = append(bases, plumbing.NewHash(l))
+			bases = append(bases, oid.MustParse(l))
 		}
-		g.pairs = append(g.pairs, [2]plumbing.Hash{a, b})
+		g.pairs = append(g.pairs, [2]oid.ID{a, b})
 		g.bases = append(g.bases, bases)
 	}
 	return g
 }
 
-func hashSet(hs []plumbing.Hash) []string {
+func hashSet(hs []oid.ID) []string {
 	out := make([]string, len(hs))
 	for i, h := range hs {
 		out[i] = h.String()

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/gittest"
@@ -34,11 +34,11 @@ const (
 // cover, and a fork of 40 commits off the part outside the graph.
 type longHistory struct {
 	dir      string
-	early    plumbing.Hash // heartbeat 10
-	graphTip plumbing.Hash // the last commit in the graph
-	forkAt   plumbing.Hash
-	tip      plumbing.Hash // of longRef
-	forkTip  plumbing.Hash // of longForkRef
+	early    oid.ID // heartbeat 10
+	graphTip oid.ID // the last commit in the graph
+	forkAt   oid.ID
+	tip      oid.ID // of longRef
+	forkTip  oid.ID // of longForkRef
 }
 
 // heartbeats writes commits n0+1..n0+n on ref through fast-import: each
@@ -74,7 +74,7 @@ func buildLongHistory(dir string) (*longHistory, error) {
 		return nil, err
 	}
 	for _, x := range []struct {
-		to  *plumbing.Hash
+		to  *oid.ID
 		rev string
 	}{
 		{&h.early, fmt.Sprintf("%s~%d", longRef, longGraphed+longOnTop-10)},
@@ -87,7 +87,7 @@ func buildLongHistory(dir string) (*longHistory, error) {
 		if err != nil {
 			return nil, err
 		}
-		*x.to = plumbing.NewHash(out)
+		*x.to = oid.MustParse(out)
 	}
 	return h, nil
 }
@@ -147,7 +147,7 @@ func TestHistoryWalks200k(t *testing.T) {
 			t.Fatalf("%s read %d commits, more than the bound of %d", name, n, bound)
 		}
 	}
-	isAnc := func(anc, desc plumbing.Hash, want bool) func() error {
+	isAnc := func(anc, desc oid.ID, want bool) func() error {
 		return func() error {
 			got, err := st.IsAncestor(anc, desc)
 			if err == nil && got != want {
@@ -227,12 +227,12 @@ func longFixture(b *testing.B) *longHistory {
 // longQuestions are the IsAncestor questions both twins answer.
 func longQuestions(h *longHistory) []struct {
 	name      string
-	anc, desc plumbing.Hash
+	anc, desc oid.ID
 	want      bool
 } {
 	return []struct {
 		name      string
-		anc, desc plumbing.Hash
+		anc, desc oid.ID
 		want      bool
 	}{
 		{"near", h.forkAt, h.tip, true},             // 2,000 apart, outside the graph

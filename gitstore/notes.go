@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 // NotesRef is where nwdes keeps its notes, in git's notes layout, so that
@@ -14,7 +14,7 @@ const NotesRef RefName = "refs/notes/nwdes"
 
 // notePaths lists where git may keep the note for h: flat, or under one or
 // more two-hex-digit fanout directories. git reads all of these.
-func notePaths(h plumbing.Hash) []string {
+func notePaths(h oid.ID) []string {
 	hex := h.String()
 	return []string{
 		hex[:2] + "/" + hex[2:],
@@ -24,7 +24,7 @@ func notePaths(h plumbing.Hash) []string {
 }
 
 // noteAt finds the note for commit in tx, returning its path.
-func noteAt(tx *Tx, commit plumbing.Hash) ([]byte, string, error) {
+func noteAt(tx *Tx, commit oid.ID) ([]byte, string, error) {
 	for _, p := range notePaths(commit) {
 		b, err := tx.ReadBlob(p)
 		if err == nil {
@@ -39,7 +39,7 @@ func noteAt(tx *Tx, commit plumbing.Hash) ([]byte, string, error) {
 
 // Note returns the note nwdes keeps on commit, or an error wrapping
 // ErrNotFound.
-func (s *Store) Note(commit plumbing.Hash) ([]byte, error) {
+func (s *Store) Note(commit oid.ID) ([]byte, error) {
 	tx, err := s.View(NotesRef)
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func (s *Store) Note(commit plumbing.Hash) ([]byte, error) {
 // the notes ref like any other update; fn may run more than once. A new note
 // goes under a one-level fanout (xx/38 hex digits), which git reads at any
 // size; an existing note is rewritten where it already is.
-func (s *Store) UpdateNote(ctx context.Context, commit plumbing.Hash, message string, fn func(old []byte, found bool) ([]byte, error), opts ...UpdateOption) (plumbing.Hash, error) {
+func (s *Store) UpdateNote(ctx context.Context, commit oid.ID, message string, fn func(old []byte, found bool) ([]byte, error), opts ...UpdateOption) (oid.ID, error) {
 	return s.Update(ctx, NotesRef, message, func(tx *Tx) error {
 		old, path, err := noteAt(tx, commit)
 		found := err == nil
@@ -72,12 +72,12 @@ func (s *Store) UpdateNote(ctx context.Context, commit plumbing.Hash, message st
 }
 
 // NotedCommits lists the commits the tip of NotesRef holds a note for.
-func (s *Store) NotedCommits() ([]plumbing.Hash, error) {
+func (s *Store) NotedCommits() ([]oid.ID, error) {
 	tx, err := s.View(NotesRef)
 	if err != nil {
 		return nil, err
 	}
-	var out []plumbing.Hash
+	var out []oid.ID
 	var walk func(dir, prefix string) error
 	walk = func(dir, prefix string) error {
 		es, err := tx.ReadDir(dir)
@@ -96,7 +96,7 @@ func (s *Store) NotedCommits() ([]plumbing.Hash, error) {
 				continue
 			}
 			if id := prefix + e.Name; isHex40(id) {
-				out = append(out, plumbing.NewHash(id))
+				out = append(out, oid.MustParse(id))
 			}
 		}
 		return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/sys/unix"
 
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -84,9 +85,14 @@ func NewRefs(commonDir string) *Refs {
 	return &Refs{dir: commonDir, LockTimeout: 2 * time.Second, StaleAfter: 10 * time.Minute, Now: time.Now}
 }
 
-// Read returns the value of a ref, or plumbing.ZeroHash and no error when it
-// does not exist. Symbolic refs are refused: nwdes's refs are never symbolic.
-func (r *Refs) Read(name RefName) (plumbing.Hash, error) {
+// Read returns the value of a ref, or oid.Zero and no error when it does
+// not exist. Symbolic refs are refused: nwdes's refs are never symbolic.
+func (r *Refs) Read(name RefName) (oid.ID, error) {
+	h, err := r.read(name)
+	return toID(h), err
+}
+
+func (r *Refs) read(name RefName) (plumbing.Hash, error) {
 	if err := name.Validate(); err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -154,8 +160,20 @@ func (r *Refs) readPacked(name RefName) (plumbing.Hash, error) {
 	return plumbing.ZeroHash, nil
 }
 
-// List returns every ref under prefix (loose and packed), sorted, with values.
-func (r *Refs) List(prefix string) (map[RefName]plumbing.Hash, error) {
+// List returns every ref under prefix (loose and packed), with values.
+func (r *Refs) List(prefix string) (map[RefName]oid.ID, error) {
+	hs, err := r.list(prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[RefName]oid.ID, len(hs))
+	for n, h := range hs {
+		out[n] = toID(h)
+	}
+	return out, nil
+}
+
+func (r *Refs) list(prefix string) (map[RefName]plumbing.Hash, error) {
 	out := map[RefName]plumbing.Hash{}
 	// Packed first, then loose: a loose ref overrides its packed value.
 	if f, err := os.Open(filepath.Join(r.dir, "packed-refs")); err == nil {
@@ -210,7 +228,7 @@ func (r *Refs) List(prefix string) (map[RefName]plumbing.Hash, error) {
 }
 
 // SortedNames returns the keys of a ref map in order.
-func SortedNames(m map[RefName]plumbing.Hash) []RefName {
+func SortedNames[V any](m map[RefName]V) []RefName {
 	names := make([]RefName, 0, len(m))
 	for n := range m {
 		names = append(names, n)
@@ -223,7 +241,12 @@ func SortedNames(m map[RefName]plumbing.Hash) []RefName {
 // exist"; a zero new means "delete". It returns ErrConflict (wrapped) when
 // the ref does not hold old, and a LockHeld refusal when another writer's
 // lock outlives LockTimeout. Nothing is changed on any error.
-func (r *Refs) CompareAndSwap(name RefName, old, new plumbing.Hash) error {
+func (r *Refs) CompareAndSwap(name RefName, old, new oid.ID) error {
+	return r.compareAndSwap(name, toHash(old), toHash(new), nil)
+}
+
+// cas is CompareAndSwap on go-git's hashes, for the store's own use.
+func (r *Refs) cas(name RefName, old, new plumbing.Hash) error {
 	return r.compareAndSwap(name, old, new, nil)
 }
 
@@ -239,12 +262,12 @@ func (r *Refs) compareAndSwap(name RefName, old, new plumbing.Hash, beforeRename
 		return err
 	}
 	defer lock.release()
-	cur, err := r.Read(name)
+	cur, err := r.read(name)
 	if err != nil {
 		return err
 	}
 	if cur != old {
-		return &ConflictError{Ref: name, Expected: old, Actual: cur}
+		return &ConflictError{Ref: name, Expected: toID(old), Actual: toID(cur)}
 	}
 	if new.IsZero() {
 		return r.deleteLocked(name, lock)

@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/refusal"
 )
 
-var zero = plumbing.ZeroHash
+var zero = oid.Zero
 
 // TestCompareAndSwapConformance pins the compare-and-swap contract: create
 // only if absent, update only if old, delete only if old, and a refused
@@ -23,10 +23,10 @@ func TestCompareAndSwapConformance(t *testing.T) {
 	const ref = gitstore.RefName("refs/nwdes/test")
 	for _, packed := range []bool{false, true} {
 		dir := gittest.Init(t, false)
-		a := plumbing.NewHash(gittest.Git(t, dir, "rev-parse", "HEAD"))
-		b := plumbing.NewHash(gittest.Git(t, dir, "rev-parse", "HEAD^{tree}"))
+		a := oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
+		b := oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD^{tree}"))
 		refs := gitstore.NewRefs(filepath.Join(dir, ".git"))
-		read := func() plumbing.Hash {
+		read := func() oid.ID {
 			t.Helper()
 			h, err := refs.Read(ref)
 			if err != nil {
@@ -41,9 +41,9 @@ func TestCompareAndSwapConformance(t *testing.T) {
 		}
 		steps := []struct {
 			name     string
-			old, new plumbing.Hash
+			old, new oid.ID
 			conflict bool
-			want     plumbing.Hash
+			want     oid.ID
 		}{
 			{"delete of an absent ref is a conflict", a, zero, true, zero},
 			{"update of an absent ref is a conflict", a, b, true, zero},
@@ -77,7 +77,7 @@ func TestCompareAndSwapConformance(t *testing.T) {
 
 func TestAHeldLockIsReportedNotBroken(t *testing.T) {
 	dir := gittest.Init(t, false)
-	a := plumbing.NewHash(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	a := oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
 	refs := gitstore.NewRefs(filepath.Join(dir, ".git"))
 	refs.LockTimeout = 20 * time.Millisecond
 	lock := filepath.Join(dir, ".git", "refs", "nwdes", "x.lock")

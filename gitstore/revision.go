@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/sys/unix"
 
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -66,7 +67,12 @@ var refRules = []string{"%s", "refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/
 // graft (refs/replace/, info/grafts), which Resolve does not follow.
 // gitstore's differential tests (revision_diff_test.go) hold Resolve to
 // this against the git binary.
-func (s *Store) Resolve(rev string) (plumbing.Hash, error) {
+func (s *Store) Resolve(rev string) (oid.ID, error) {
+	h, err := s.resolve(rev)
+	return toID(h), err
+}
+
+func (s *Store) resolve(rev string) (plumbing.Hash, error) {
 	if rev == "" {
 		rev = "HEAD"
 	}
@@ -845,14 +851,14 @@ func isRefSpace(c byte) bool {
 // File is one file read from a commit's tree.
 type File struct {
 	Path string
-	Blob plumbing.Hash
+	Blob oid.ID
 	Mode uint32
 	Data []byte
 }
 
 // ReadFile returns the committed file at path in commit's tree, or an error
 // wrapping ErrNotFound. Only committed content is read, never a work tree.
-func (s *Store) ReadFile(commit plumbing.Hash, path string) (File, error) {
+func (s *Store) ReadFile(commit oid.ID, path string) (File, error) {
 	tx, err := s.Tree(commit)
 	if err != nil {
 		return File{}, err
@@ -873,7 +879,7 @@ func (s *Store) ReadFile(commit plumbing.Hash, path string) (File, error) {
 
 // Walk calls fn for every file (not directory) in commit's tree, in order,
 // with its slash-separated path and mode.
-func (s *Store) Walk(commit plumbing.Hash, fn func(path string, mode uint32, blob plumbing.Hash) error) error {
+func (s *Store) Walk(commit oid.ID, fn func(path string, mode uint32, blob oid.ID) error) error {
 	tx, err := s.Tree(commit)
 	if err != nil {
 		return err
@@ -899,7 +905,7 @@ func (s *Store) Walk(commit plumbing.Hash, fn func(path string, mode uint32, blo
 				}
 				continue
 			}
-			if err := fn(prefix+name, e.mode, e.hash); err != nil {
+			if err := fn(prefix+name, e.mode, toID(e.hash)); err != nil {
 				return err
 			}
 		}
@@ -909,7 +915,8 @@ func (s *Store) Walk(commit plumbing.Hash, fn func(path string, mode uint32, blo
 }
 
 // ReadBlob returns a blob's content by id.
-func (s *Store) ReadBlob(h plumbing.Hash) ([]byte, error) {
+func (s *Store) ReadBlob(id oid.ID) ([]byte, error) {
+	h := toHash(id)
 	t, b, err := s.obj.read(h)
 	if err != nil {
 		return nil, err

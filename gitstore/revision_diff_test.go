@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
@@ -309,8 +309,8 @@ func (r *diffRevRepo) collisions(t testing.TB) {
 		}
 	}
 	treeObj := func(i int) []byte {
-		h := plumbing.NewHash(r.ids["c1"])
-		return append(fmt.Appendf(nil, "100644 entry%d\x00", i), h[:]...)
+		h := oid.MustParse(r.ids["c1"])
+		return append(fmt.Appendf(nil, "100644 entry%d\x00", i), h.Bytes()...)
 	}
 	var packed, loose []string
 	write := func(typ string, datas [2][]byte, ids [2]string, pack bool) {
@@ -365,7 +365,7 @@ func (r *diffRevRepo) collisions(t testing.TB) {
 type revOutcome struct {
 	rev    string
 	gitID  string // what git rev-parse printed, "" when it refused
-	got    plumbing.Hash
+	got    oid.ID
 	err    error
 	reason string // why Resolve declines rev, if it does on purpose
 }

@@ -3,7 +3,7 @@ package gitstore
 import (
 	"context"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 // The roles a store plays for the packages built on it. Each is small, so
@@ -15,11 +15,11 @@ import (
 // RecordReader reads the records and history of refs.
 type RecordReader interface {
 	// Tip is a ref's current commit, zero when it does not exist.
-	Tip(ref RefName) (plumbing.Hash, error)
+	Tip(ref RefName) (oid.ID, error)
 	// View is a read-only view of a ref at its tip.
 	View(ref RefName) (*Tx, error)
 	// ViewAt is a read-only view of a ref as it was at commit.
-	ViewAt(ref RefName, commit plumbing.Hash) (*Tx, error)
+	ViewAt(ref RefName, commit oid.ID) (*Tx, error)
 	// Log walks a ref's first-parent history, newest first.
 	Log(ref RefName, fn func(Entry) bool) error
 }
@@ -27,21 +27,21 @@ type RecordReader interface {
 // RecordWriter changes records by compare-and-swap of their ref.
 type RecordWriter interface {
 	RecordReader
-	Update(ctx context.Context, ref RefName, message string, fn func(*Tx) error, opts ...UpdateOption) (plumbing.Hash, error)
+	Update(ctx context.Context, ref RefName, message string, fn func(*Tx) error, opts ...UpdateOption) (oid.ID, error)
 }
 
 // NoteKeeper keeps one note per commit under NotesRef.
 type NoteKeeper interface {
-	Note(commit plumbing.Hash) ([]byte, error)
-	UpdateNote(ctx context.Context, commit plumbing.Hash, message string, fn func(old []byte, found bool) ([]byte, error), opts ...UpdateOption) (plumbing.Hash, error)
+	Note(commit oid.ID) ([]byte, error)
+	UpdateNote(ctx context.Context, commit oid.ID, message string, fn func(old []byte, found bool) ([]byte, error), opts ...UpdateOption) (oid.ID, error)
 }
 
 // Replicator moves refs between clones, each by its declared policy.
 type Replicator interface {
 	Fetch(ctx context.Context, remote string, o SyncOptions) (*SyncReport, error)
 	Push(ctx context.Context, remote string, o SyncOptions) (*SyncReport, error)
-	SwapRemote(ctx context.Context, remote string, ref RefName, old plumbing.Hash, message string, fn func(*Tx) error, o SyncOptions) (plumbing.Hash, error)
-	DeleteRemote(ctx context.Context, remote string, ref RefName, old plumbing.Hash, o SyncOptions) error
+	SwapRemote(ctx context.Context, remote string, ref RefName, old oid.ID, message string, fn func(*Tx) error, o SyncOptions) (oid.ID, error)
+	DeleteRemote(ctx context.Context, remote string, ref RefName, old oid.ID, o SyncOptions) error
 }
 
 var (

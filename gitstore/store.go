@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -122,11 +123,14 @@ func (s *Store) Location() gitrepo.Location { return s.loc }
 func (s *Store) Refs() *Refs { return s.refs }
 
 // Tip returns a ref's current commit, zero when the ref does not exist.
-func (s *Store) Tip(ref RefName) (plumbing.Hash, error) { return s.refs.Read(ref) }
+func (s *Store) Tip(ref RefName) (oid.ID, error) {
+	h, err := s.refs.read(ref)
+	return toID(h), err
+}
 
 // View returns a read-only view of ref at its current tip.
 func (s *Store) View(ref RefName) (*Tx, error) {
-	tip, err := s.refs.Read(ref)
+	tip, err := s.refs.read(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -134,8 +138,8 @@ func (s *Store) View(ref RefName) (*Tx, error) {
 }
 
 // ViewAt returns a read-only view of ref as it was at commit.
-func (s *Store) ViewAt(ref RefName, commit plumbing.Hash) (*Tx, error) {
-	return s.viewAt(ref, commit, true)
+func (s *Store) ViewAt(ref RefName, commit oid.ID) (*Tx, error) {
+	return s.viewAt(ref, toHash(commit), true)
 }
 
 func (s *Store) viewAt(ref RefName, tip plumbing.Hash, ro bool) (*Tx, error) {
@@ -251,7 +255,12 @@ func NoRetry() UpdateOption { return func(c *updateConfig) { c.noRetry = true } 
 //
 // It returns the new tip (or the unchanged tip when fn staged nothing, or
 // staged edits that leave the tree as it was).
-func (s *Store) Update(ctx context.Context, ref RefName, message string, fn func(*Tx) error, opts ...UpdateOption) (plumbing.Hash, error) {
+func (s *Store) Update(ctx context.Context, ref RefName, message string, fn func(*Tx) error, opts ...UpdateOption) (oid.ID, error) {
+	h, err := s.updateRef(ctx, ref, message, fn, opts...)
+	return toID(h), err
+}
+
+func (s *Store) updateRef(ctx context.Context, ref RefName, message string, fn func(*Tx) error, opts ...UpdateOption) (plumbing.Hash, error) {
 	h, err := s.update(ctx, ref, message, fn, opts...)
 	if err != nil && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
 		if _, named := refusal.As(err); !named {
@@ -285,7 +294,7 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 		if err := ctx.Err(); err != nil {
 			return plumbing.ZeroHash, err
 		}
-		tip, err := s.refs.Read(ref)
+		tip, err := s.refs.read(ref)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
@@ -360,7 +369,7 @@ func (s *Store) commit(tx *Tx, tree plumbing.Hash, message string) (plumbing.Has
 // never names an object that was not written.
 func (s *Store) swap(ref RefName, old, next plumbing.Hash) error {
 	if !s.opts.Durable {
-		return s.refs.CompareAndSwap(ref, old, next)
+		return s.refs.cas(ref, old, next)
 	}
 	return s.refs.compareAndSwap(ref, old, next, func() error { return syncfs(s.loc.CommonDir) })
 }
@@ -383,8 +392,8 @@ func jitter(d time.Duration) time.Duration {
 
 // Entry is one commit of a ref's history.
 type Entry struct {
-	Commit  plumbing.Hash
-	Parents []plumbing.Hash
+	Commit  oid.ID
+	Parents []oid.ID
 	Time    time.Time
 	Message string
 }
@@ -393,7 +402,7 @@ type Entry struct {
 // fn for each commit until fn returns false. The walk is bounded by
 // MaxWalk; passing the bound is refused with WalkLimit.
 func (s *Store) Log(ref RefName, fn func(Entry) bool) error {
-	h, err := s.refs.Read(ref)
+	h, err := s.refs.read(ref)
 	if err != nil {
 		return err
 	}
@@ -407,7 +416,7 @@ func (s *Store) Log(ref RefName, fn func(Entry) bool) error {
 		if err != nil {
 			return fmt.Errorf("walk %s at %s: %w", ref, h, err)
 		}
-		if !fn(Entry{Commit: h, Parents: c.Parents, Time: c.Time, Message: c.Message}) {
+		if !fn(Entry{Commit: toID(h), Parents: toIDs(c.Parents), Time: c.Time, Message: c.Message}) {
 			return nil
 		}
 		if len(c.Parents) == 0 {

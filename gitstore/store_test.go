@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
@@ -221,7 +221,7 @@ func TestAHistoryWalkIsBounded(t *testing.T) {
 func TestNotesAreReadableByGit(t *testing.T) {
 	dir := gittest.Init(t, false)
 	s := openStore(t, dir, gitstore.Options{})
-	head := plumbing.NewHash(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	head := oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
 	_, err := s.UpdateNote(context.Background(), head, "brief", func(old []byte, found bool) ([]byte, error) {
 		if found {
 			t.Fatal("no note yet")
@@ -239,7 +239,7 @@ func TestNotesAreReadableByGit(t *testing.T) {
 	}
 	// A note git itself wrote (flat layout) is found and updated in place.
 	gittest.Git(t, dir, "commit", "-q", "--allow-empty", "-m", "second")
-	second := plumbing.NewHash(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	second := oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
 	gittest.Git(t, dir, "notes", "--ref", "nwdes", "add", "-m", "from git", "HEAD")
 	_, err = s.UpdateNote(context.Background(), second, "append", func(old []byte, found bool) ([]byte, error) {
 		if !found || string(old) != "from git\n" {

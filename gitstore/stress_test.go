@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
@@ -71,7 +71,7 @@ func stReadCounter(tx *gitstore.Tx) (int, error) {
 }
 
 // stAppend is the update every writer performs.
-func stAppend(ctx context.Context, s *gitstore.Store, ref gitstore.RefName, writer string, i int) (plumbing.Hash, int, error) {
+func stAppend(ctx context.Context, s *gitstore.Store, ref gitstore.RefName, writer string, i int) (oid.ID, int, error) {
 	var n int
 	h, err := s.Update(ctx, ref, fmt.Sprintf("stress %s %d", writer, i), func(tx *gitstore.Tx) error {
 		c, err := stReadCounter(tx)
@@ -870,7 +870,7 @@ func TestReadsSurviveARepackThatDeletesACachedPack(t *testing.T) {
 }
 
 // stReadAt reads the counter as of commit through s.
-func stReadAt(s *gitstore.Store, commit plumbing.Hash) (int, error) {
+func stReadAt(s *gitstore.Store, commit oid.ID) (int, error) {
 	tx, err := s.ViewAt(stressRef, commit)
 	if err != nil {
 		return 0, err

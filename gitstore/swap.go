@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -24,14 +25,15 @@ import (
 // value, which the local and tracking refs then mirror: losing the race is
 // an answer, not a failure to retry. fn returning an error, or staging
 // nothing, pushes nothing.
-func (s *Store) SwapRemote(ctx context.Context, remote string, ref RefName, old plumbing.Hash, message string, fn func(*Tx) error, o SyncOptions) (plumbing.Hash, error) {
-	return s.swapRemote(ctx, remote, ref, old, message, fn, false, o)
+func (s *Store) SwapRemote(ctx context.Context, remote string, ref RefName, old oid.ID, message string, fn func(*Tx) error, o SyncOptions) (oid.ID, error) {
+	next, err := s.swapRemote(ctx, remote, ref, toHash(old), message, fn, false, o)
+	return toID(next), err
 }
 
 // DeleteRemote deletes a PolicySwap ref on remote if it still holds old
 // (SwapRemote's compare-and-swap, with nothing as the new value).
-func (s *Store) DeleteRemote(ctx context.Context, remote string, ref RefName, old plumbing.Hash, o SyncOptions) error {
-	_, err := s.swapRemote(ctx, remote, ref, old, "", nil, true, o)
+func (s *Store) DeleteRemote(ctx context.Context, remote string, ref RefName, old oid.ID, o SyncOptions) error {
+	_, err := s.swapRemote(ctx, remote, ref, toHash(old), "", nil, true, o)
 	return err
 }
 
@@ -77,11 +79,11 @@ func (s *Store) swapRemote(ctx context.Context, remote string, ref RefName, old 
 		}
 	}
 	tracking := TrackingRef(remote, ref)
-	trackedBefore, err := s.refs.Read(tracking)
+	trackedBefore, err := s.refs.read(tracking)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	localBefore, err := s.refs.Read(ref)
+	localBefore, err := s.refs.read(ref)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -110,7 +112,7 @@ func (s *Store) swapRemote(ctx context.Context, remote string, ref RefName, old 
 	if ferr != nil {
 		return plumbing.ZeroHash, ferr
 	}
-	return plumbing.ZeroHash, &ConflictError{Ref: ref, Expected: old, Actual: actual}
+	return plumbing.ZeroHash, &ConflictError{Ref: ref, Expected: toID(old), Actual: toID(actual)}
 }
 
 // upToDate reports a porcelain line for a ref git did not update because
@@ -137,13 +139,13 @@ func (s *Store) fetchOne(ctx context.Context, remote string, ref RefName, o Sync
 	switch {
 	case errors.As(err, &ge) && strings.Contains(ge.Stderr, "couldn't find remote ref"):
 		// The remote has no such ref: forget what the caches said.
-		if cur, rerr := s.refs.Read(tracking); rerr == nil && !cur.IsZero() {
+		if cur, rerr := s.refs.read(tracking); rerr == nil && !cur.IsZero() {
 			s.settle(tracking, cur, plumbing.ZeroHash)
 		}
 	case err != nil:
 		return plumbing.ZeroHash, transportRefusal("fetch", remote, err)
 	}
-	actual, err := s.refs.Read(tracking)
+	actual, err := s.refs.read(tracking)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}

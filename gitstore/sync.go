@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -424,7 +425,7 @@ func (s *Store) MergeTracking(ctx context.Context, remote string, o SyncOptions)
 	if err := ValidRemoteName(remote); err != nil {
 		return nil, err
 	}
-	tracked, err := s.refs.List(TrackingPrefix + remote + "/")
+	tracked, err := s.refs.list(TrackingPrefix + remote + "/")
 	if err != nil {
 		return nil, err
 	}
@@ -456,13 +457,13 @@ func (s *Store) MergeTracking(ctx context.Context, remote string, o SyncOptions)
 		var err error
 		switch {
 		case !j.declared:
-			cur, rerr := s.refs.Read(j.local)
+			cur, rerr := s.refs.read(j.local)
 			if rerr != nil {
 				return nil, rerr
 			}
 			rs = RefSync{Ref: j.local, Action: SyncSkipped, Before: hexOrEmpty(cur), After: hexOrEmpty(cur), Remote: hexOrEmpty(theirs)}
 		case j.spec.Policy == PolicyMerge:
-			rs, err = s.MergeInto(ctx, j.local, theirs, remote, o)
+			rs, err = s.mergeInto(ctx, j.local, theirs, remote, o)
 		case j.spec.Policy == PolicyFastForward:
 			rs, err = s.forward(ctx, j.local, theirs)
 		case j.spec.Policy == PolicySwap:
@@ -480,7 +481,7 @@ func (s *Store) MergeTracking(ctx context.Context, remote string, o SyncOptions)
 	}
 	// A swap ref the remote no longer has (a released lease: fetch
 	// --prune removed its tracking ref) is deleted here too.
-	locals, err := s.refs.List("refs/nwdes/")
+	locals, err := s.refs.list("refs/nwdes/")
 	if err != nil {
 		return nil, err
 	}
@@ -505,15 +506,15 @@ func (s *Store) MergeTracking(ctx context.Context, remote string, o SyncOptions)
 // checkForward refuses when ref and theirs have diverged: each holds
 // commits the other lacks.
 func (s *Store) checkForward(ref RefName, theirs plumbing.Hash) error {
-	ours, err := s.refs.Read(ref)
+	ours, err := s.refs.read(ref)
 	if err != nil || ours.IsZero() || theirs.IsZero() || ours == theirs {
 		return err
 	}
-	behind, err := s.IsAncestor(ours, theirs)
+	behind, err := s.isAncestor(ours, theirs)
 	if err != nil || behind {
 		return err
 	}
-	ahead, err := s.IsAncestor(theirs, ours)
+	ahead, err := s.isAncestor(theirs, ours)
 	if err != nil || ahead {
 		return err
 	}
@@ -529,7 +530,7 @@ func (s *Store) forward(ctx context.Context, ref RefName, theirs plumbing.Hash) 
 		if err := ctx.Err(); err != nil {
 			return RefSync{}, err
 		}
-		ours, err := s.refs.Read(ref)
+		ours, err := s.refs.read(ref)
 		if err != nil {
 			return RefSync{}, err
 		}
@@ -544,7 +545,7 @@ func (s *Store) forward(ctx context.Context, ref RefName, theirs plumbing.Hash) 
 			if err := s.checkForward(ref, theirs); err != nil {
 				return RefSync{}, err
 			}
-			behind, err := s.IsAncestor(ours, theirs)
+			behind, err := s.isAncestor(ours, theirs)
 			if err != nil {
 				return RefSync{}, err
 			}
@@ -571,7 +572,7 @@ func (s *Store) forward(ctx context.Context, ref RefName, theirs plumbing.Hash) 
 // is decided, and the local ref is only what was last seen there.
 func (s *Store) mirror(ref RefName, theirs plumbing.Hash) (RefSync, error) {
 	for attempt := 1; ; attempt++ {
-		ours, err := s.refs.Read(ref)
+		ours, err := s.refs.read(ref)
 		if err != nil {
 			return RefSync{}, err
 		}
@@ -598,7 +599,11 @@ func (s *Store) mirror(ref RefName, theirs plumbing.Hash) (RefSync, error) {
 // merge base. The ref moves by compare-and-swap; when another writer moved
 // it meanwhile, the merge is recomputed (bounded by the store's
 // MaxAttempts).
-func (s *Store) MergeInto(ctx context.Context, ref RefName, theirs plumbing.Hash, from string, o SyncOptions) (RefSync, error) {
+func (s *Store) MergeInto(ctx context.Context, ref RefName, theirs oid.ID, from string, o SyncOptions) (RefSync, error) {
+	return s.mergeInto(ctx, ref, toHash(theirs), from, o)
+}
+
+func (s *Store) mergeInto(ctx context.Context, ref RefName, theirs plumbing.Hash, from string, o SyncOptions) (RefSync, error) {
 	o.fill()
 	if err := ref.Validate(); err != nil {
 		return RefSync{}, err
@@ -615,7 +620,7 @@ func (s *Store) MergeInto(ctx context.Context, ref RefName, theirs plumbing.Hash
 		if err := ctx.Err(); err != nil {
 			return RefSync{}, err
 		}
-		ours, err := s.refs.Read(ref)
+		ours, err := s.refs.read(ref)
 		if err != nil {
 			return RefSync{}, err
 		}
@@ -675,7 +680,7 @@ func hexOrEmpty(h plumbing.Hash) string {
 // criss-cross merges any best base serves: the merge is a union with
 // deterministic rules, so the choice cannot lose a record.
 func (s *Store) mergeBase(a, b plumbing.Hash) (plumbing.Hash, error) {
-	best, err := s.MergeBases(a, b)
+	best, err := s.mergeBases(a, b)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("merge base of %s and %s: %w", a, b, err)
 	}
@@ -706,11 +711,11 @@ func (s *Store) Push(ctx context.Context, remote string, o SyncOptions) (*SyncRe
 			return nil, err
 		}
 		rep := &SyncReport{Remote: remote, Merged: merged, Pushed: []RefSync{}, Attempts: attempt}
-		locals, err := s.refs.List("refs/nwdes/")
+		locals, err := s.refs.list("refs/nwdes/")
 		if err != nil {
 			return nil, err
 		}
-		if h, err := s.refs.Read(NotesRef); err != nil {
+		if h, err := s.refs.read(NotesRef); err != nil {
 			return nil, err
 		} else if !h.IsZero() {
 			locals[NotesRef] = h
@@ -724,7 +729,7 @@ func (s *Store) Push(ctx context.Context, remote string, o SyncOptions) (*SyncRe
 				// only by SwapRemote, one ref and one expected value.
 				continue
 			}
-			tracked, err := s.refs.Read(TrackingRef(remote, ref))
+			tracked, err := s.refs.read(TrackingRef(remote, ref))
 			if err != nil {
 				return nil, err
 			}
@@ -736,7 +741,7 @@ func (s *Store) Push(ctx context.Context, remote string, o SyncOptions) (*SyncRe
 			// ref to a value we never merged; leasing on it would force the
 			// push over that update. Merge again instead.
 			if !tracked.IsZero() {
-				merged, err := s.IsAncestor(tracked, locals[ref])
+				merged, err := s.isAncestor(tracked, locals[ref])
 				if err != nil {
 					return nil, err
 				}
@@ -763,8 +768,8 @@ func (s *Store) Push(ctx context.Context, remote string, o SyncOptions) (*SyncRe
 				// What the remote now holds; a failure here only delays
 				// the next fetch's knowledge of it.
 				t := TrackingRef(remote, p.Ref)
-				if cur, err := s.refs.Read(t); err == nil {
-					_ = s.refs.CompareAndSwap(t, cur, plumbing.NewHash(p.After))
+				if cur, err := s.refs.read(t); err == nil {
+					_ = s.refs.cas(t, cur, plumbing.NewHash(p.After))
 				}
 			}
 			return rep, nil
@@ -1156,7 +1161,7 @@ func (m *merger) concatNotes(a, b plumbing.Hash) (plumbing.Hash, error) {
 // then read whole, never taken for absent. A full clone has nothing missing
 // and pays one rev-list.
 func (s *Store) fetchMissing(ctx context.Context, remote string, o SyncOptions) error {
-	tracked, err := s.refs.List(TrackingPrefix + remote + "/")
+	tracked, err := s.refs.list(TrackingPrefix + remote + "/")
 	if err != nil || len(tracked) == 0 {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/gittest"
@@ -328,7 +328,7 @@ func TestNotesBothSidesChangedKeepBothTexts(t *testing.T) {
 	ctx := context.Background()
 	dirA, a := w.clone("a")
 	_, b := w.clone("b")
-	head := plumbing.NewHash(gittest.Git(t, dirA, "rev-parse", "HEAD"))
+	head := oid.MustParse(gittest.Git(t, dirA, "rev-parse", "HEAD"))
 	setNote := func(s *gitstore.Store, text string) {
 		t.Helper()
 		if _, err := s.UpdateNote(ctx, head, "note", func([]byte, bool) ([]byte, error) { return []byte(text), nil }); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -43,7 +44,7 @@ type entry struct {
 }
 
 // Base is the commit this view was taken at (zero for an absent ref).
-func (tx *Tx) Base() plumbing.Hash { return tx.base }
+func (tx *Tx) Base() oid.ID { return toID(tx.base) }
 
 // Ref is the ref this view belongs to.
 func (tx *Tx) Ref() RefName { return tx.ref }
@@ -217,7 +218,7 @@ func (tx *Tx) ReadDir(dir string) ([]DirEntry, error) {
 	}
 	out := make([]DirEntry, 0, len(n.entries))
 	for k, e := range n.entries {
-		out = append(out, DirEntry{Name: k, Mode: e.mode, Hash: e.hash})
+		out = append(out, DirEntry{Name: k, Mode: e.mode, Hash: toID(e.hash)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

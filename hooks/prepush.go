@@ -7,7 +7,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
@@ -306,7 +306,7 @@ func removedContracts(st *gitstore.Store, u Update, now []string) ([]string, err
 }
 
 // judgeFeatures adds each feature's standing at commit to res.
-func judgeFeatures(rd *examine.Reader, commit plumbing.Hash, features []string, res *RefResult) error {
+func judgeFeatures(rd *examine.Reader, commit oid.ID, features []string, res *RefResult) error {
 	u := res.Update
 	for _, f := range features {
 		sd, err := rd.Standing(commit, f)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
@@ -286,7 +286,7 @@ func TestAnUnreadableStoreFailsClosed(t *testing.T) {
 	if !refusal.Named(err, "StoreUnreadable") || !strings.Contains(err.Error(), "disk on fire") {
 		t.Fatalf("open failure: %v", err)
 	}
-	missing := plumbing.NewHash(strings.Repeat("e", 40))
+	missing := oid.MustParse(strings.Repeat("e", 40))
 	ref := filepath.Join(r.st.Location().CommonDir, "refs", "nwdes", "examine")
 	if err := os.WriteFile(ref, []byte(missing.String()+"\n"), 0o644); err != nil {
 		t.Fatal(err)

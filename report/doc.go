@@ -5,7 +5,7 @@
 // the acceptance briefs. Forges show neither custom notes nor custom refs;
 // these exports are how verdicts reach a merge request.
 //
-// Layering: report imports examine, gitstore, refusal and go-git's plumbing;
+// Layering: report imports examine, gitstore (and its oid), refusal;
 // the CLI imports it. It reads one snapshot of each ref and never walks
 // history.
 package report

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
@@ -31,7 +31,7 @@ func hostileStatus(t *testing.T) *report.Status {
 		"E3. documented \u202eTEM\n")
 	gittest.Git(t, dir, "add", "-A")
 	gittest.Git(t, dir, "commit", "-q", "-m", "hostile contract")
-	commit := plumbing.NewHash(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	commit := oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
 	loc, err := gitrepo.Discover(dir, nil)
 	if err != nil {
 		t.Fatal(err)

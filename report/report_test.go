@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
@@ -24,7 +24,7 @@ const contract = "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. greets by name\nE2. p
 type fixture struct {
 	st                   *gitstore.Store
 	x                    *examine.Examiner
-	mixed, accepted, bad plumbing.Hash
+	mixed, accepted, bad oid.ID
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -34,14 +34,14 @@ func newFixture(t *testing.T) *fixture {
 	gittest.WriteFile(t, dir, ".nwave/features/login.md", "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. logs in\n")
 	gittest.Git(t, dir, "add", "-A")
 	gittest.Git(t, dir, "commit", "-q", "-m", "contracts")
-	f := &fixture{mixed: plumbing.NewHash(gittest.Git(t, dir, "rev-parse", "HEAD"))}
+	f := &fixture{mixed: oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))}
 	gittest.Git(t, dir, "rm", "-q", ".nwave/features/login.md")
 	gittest.Git(t, dir, "commit", "-q", "-m", "one feature")
-	f.accepted = plumbing.NewHash(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	f.accepted = oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
 	gittest.WriteFile(t, dir, ".nwave/features/broken.md", "nonsense\n")
 	gittest.Git(t, dir, "add", "-A")
 	gittest.Git(t, dir, "commit", "-q", "-m", "broken contract")
-	f.bad = plumbing.NewHash(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	f.bad = oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
 	loc, err := gitrepo.Discover(dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) examine(t *testing.T, commit plumbing.Hash, e2, e3 examine.Verdict) {
+func (f *fixture) examine(t *testing.T, commit oid.ID, e2, e3 examine.Verdict) {
 	t.Helper()
 	ctx := context.Background()
 	tg := examine.Target{Feature: "greet", Candidate: commit.String()}

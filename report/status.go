@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
@@ -100,7 +100,7 @@ func (f *Feature) Examination() *examine.Examination { return f.examination }
 // .nwave/features/<feature>.md in commit's tree stands: its newest
 // published examination at that commit, its gate evidence and its verify
 // verdict. It reads one snapshot of each ref and walks no history.
-func Evaluate(st *gitstore.Store, commit plumbing.Hash) (*Status, error) {
+func Evaluate(st *gitstore.Store, commit oid.ID) (*Status, error) {
 	features, err := examine.Features(st, commit)
 	if err != nil {
 		return nil, fmt.Errorf("list the contracts at %s: %w", commit, err)
@@ -164,7 +164,7 @@ func Evaluate(st *gitstore.Store, commit plumbing.Hash) (*Status, error) {
 	return s, nil
 }
 
-func addGates(st *gitstore.Store, commit plumbing.Hash, f *Feature) error {
+func addGates(st *gitstore.Store, commit oid.ID, f *Feature) error {
 	rep, err := examine.GateStatus(st, examine.Target{Feature: f.Feature, Candidate: commit.String()})
 	if err != nil {
 		return fmt.Errorf("read the gate evidence of %s at %s: %w", f.Feature, commit, err)

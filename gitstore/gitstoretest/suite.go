@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/gittest"
@@ -158,7 +158,7 @@ func record(t testing.TB, title string, n int, payloads map[string][]byte) *gits
 	return r
 }
 
-func put(t testing.TB, st Store, ref gitstore.RefName, path, title string) plumbing.Hash {
+func put(t testing.TB, st Store, ref gitstore.RefName, path, title string) oid.ID {
 	t.Helper()
 	rec := record(t, title, 0, nil)
 	h, err := st.Update(context.Background(), ref, "put "+path, func(tx *gitstore.Tx) error { return tx.Put(path, rec) })
@@ -383,7 +383,7 @@ func latestOnly(t *testing.T, s *suite) {
 
 func notes(t *testing.T, s *suite) {
 	dir, st := s.repo()
-	head := plumbing.NewHash(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	head := oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
 	if _, err := st.Note(head); !errors.Is(err, gitstore.ErrNotFound) {
 		t.Fatalf("note before any: %v", err)
 	}
@@ -461,7 +461,7 @@ func fastForward(t *testing.T, s *suite) {
 		if named(err) != refusal.ChainDiverged {
 			t.Fatalf("%s of a diverged ledger: %v", verb, err)
 		}
-		if !strings.Contains(err.Error(), bLedger.String()[:12]) || !strings.Contains(err.Error(), remoteBefore[:12]) {
+		if !strings.Contains(err.Error(), bLedger.Short()) || !strings.Contains(err.Error(), remoteBefore[:12]) {
 			t.Fatalf("%s: the refusal does not name both tips: %v", verb, err)
 		}
 		if tip, _ := b.Tip(LedgerRef); tip != bLedger {
@@ -499,7 +499,7 @@ func localPolicy(t *testing.T, s *suite) {
 	}
 }
 
-func take(t *testing.T, s *suite, st Store, old plumbing.Hash, who string) (plumbing.Hash, error) {
+func take(t *testing.T, s *suite, st Store, old oid.ID, who string) (oid.ID, error) {
 	rec := record(t, who, 0, nil)
 	return st.SwapRemote(context.Background(), "origin", LeaseRef, old, "lease "+who,
 		func(tx *gitstore.Tx) error { return tx.Put("lease", rec) }, s.sync())
@@ -509,7 +509,7 @@ func swapPolicy(t *testing.T, s *suite) {
 	ctx := context.Background()
 	dirA, a := s.clone("a")
 	_, b := s.clone("b")
-	first, err := take(t, s, a, plumbing.ZeroHash, "a")
+	first, err := take(t, s, a, oid.Zero, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -521,7 +521,7 @@ func swapPolicy(t *testing.T, s *suite) {
 	}
 	// b believes the task is free: losing is an answer carrying the
 	// winner's value, which b now mirrors.
-	_, err = take(t, s, b, plumbing.ZeroHash, "b")
+	_, err = take(t, s, b, oid.Zero, "b")
 	var ce *gitstore.ConflictError
 	if !errors.As(err, &ce) || ce.Actual != first || !errors.Is(err, gitstore.ErrConflict) {
 		t.Fatalf("b's take: %v", err)
@@ -592,13 +592,13 @@ func swapPolicy(t *testing.T, s *suite) {
 	// Two clones taking the same lease content (the same commit, when
 	// their clocks agree): git reports the second push "up to date"
 	// without checking its lease, which is no win.
-	if _, err := take(t, s, a, plumbing.ZeroHash, "same"); err != nil {
+	if _, err := take(t, s, a, oid.Zero, "same"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := take(t, s, b, plumbing.ZeroHash, "same"); !errors.Is(err, gitstore.ErrConflict) {
+	if _, err := take(t, s, b, oid.Zero, "same"); !errors.Is(err, gitstore.ErrConflict) {
 		t.Fatalf("a second take of an identical lease: %v", err)
 	}
-	if _, err := a.SwapRemote(ctx, "origin", MergeRef, plumbing.ZeroHash, "x", func(*gitstore.Tx) error { return nil }, s.sync()); named(err) != refusal.PolicyRefused {
+	if _, err := a.SwapRemote(ctx, "origin", MergeRef, oid.Zero, "x", func(*gitstore.Tx) error { return nil }, s.sync()); named(err) != refusal.PolicyRefused {
 		t.Fatalf("swap of a merge ref: %v", err)
 	}
 }
@@ -616,7 +616,7 @@ func swapRace(t *testing.T, s *suite) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := take(t, s, st, plumbing.ZeroHash, fmt.Sprint(i))
+			_, err := take(t, s, st, oid.Zero, fmt.Sprint(i))
 			switch {
 			case err == nil:
 				won[i] = true
