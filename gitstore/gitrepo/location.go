@@ -240,12 +240,13 @@ func checkFormat(commonDir string) error {
 	}
 	if v, ok := c.Get("extensions.objectformat"); ok && !strings.EqualFold(v, "sha1") {
 		// The blocking dependency: go-git v5's object id (plumbing.Hash,
-		// which the store's APIs still carry) is [hash.Size]byte with the
-		// size fixed for the whole binary by the sha256 build tag, so one
-		// binary reads SHA-1 or SHA-256 repositories, never both. go-git
-		// v6, whose ids carry their format, is a pre-release.
+		// which the store's internals and odb still compute with) is
+		// [hash.Size]byte with the size fixed for the whole binary by the
+		// sha256 build tag, so one binary reads SHA-1 or SHA-256
+		// repositories, never both. The store's API already speaks
+		// oid.ID, which carries its format.
 		return refusal.New(refusal.UnsupportedRepository,
-			"use nwdes in a SHA-1 repository; SHA-256 needs an object id that carries its format, which go-git v5 (plumbing.Hash, fixed per binary by its sha256 build tag) does not have",
+			"use nwdes in a SHA-1 repository; SHA-256 waits on the store's internals leaving go-git v5's plumbing.Hash, whose size one build tag fixes for the whole binary",
 			"repository %s uses object format %s", commonDir, v)
 	}
 	if v, ok := c.Get("extensions.refstorage"); ok && !strings.EqualFold(v, "files") {
