@@ -20,8 +20,9 @@
 // sides' records.
 //
 // Layering: gitstore imports go-git's plumbing and filesystem storage,
-// golang.org/x/sys, gitstore/odb, gitstore/gitrepo, nwdes/refusal and
-// nwdes/internal/text only; odb and gitrepo import nothing of gitstore.
+// golang.org/x/sys, gitstore/odb, gitstore/gitrepo, gitstore/oid,
+// gitstore/treemerge, nwdes/refusal and nwdes/internal/text only; none of
+// those imports gitstore.
 // It knows no record kinds of its own: the packages that store records
 // (examine, …) declare them, and the refs that hold them with each ref's
 // sync policy, in a Registry (kinds.go); SwapRemote is the swap

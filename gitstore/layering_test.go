@@ -16,14 +16,16 @@ func TestImportsPointOneWay(t *testing.T) {
 	const mod = "github.com/nwdes/nwdes/"
 	upper := []string{mod + "examine", mod + "hooks", mod + "report", mod + "internal/cli", mod + "sandbox"}
 	rules := map[string][]string{
-		"refusal":          {mod},
-		"gitstore/gitrepo": append([]string{"github.com/go-git", mod + "gitstore"}, upper...),
-		"gitstore/odb":     append([]string{mod + "gitstore"}, upper...),
-		"gitstore":         upper,
-		"sandbox":          {mod + "gitstore", mod + "examine", mod + "hooks", mod + "report", mod + "internal/cli"},
-		"examine":          {mod + "hooks", mod + "report", mod + "internal/cli"},
-		"hooks":            {mod + "internal/cli"},
-		"report":           {mod + "internal/cli", mod + "hooks"},
+		"refusal":            {mod},
+		"gitstore/gitrepo":   append([]string{"github.com/go-git", mod + "gitstore"}, upper...),
+		"gitstore/odb":       append([]string{mod + "gitstore"}, upper...),
+		"gitstore/treemerge": append([]string{mod + "gitstore"}, upper...),
+		"gitstore/oid":       append([]string{"github.com/go-git", mod + "gitstore"}, upper...),
+		"gitstore":           upper,
+		"sandbox":            {mod + "gitstore", mod + "examine", mod + "hooks", mod + "report", mod + "internal/cli"},
+		"examine":            {mod + "hooks", mod + "report", mod + "internal/cli"},
+		"hooks":              {mod + "internal/cli"},
+		"report":             {mod + "internal/cli", mod + "hooks"},
 	}
 	// Above the store nothing names go-git directly: ids are oid.IDs.
 	for _, pkg := range []string{"examine", "report", "hooks", "internal/cli", "sandbox", "gitstore/oid"} {

@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/gitstore/treemerge"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -866,7 +867,8 @@ func comparePayloads(a, b map[string][]byte) int {
 	return 0
 }
 
-// merger computes a three-way merge of one ref's trees.
+// merger merges one ref's commits: the trees by treemerge's policy, with
+// the store's objects and its record rule.
 type merger struct {
 	s        *Store
 	ref      RefName
@@ -897,10 +899,17 @@ func (m *merger) commit(ours, theirs, base plumbing.Hash, message string) (plumb
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	tree, err := m.tree("", bt, ot, tt)
+	// Records are decided whole, by their kind's rule; notes both sides
+	// changed keep both texts.
+	rules := treemerge.Rules{Notes: m.ref == NotesRef, Decide: m.record}
+	if m.ref != NotesRef {
+		rules.Unit = isRecordDir
+	}
+	tree, resolved, err := treemerge.Merge(mergeObjects{m.s.obj}, bt, ot, tt, rules)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
+	m.resolved = resolved
 	if tree.IsZero() {
 		if tree, err = m.s.obj.write(plumbing.TreeObject, nil); err != nil {
 			return plumbing.ZeroHash, err
@@ -910,12 +919,11 @@ func (m *merger) commit(ours, theirs, base plumbing.Hash, message string) (plumb
 		encodeCommit(tree, []plumbing.Hash{ours, theirs}, Identity, m.s.opts.Now(), message))
 }
 
-func (m *merger) entries(h plumbing.Hash) (map[string]treeEntry, error) {
-	out := map[string]treeEntry{}
-	if h.IsZero() {
-		return out, nil
-	}
-	t, b, err := m.s.obj.read(h)
+// mergeObjects gives treemerge the store's objects.
+type mergeObjects struct{ o *objects }
+
+func (x mergeObjects) Tree(h plumbing.Hash) (map[string]treemerge.Entry, error) {
+	t, b, err := x.o.read(h)
 	if err != nil {
 		return nil, err
 	}
@@ -926,155 +934,43 @@ func (m *merger) entries(h plumbing.Hash) (map[string]treeEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	out := make(map[string]treemerge.Entry, len(es))
 	for _, e := range es {
-		out[e.name] = e
+		out[e.name] = treemerge.Entry{Mode: e.mode, Hash: e.hash}
 	}
 	return out, nil
 }
 
-// tree merges three versions of the directory at path (a zero id is an
-// absent directory) and returns the merged tree, zero when it is empty.
-//
-// Per entry: the same on both sides is kept; changed on one side only
-// (against the base) takes that side, a deletion included; changed on both:
-// directories merge recursively (a deleted directory counts as empty, so
-// what the other side left alone in it stays deleted), except a record
-// directory (one holding record.json) outside the notes ref, which is
-// decided whole: by the Resolver when both sides changed it, and kept when
-// one side changed it and the other deleted it; a note changed on both
-// sides becomes the concatenation of both texts; a deleted file against a
-// changed one keeps the change.
-func (m *merger) tree(path string, base, ours, theirs plumbing.Hash) (plumbing.Hash, error) {
-	switch {
-	case ours == theirs:
-		return ours, nil
-	case base == ours:
-		return theirs, nil
-	case base == theirs:
-		return ours, nil
+func (x mergeObjects) WriteTree(entries map[string]treemerge.Entry) (plumbing.Hash, error) {
+	es := make([]treeEntry, 0, len(entries))
+	for name, e := range entries {
+		es = append(es, treeEntry{name: name, mode: e.Mode, hash: e.Hash})
 	}
-	o, err := m.entries(ours)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	t, err := m.entries(theirs)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	if m.ref != NotesRef && path != "" && (isRecordDir(o) || isRecordDir(t)) {
-		switch {
-		case ours.IsZero():
-			return theirs, nil // deleted here, changed there: keep the change, whole
-		case theirs.IsZero():
-			return ours, nil
-		case isRecordDir(o) && isRecordDir(t):
-			return m.record(path, ours, theirs, o, t)
-		}
-	}
-	b, err := m.entries(base)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	names := map[string]bool{}
-	for _, set := range []map[string]treeEntry{b, o, t} {
-		for n := range set {
-			names[n] = true
-		}
-	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
-	var out []treeEntry
-	for _, n := range sorted {
-		e, keep, err := m.entry(join(path, n), b[n], o[n], t[n])
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		if keep {
-			e.name = n
-			out = append(out, e)
-		}
-	}
-	if len(out) == 0 {
-		return plumbing.ZeroHash, nil
-	}
-	return m.s.obj.write(plumbing.TreeObject, encodeTree(out))
+	return x.o.write(plumbing.TreeObject, encodeTree(es))
 }
 
-func join(dir, name string) string {
-	if dir == "" {
-		return name
-	}
-	return dir + "/" + name
+func (x mergeObjects) Blob(h plumbing.Hash) ([]byte, error) {
+	_, b, err := x.o.read(h)
+	return b, err
 }
 
-func isRecordDir(es map[string]treeEntry) bool {
+func (x mergeObjects) WriteBlob(data []byte) (plumbing.Hash, error) {
+	return x.o.write(plumbing.BlobObject, data)
+}
+
+// isRecordDir reports a record directory: one holding record.json.
+func isRecordDir(es map[string]treemerge.Entry) bool {
 	e, ok := es["record.json"]
-	return ok && !e.isTree()
+	return ok && !e.IsTree()
 }
 
-// entry merges one name; keep is false when the merged result is absent.
-func (m *merger) entry(path string, b, o, t treeEntry) (treeEntry, bool, error) {
-	present := func(e treeEntry) bool { return e.mode != 0 }
-	same := func(x, y treeEntry) bool { return x.mode == y.mode && x.hash == y.hash }
-	switch {
-	case same(o, t):
-		return o, present(o), nil
-	case same(b, o):
-		return t, present(t), nil
-	case same(b, t):
-		return o, present(o), nil
-	case (o.isTree() || !present(o)) && (t.isTree() || !present(t)):
-		// Two directories, or one against its deletion: merge inside, so a
-		// deletion of what the other side left alone still applies.
-		var bh, oh, th plumbing.Hash
-		if b.isTree() {
-			bh = b.hash
-		}
-		if o.isTree() {
-			oh = o.hash
-		}
-		if t.isTree() {
-			th = t.hash
-		}
-		h, err := m.tree(path, bh, oh, th)
-		if err != nil || h.IsZero() {
-			return treeEntry{}, false, err
-		}
-		return treeEntry{mode: modeTree, hash: h}, true, nil
-	case !present(o):
-		return t, true, nil // deleted here, changed there: keep the change
-	case !present(t):
-		return o, true, nil
-	case m.ref == NotesRef && !o.isTree() && !t.isTree():
-		h, err := m.concatNotes(o.hash, t.hash)
-		if err != nil {
-			return treeEntry{}, false, err
-		}
-		m.resolved = append(m.resolved, path)
-		return treeEntry{mode: modeBlob, hash: h}, true, nil
-	default:
-		// A blob against a tree, or two blobs outside any record: nothing
-		// nwdes writes looks like this. Keep the larger id, which both
-		// sides compute alike.
-		m.resolved = append(m.resolved, path)
-		if bytes.Compare(o.hash[:], t.hash[:]) >= 0 {
-			return o, true, nil
-		}
-		return t, true, nil
-	}
-}
-
-// record decides a record directory both sides changed.
-func (m *merger) record(path string, ours, theirs plumbing.Hash, o, t map[string]treeEntry) (plumbing.Hash, error) {
-	m.resolved = append(m.resolved, path)
+// record decides a record directory both sides changed, by its kind's
+// merge rule (the registry's); an unreadable record cannot be judged by
+// kind, and the byte rule decides the same way on both clones.
+func (m *merger) record(path string, ours, theirs plumbing.Hash, o, t map[string]treemerge.Entry) (plumbing.Hash, error) {
 	rawO, ro, errO := m.readRecord(o)
 	rawT, rt, errT := m.readRecord(t)
 	if errO != nil || errT != nil {
-		// An unreadable record cannot be judged by kind; the byte rule
-		// still decides the same way on both clones.
 		c := bytes.Compare(rawO, rawT)
 		if c == 0 {
 			c = bytes.Compare(ours[:], theirs[:])
@@ -1096,8 +992,8 @@ func (m *merger) record(path string, ours, theirs plumbing.Hash, o, t map[string
 
 // readRecord reads a record directory (record.json and payload/), returning
 // record.json's bytes even when the record does not decode.
-func (m *merger) readRecord(es map[string]treeEntry) ([]byte, *Record, error) {
-	_, raw, err := m.s.obj.read(es["record.json"].hash)
+func (m *merger) readRecord(es map[string]treemerge.Entry) ([]byte, *Record, error) {
+	_, raw, err := m.s.obj.read(es["record.json"].Hash)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -1105,14 +1001,14 @@ func (m *merger) readRecord(es map[string]treeEntry) ([]byte, *Record, error) {
 	if err != nil {
 		return raw, nil, err
 	}
-	if p, ok := es["payload"]; ok && p.isTree() {
-		pes, err := m.entries(p.hash)
+	if p, ok := es["payload"]; ok && p.IsTree() {
+		pes, err := mergeObjects{m.s.obj}.Tree(p.Hash)
 		if err != nil {
 			return raw, nil, err
 		}
 		r.Payloads = map[string][]byte{}
 		for name, e := range pes {
-			_, data, err := m.s.obj.read(e.hash)
+			_, data, err := m.s.obj.read(e.Hash)
 			if err != nil {
 				return raw, nil, err
 			}
@@ -1120,38 +1016,6 @@ func (m *merger) readRecord(es map[string]treeEntry) ([]byte, *Record, error) {
 		}
 	}
 	return raw, r, nil
-}
-
-// concatNotes merges two versions of one note without losing either: when
-// one already contains the other it is kept as is (so repeated merges
-// converge); otherwise both texts are joined, in byte order, separated by a
-// blank line.
-func (m *merger) concatNotes(a, b plumbing.Hash) (plumbing.Hash, error) {
-	_, x, err := m.s.obj.read(a)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	_, y, err := m.s.obj.read(b)
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
-	switch {
-	case bytes.Contains(x, y):
-		return a, nil
-	case bytes.Contains(y, x):
-		return b, nil
-	}
-	if bytes.Compare(x, y) > 0 {
-		x, y = y, x
-	}
-	var buf bytes.Buffer
-	buf.Write(x)
-	if len(x) > 0 && x[len(x)-1] != '\n' {
-		buf.WriteByte('\n')
-	}
-	buf.WriteByte('\n')
-	buf.Write(y)
-	return m.s.obj.write(plumbing.BlobObject, buf.Bytes())
 }
 
 // fetchMissing brings, in a partial clone, every object the fetched nwdes
