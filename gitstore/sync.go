@@ -463,10 +463,8 @@ func (s *Store) MergeTracking(ctx context.Context, remote string, o SyncOptions)
 				return nil, rerr
 			}
 			rs = RefSync{Ref: j.local, Action: SyncSkipped, Before: hexOrEmpty(cur), After: hexOrEmpty(cur), Remote: hexOrEmpty(theirs)}
-		case j.spec.Policy == PolicyMerge:
-			rs, err = s.mergeInto(ctx, j.local, theirs, remote, o)
-		case j.spec.Policy == PolicyFastForward:
-			rs, err = s.forward(ctx, j.local, theirs)
+		case j.spec.Policy == PolicyMerge, j.spec.Policy == PolicyFastForward:
+			rs, err = s.bringIn(ctx, j.local, j.spec.Policy, theirs, remote)
 		case j.spec.Policy == PolicySwap:
 			rs, err = s.mirror(j.local, theirs)
 		default:
@@ -519,53 +517,13 @@ func (s *Store) checkForward(ref RefName, theirs plumbing.Hash) error {
 	if err != nil || ahead {
 		return err
 	}
+	return diverged(ref, ours, theirs)
+}
+
+func diverged(ref RefName, ours, theirs plumbing.Hash) error {
 	return refusal.New(refusal.ChainDiverged,
 		"find which chain is right (git log both tips); a ledger is never merged: reset the wrong side to the other (git update-ref) after keeping what it holds",
 		"%s has diverged: local %s and remote %s each hold commits the other lacks", ref, ours.String()[:12], theirs.String()[:12])
-}
-
-// forward moves a fast-forward-only ref to theirs when it is behind, by
-// compare-and-swap, and refuses a divergence that appeared meanwhile.
-func (s *Store) forward(ctx context.Context, ref RefName, theirs plumbing.Hash) (RefSync, error) {
-	for attempt := 1; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return RefSync{}, err
-		}
-		ours, err := s.refs.read(ref)
-		if err != nil {
-			return RefSync{}, err
-		}
-		rs := RefSync{Ref: ref, Before: hexOrEmpty(ours), After: hexOrEmpty(ours), Remote: hexOrEmpty(theirs)}
-		switch {
-		case theirs.IsZero() || ours == theirs:
-			rs.Action = SyncUpToDate
-			return rs, nil
-		case ours.IsZero():
-			rs.Action = SyncCreated
-		default:
-			if err := s.checkForward(ref, theirs); err != nil {
-				return RefSync{}, err
-			}
-			behind, err := s.isAncestor(ours, theirs)
-			if err != nil {
-				return RefSync{}, err
-			}
-			if !behind {
-				rs.Action = SyncAhead
-				return rs, nil
-			}
-			rs.Action = SyncFastForward
-		}
-		err = s.swap(ref, ours, theirs)
-		if err == nil {
-			rs.After = theirs.String()
-			return rs, nil
-		}
-		if !errors.Is(err, ErrConflict) || attempt >= s.opts.MaxAttempts {
-			return RefSync{}, err
-		}
-		s.opts.Sleep(jitter(time.Millisecond))
-	}
 }
 
 // mirror sets a swap ref to the remote's value (zero: the remote has no
@@ -601,10 +559,6 @@ func (s *Store) mirror(ref RefName, theirs plumbing.Hash) (RefSync, error) {
 // it meanwhile, the merge is recomputed (bounded by the store's
 // MaxAttempts).
 func (s *Store) MergeInto(ctx context.Context, ref RefName, theirs oid.ID, from string, o SyncOptions) (RefSync, error) {
-	return s.mergeInto(ctx, ref, toHash(theirs), from, o)
-}
-
-func (s *Store) mergeInto(ctx context.Context, ref RefName, theirs plumbing.Hash, from string, o SyncOptions) (RefSync, error) {
 	o.fill()
 	if err := ref.Validate(); err != nil {
 		return RefSync{}, err
@@ -617,6 +571,15 @@ func (s *Store) mergeInto(ctx context.Context, ref RefName, theirs plumbing.Hash
 		return RefSync{}, refusal.New(refusal.PolicyRefused, "bring it in with git nwdes fetch, which follows its policy",
 			"%s is declared %s: it is never merged", ref, spec.Policy)
 	}
+	return s.bringIn(ctx, ref, spec.Policy, toHash(theirs), from)
+}
+
+// bringIn moves ref towards theirs by its policy (merge or fast-forward),
+// by compare-and-swap, recomputing when another writer moved it meanwhile
+// (bounded by MaxAttempts): created when absent, fast-forwarded when
+// behind, left when theirs is contained; otherwise a merge ref gets a merge
+// commit and a fast-forward ref is refused (ChainDiverged).
+func (s *Store) bringIn(ctx context.Context, ref RefName, policy SyncPolicy, theirs plumbing.Hash, from string) (RefSync, error) {
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return RefSync{}, err
@@ -645,6 +608,9 @@ func (s *Store) mergeInto(ctx context.Context, ref RefName, theirs plumbing.Hash
 			case ours:
 				rs.Action, next = SyncFastForward, theirs
 			default:
+				if policy != PolicyMerge {
+					return RefSync{}, diverged(ref, ours, theirs)
+				}
 				m := &merger{s: s, ref: ref, resolve: s.opts.Registry.resolve}
 				next, err = m.commit(ours, theirs, base, fmt.Sprintf("merge %s from %s", ref, from))
 				if err != nil {
