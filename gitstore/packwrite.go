@@ -1,0 +1,333 @@
+package gitstore
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// The objects of one update (its blobs, trees and commit) are written as
+// one pack (git's pack v2 format, objects undeltified and zlib-compressed)
+// with its index (idx v2), instead of one loose file per object:
+//
+//  1. the pack and the index are written to tmp_pack_* and tmp_idx_* in
+//     objects/pack (git's names for temporary files there: git prune removes
+//     stale ones);
+//  2. under the ref's lock, once the ref is known to hold the expected old
+//     value: in durable mode both files are fsynced (concurrently with the
+//     lock file's fsync), then the .pack is renamed into place and then the
+//     .idx (readers, git's and ours, find packs by their .idx), then in
+//     durable mode objects/pack is fsynced;
+//  3. the ref's lock file is renamed over the ref, and in durable mode the
+//     ref's directory is fsynced.
+//
+// An update that loses the compare-and-swap never publishes its pack: its
+// temporary files are removed. Objects already stored (loose, or in a pack
+// already listed) are not written again; their file is freshened instead (its
+// mtime set to now), as git does, so that a concurrent git gc does not prune
+// them as old and unreachable just before the new commit makes them
+// reachable.
+
+// packObj is one object to store.
+type packObj struct {
+	typ  plumbing.ObjectType
+	hash plumbing.Hash
+	data []byte
+}
+
+// objBatch collects the objects of one update, in the order they were
+// added, each once.
+type objBatch struct {
+	objs []packObj
+	seen map[plumbing.Hash]bool
+}
+
+func (b *objBatch) add(t plumbing.ObjectType, data []byte) plumbing.Hash {
+	h := hashOf(t, data)
+	if b.seen == nil {
+		b.seen = map[plumbing.Hash]bool{}
+	}
+	if !b.seen[h] {
+		b.seen[h] = true
+		b.objs = append(b.objs, packObj{typ: t, hash: h, data: data})
+	}
+	return h
+}
+
+// packEntry is one object of a pack being built.
+type packEntry struct {
+	hash plumbing.Hash
+	off  uint64
+	crc  uint32
+}
+
+// packBuf builds a pack and its index in memory.
+type packBuf struct {
+	buf     bytes.Buffer
+	entries []packEntry
+}
+
+var zlibWriters = sync.Pool{New: func() any {
+	w, _ := zlib.NewWriterLevel(nil, zlib.DefaultCompression)
+	return w
+}}
+
+func newPackBuf() *packBuf {
+	p := &packBuf{}
+	// The object count is filled in by finish.
+	p.buf.Write([]byte{'P', 'A', 'C', 'K', 0, 0, 0, 2, 0, 0, 0, 0})
+	return p
+}
+
+// addObject appends o, undeltified: a type-and-size header, then the
+// zlib-compressed content.
+func (p *packBuf) addObject(o packObj) {
+	start := p.buf.Len()
+	size := uint64(len(o.data))
+	c := byte(o.typ)<<4 | byte(size&0x0f)
+	size >>= 4
+	for size > 0 {
+		p.buf.WriteByte(c | 0x80)
+		c = byte(size & 0x7f)
+		size >>= 7
+	}
+	p.buf.WriteByte(c)
+	zw := zlibWriters.Get().(*zlib.Writer)
+	zw.Reset(&p.buf)
+	zw.Write(o.data) // a bytes.Buffer does not fail
+	zw.Close()
+	zlibWriters.Put(zw)
+	raw := p.buf.Bytes()[start:]
+	p.entries = append(p.entries, packEntry{hash: o.hash, off: uint64(start), crc: crc32.ChecksumIEEE(raw)})
+}
+
+// addRaw appends an entry copied byte for byte from another pack; crc is
+// its CRC-32 as that pack's index records it.
+func (p *packBuf) addRaw(h plumbing.Hash, raw []byte, crc uint32) {
+	p.entries = append(p.entries, packEntry{hash: h, off: uint64(p.buf.Len()), crc: crc})
+	p.buf.Write(raw)
+}
+
+// finish returns the pack, its index and the pack's name (pack-<hex of the
+// pack's trailing checksum>, as git names packs).
+func (p *packBuf) finish() (pack, idx []byte, name string) {
+	b := p.buf.Bytes()
+	binary.BigEndian.PutUint32(b[8:12], uint32(len(p.entries)))
+	sum := sha1.Sum(b)
+	p.buf.Write(sum[:])
+	pack = p.buf.Bytes()
+
+	es := append([]packEntry(nil), p.entries...)
+	sort.Slice(es, func(i, j int) bool { return bytes.Compare(es[i].hash[:], es[j].hash[:]) < 0 })
+	var x bytes.Buffer
+	x.Grow(8 + 256*4 + len(es)*(20+4+4) + 40)
+	x.Write([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 2})
+	var fan [256]uint32
+	for _, e := range es {
+		fan[e.hash[0]]++
+	}
+	var n uint32
+	var u [8]byte
+	for i := range fan {
+		n += fan[i]
+		binary.BigEndian.PutUint32(u[:4], n)
+		x.Write(u[:4])
+	}
+	for _, e := range es {
+		x.Write(e.hash[:])
+	}
+	for _, e := range es {
+		binary.BigEndian.PutUint32(u[:4], e.crc)
+		x.Write(u[:4])
+	}
+	var large []uint64
+	for _, e := range es {
+		v := uint32(e.off)
+		if e.off >= 1<<31 {
+			v = 1<<31 | uint32(len(large))
+			large = append(large, e.off)
+		}
+		binary.BigEndian.PutUint32(u[:4], v)
+		x.Write(u[:4])
+	}
+	for _, off := range large {
+		binary.BigEndian.PutUint64(u[:], off)
+		x.Write(u[:])
+	}
+	x.Write(sum[:])
+	isum := sha1.Sum(x.Bytes())
+	x.Write(isum[:])
+	return pack, x.Bytes(), "pack-" + hex.EncodeToString(sum[:])
+}
+
+// stagedPack is a pack written to temporary files and not yet published.
+type stagedPack struct {
+	dir        string // objects/pack
+	name       string // pack-<hex>
+	packF      *os.File
+	idxF       *os.File
+	createdDir bool // objects/pack did not exist: objects/ needs a sync too
+}
+
+// writeTemp writes data to a new tmp_<kind>_* file in dir, read-only as git
+// leaves its packs, and returns it open (for a later fsync).
+func writeTemp(dir, kind string, data []byte) (*os.File, error) {
+	f, err := os.CreateTemp(dir, "tmp_"+kind+"_*")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	if err := f.Chmod(0o444); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
+}
+
+// stage writes pack and idx to temporary files in objects/pack.
+func stage(objDir string, pack, idx []byte, name string) (*stagedPack, error) {
+	dir := filepath.Join(objDir, "pack")
+	sp := &stagedPack{dir: dir, name: name}
+	pf, err := writeTemp(dir, "pack", pack)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(dir, 0o777); err != nil {
+			return nil, fmt.Errorf("write pack: %w", err)
+		}
+		sp.createdDir = true
+		pf, err = writeTemp(dir, "pack", pack)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write pack: %w", err)
+	}
+	sp.packF = pf
+	xf, err := writeTemp(dir, "idx", idx)
+	if err != nil {
+		sp.discard()
+		return nil, fmt.Errorf("write pack index: %w", err)
+	}
+	sp.idxF = xf
+	return sp, nil
+}
+
+// publish renames the pack and then its index into place; when durable,
+// both files are synced first and the directory after.
+func (sp *stagedPack) publish(durable bool) error {
+	if durable {
+		if err := syncFiles(sp.packF, sp.idxF); err != nil {
+			return err
+		}
+	}
+	tp, ti := sp.packF.Name(), sp.idxF.Name()
+	if err := sp.closeFiles(); err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	base := filepath.Join(sp.dir, sp.name)
+	if err := os.Rename(tp, base+".pack"); err != nil {
+		os.Remove(tp)
+		os.Remove(ti)
+		return fmt.Errorf("publish pack: %w", err)
+	}
+	if err := os.Rename(ti, base+".idx"); err != nil {
+		os.Remove(ti)
+		return fmt.Errorf("publish pack index: %w", err)
+	}
+	if durable {
+		if err := syncDir(sp.dir); err != nil {
+			return err
+		}
+		if sp.createdDir {
+			if err := syncDir(filepath.Dir(sp.dir)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (sp *stagedPack) closeFiles() error {
+	var errs []error
+	for _, f := range []**os.File{&sp.packF, &sp.idxF} {
+		if *f != nil {
+			errs = append(errs, (*f).Close())
+			*f = nil
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// discard removes a pack that will not be published.
+func (sp *stagedPack) discard() {
+	for _, f := range []*os.File{sp.packF, sp.idxF} {
+		if f != nil {
+			os.Remove(f.Name())
+		}
+	}
+	sp.closeFiles()
+}
+
+// syncFiles fsyncs files concurrently: a journalling file system commits
+// them together rather than one journal commit after another.
+func syncFiles(files ...*os.File) error {
+	if len(files) == 1 {
+		if err := files[0].Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", files[0].Name(), err)
+		}
+		return nil
+	}
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f.Sync(); err != nil {
+				errs[i] = fmt.Errorf("sync %s: %w", f.Name(), err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// syncPaths opens and fsyncs each path (files or directories), at most
+// eight at a time.
+func syncPaths(paths []string) error {
+	errs := make([]error, len(paths))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f, err := os.Open(p)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer f.Close()
+			if err := f.Sync(); err != nil {
+				errs[i] = fmt.Errorf("sync %s: %w", p, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
