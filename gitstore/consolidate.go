@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sys/unix"
 )
 
 // Every update writes one small pack, so packs accumulate; consolidation
@@ -47,10 +48,11 @@ import (
 //     deleted, its .idx first (so no new reader lists it), then .pack and
 //     .rev. So every object a ref names is in some listed pack at every
 //     instant, and only packs whose every object was copied are deleted.
-//   - Against one another, nwdes writers take <git dir>/nwdes-pack.lock
-//     (O_EXCL; a writer that finds it held skips consolidation, the next
-//     update tries again; one older than ten minutes is a crashed writer's
-//     and is removed). Against git gc and git repack: they delete only packs
+//   - Against one another, nwdes writers take an exclusive flock(2) on
+//     objects/pack (a writer that finds it held skips consolidation, the
+//     next update tries again; the kernel drops the lock of a writer that
+//     dies, so no lock file can be left behind). A writer that finds
+//     git gc's gc.pid skips it too, as a second git gc does. Against git gc and git repack: they delete only packs
 //     that existed when they started, after writing theirs; a pack either
 //     deletes under the other is simply gone (its objects are in the other's
 //     new pack), and a delete of a file already gone is not an error.
@@ -69,9 +71,6 @@ const (
 	// consolidated packs grow to about this size and then stay; a git
 	// pack of deltas this large would grow several-fold undeltified.
 	smallPackBytes = 8 << 20
-	// staleConsolidation is the age after which a consolidation lock is
-	// taken to be left by a crashed writer.
-	staleConsolidation = 10 * time.Minute
 )
 
 type packCandidate struct {
@@ -105,7 +104,10 @@ func (o *objects) maybeConsolidate() error {
 	if len(cands) <= packLimit {
 		return nil
 	}
-	unlock, ok := lockConsolidation(filepath.Join(filepath.Dir(o.dir), "nwdes-pack.lock"))
+	if gcRunning(filepath.Dir(o.dir)) {
+		return nil
+	}
+	unlock, ok := lockConsolidation(dir)
 	if !ok {
 		return nil
 	}
@@ -172,25 +174,30 @@ func geometric(c []packCandidate) []packCandidate {
 	return c[:j]
 }
 
-// lockConsolidation takes the consolidation lock, or reports that another
-// writer holds it.
-func lockConsolidation(p string) (func(), bool) {
-	for attempt := 0; attempt < 2; attempt++ {
-		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if err == nil {
-			f.Close()
-			return func() { os.Remove(p) }, true
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, false
-		}
-		fi, err := os.Stat(p)
-		if err != nil || time.Since(fi.ModTime()) < staleConsolidation {
-			return nil, false
-		}
-		os.Remove(p)
+// gcRunning reports whether git gc holds gc.pid in the git directory
+// (gitDir, the parent of the objects directory): git gc keeps a second gc
+// from running beside it that way, and consolidation defers to it in the
+// same way. git takes a gc.pid older than 12 hours to be stale.
+func gcRunning(gitDir string) bool {
+	fi, err := os.Stat(filepath.Join(gitDir, "gc.pid"))
+	return err == nil && time.Since(fi.ModTime()) < 12*time.Hour
+}
+
+// lockConsolidation takes an exclusive flock(2) on the pack directory, or
+// reports that another writer (process or goroutine: flock locks belong to
+// an open file) holds it. The kernel releases it when its holder dies, so a
+// writer killed mid-consolidation leaves no lock behind; git takes no flock
+// and is not excluded by it.
+func lockConsolidation(dir string) (func(), bool) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, false
 	}
-	return nil, false
+	if err := unix.Flock(int(d.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		d.Close()
+		return nil, false
+	}
+	return func() { d.Close() }, true
 }
 
 // consolidate merges the packs sel into one new pack and then deletes them.
