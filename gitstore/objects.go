@@ -129,6 +129,43 @@ func (o *objects) freshen(h plumbing.Hash) bool {
 	return false
 }
 
+// absent returns the objects of objs not already stored, freshening those
+// that are (see freshen), with one lookup per pack for the whole batch.
+func (o *objects) absent(objs []packObj) []packObj {
+	now := time.Now()
+	var rest []packObj
+	for _, obj := range objs {
+		hex := obj.hash.String()
+		if os.Chtimes(filepath.Join(o.dir, hex[:2], hex[2:]), now, now) != nil {
+			rest = append(rest, obj)
+		}
+	}
+	db, err := o.reader()
+	if err != nil || len(rest) == 0 {
+		return rest
+	}
+	hs := make([]plumbing.Hash, len(rest))
+	for i, obj := range rest {
+		hs[i] = obj.hash
+	}
+	where, err := db.PacksOf(hs)
+	if err != nil {
+		return rest
+	}
+	fresh := map[string]bool{}
+	out := rest[:0]
+	for i, obj := range rest {
+		p := where[i]
+		if p != "" && !fresh[p] {
+			fresh[p] = os.Chtimes(p, now, now) == nil
+		}
+		if p == "" || !fresh[p] {
+			out = append(out, obj)
+		}
+	}
+	return out
+}
+
 // stagePack writes the objects of b that are not already stored as one
 // pack in temporary files, and returns it, or nil when every object is
 // already stored.
@@ -137,10 +174,7 @@ func (o *objects) stagePack(b *objBatch) (*stagedPack, error) {
 		return nil, err
 	}
 	pb := newPackBuf()
-	for _, obj := range b.objs {
-		if o.freshen(obj.hash) {
-			continue
-		}
+	for _, obj := range o.absent(b.objs) {
 		pb.addObject(obj)
 	}
 	if len(pb.entries) == 0 {

@@ -80,7 +80,7 @@ type packBuf struct {
 }
 
 var zlibWriters = sync.Pool{New: func() any {
-	w, _ := zlib.NewWriterLevel(nil, zlib.DefaultCompression)
+	w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
 	return w
 }}
 

@@ -1,6 +1,7 @@
 package odb
 
 import (
+	"bytes"
 	"path/filepath"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -32,3 +33,61 @@ func (db *DB) PackOf(h plumbing.Hash) (string, bool, error) {
 // Rescan lists the pack directories again, so that packs written since the
 // last listing are searched without waiting for a miss.
 func (db *DB) Rescan() error { return db.rescan() }
+
+// PacksOf is PackOf for many ids at once: out[i] is the path of a .pack
+// holding hs[i], or "" when no listed pack does. For a batch, each index's
+// table of names is read once rather than probed once per id.
+func (db *DB) PacksOf(hs []plumbing.Hash) ([]string, error) {
+	out := make([]string, len(hs))
+	s, err := db.store(0)
+	if err != nil || s == nil {
+		return out, err
+	}
+	packs, err := s.packList()
+	if err != nil {
+		return out, err
+	}
+	for _, p := range packs {
+		x, err := p.loadIdx()
+		if err != nil || x == nil {
+			continue
+		}
+		path := filepath.Join(s.dir, "pack", p.name+".pack")
+		var names []byte
+		if len(hs) >= 8 && x.n*hashLen <= 4<<20 {
+			names = make([]byte, x.n*hashLen)
+			if readAt(x.r, names, idxNamesOff) != nil {
+				names = nil
+			}
+		}
+		for i, h := range hs {
+			if out[i] != "" {
+				continue
+			}
+			if names == nil {
+				if _, ok, err := x.find(h); err == nil && ok {
+					out[i] = path
+				}
+				continue
+			}
+			lo, hi := 0, int(x.fanout[h[0]])
+			if h[0] > 0 {
+				lo = int(x.fanout[h[0]-1])
+			}
+			for lo < hi {
+				m := lo + (hi-lo)/2
+				c := bytes.Compare(h[:], names[m*hashLen:(m+1)*hashLen])
+				if c == 0 {
+					out[i] = path
+					break
+				}
+				if c < 0 {
+					hi = m
+				} else {
+					lo = m + 1
+				}
+			}
+		}
+	}
+	return out, nil
+}
