@@ -299,13 +299,50 @@ func BenchmarkAppendOne(b *testing.B) { benchAppendOne(b, false) }
 func BenchmarkAppendOneGitCLI(b *testing.B) { benchAppendOneCLI(b) }
 
 // BenchmarkAppendOneDurable: as AppendOne with Options{Durable: true}:
-// one syncfs before the ref's rename and an fsync of its directory after.
+// the pack, its index and the ref's lock file fsynced together, then
+// objects/pack, then the ref's rename and an fsync of its directory.
 func BenchmarkAppendOneDurable(b *testing.B) { benchAppendOne(b, true) }
 
 // BenchmarkAppendOneDurableGitCLI: the CLI twin with git's own durability
 // switched on (core.fsync=committed: objects and refs; fsyncMethod=fsync).
 func BenchmarkAppendOneDurableGitCLI(b *testing.B) {
 	benchAppendOneCLI(b, "-c", "core.fsync=committed", "-c", "core.fsyncMethod=fsync")
+}
+
+// BenchmarkDurableFloor: the least a durable update of one file can cost:
+// write a small file, fsync it, rename it into place, fsync the directory.
+// BenchmarkAppendOneDurable is compared with it (goal: at most 2x).
+func BenchmarkDurableFloor(b *testing.B) {
+	dir := b.TempDir()
+	data := benchRecordJSON(b, benchBody{})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tmp := filepath.Join(dir, "tmp_"+strconv.Itoa(i))
+		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.Write(data); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, "file")); err != nil {
+			b.Fatal(err)
+		}
+		d, err := os.Open(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		d.Close()
+	}
 }
 
 const batchSize = 100
@@ -963,42 +1000,6 @@ func BenchmarkConcurrentWritersGitCLI(b *testing.B) {
 }
 
 // ---- durability and a busy disk ----
-
-// BenchmarkDurableFloor: the least a durable update of one file can cost:
-// write a small file, fsync it, rename it into place, fsync the directory.
-// BenchmarkAppendOneDurable is compared with it (goal: at most 2x).
-func BenchmarkDurableFloor(b *testing.B) {
-	dir := b.TempDir()
-	data := benchRecordJSON(b, benchBody{})
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		tmp := filepath.Join(dir, "tmp_"+strconv.Itoa(i))
-		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := f.Write(data); err != nil {
-			b.Fatal(err)
-		}
-		if err := f.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		if err := f.Close(); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.Rename(tmp, filepath.Join(dir, "file")); err != nil {
-			b.Fatal(err)
-		}
-		d, err := os.Open(dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := d.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		d.Close()
-	}
-}
 
 // BenchmarkConcurrentDurableWriters: b.N durable appends split across N
 // writers, each with its own Store (as separate processes would have) and
