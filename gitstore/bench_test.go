@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1061,11 +1062,14 @@ func busyDisk(b *testing.B) {
 	b.Helper()
 	big := filepath.Join(b.TempDir(), "big")
 	cmd := exec.Command("sh", "-c", `while :; do dd if=/dev/zero of="$1" bs=1M count=128 conv=fsync 2>/dev/null; done`, "sh", big)
+	// Its own process group, so that the dd running at the end is killed
+	// with the loop (and stops writing before the directory is removed).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
-		cmd.Process.Kill()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	})
 	// Let it get going: the first megabytes only fill the page cache.
