@@ -166,10 +166,10 @@ func (o *objects) absent(objs []packObj) []packObj {
 	return out
 }
 
-// stagePack writes the objects of b that are not already stored as one
-// pack in temporary files, and returns it, or nil when every object is
-// already stored.
-func (o *objects) stagePack(b *objBatch) (*stagedPack, error) {
+// stagePack encodes the objects of b that are not already stored as one
+// pack and starts writing it to temporary files (fsynced when durable); it
+// returns the pack, or nil when every object is already stored.
+func (o *objects) stagePack(b *objBatch, durable bool) (*stagedPack, error) {
 	if err := o.writable(); err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func (o *objects) stagePack(b *objBatch) (*stagedPack, error) {
 		return nil, nil
 	}
 	pack, idx, name := pb.finish()
-	return stage(o.dir, pack, idx, name)
+	return stageAsync(o.dir, pack, idx, name, durable), nil
 }
 
 // hold keeps sp until swap publishes or discards it.
@@ -192,6 +192,13 @@ func (o *objects) hold(commit plumbing.Hash, sp *stagedPack) {
 		o.pending = map[plumbing.Hash][]*stagedPack{}
 	}
 	o.pending[commit] = append(o.pending[commit], sp)
+}
+
+// added tells the reader about a pack just published.
+func (o *objects) added(name string) {
+	if db, err := o.reader(); err == nil {
+		db.AddPack(name)
+	}
 }
 
 // take returns a pack held for commit, or nil.

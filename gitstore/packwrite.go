@@ -173,12 +173,20 @@ func (p *packBuf) finish() (pack, idx []byte, name string) {
 }
 
 // stagedPack is a pack written to temporary files and not yet published.
+// The files are written in the background (stageAsync): creating a file is
+// the dearest step of an update on a busy journalling file system, and the
+// two temporary files are created concurrently with each other and with
+// the ref's lock file, which swap creates meanwhile.
 type stagedPack struct {
 	dir        string // objects/pack
 	name       string // pack-<hex>
-	packF      *os.File
-	idxF       *os.File
-	createdDir bool // objects/pack did not exist: objects/ needs a sync too
+	createdDir bool   // objects/pack did not exist: objects/ needs a sync too
+
+	ready  chan struct{} // closed once the files are written (or failed)
+	err    error
+	synced bool // the files were fsynced when written
+	packF  *os.File
+	idxF   *os.File
 }
 
 // writeTemp writes data to a new tmp_<kind>_* file in dir, read-only as git
@@ -201,35 +209,69 @@ func writeTemp(dir, kind string, data []byte) (*os.File, error) {
 	return f, nil
 }
 
-// stage writes pack and idx to temporary files in objects/pack.
-func stage(objDir string, pack, idx []byte, name string) (*stagedPack, error) {
+// stageAsync starts writing pack and idx to temporary files in
+// objects/pack, each in its own goroutine, fsyncing them when durable.
+func stageAsync(objDir string, pack, idx []byte, name string, durable bool) *stagedPack {
 	dir := filepath.Join(objDir, "pack")
-	sp := &stagedPack{dir: dir, name: name}
-	pf, err := writeTemp(dir, "pack", pack)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(dir, 0o777); err != nil {
-			return nil, fmt.Errorf("write pack: %w", err)
+	sp := &stagedPack{dir: dir, name: name, ready: make(chan struct{}), synced: durable}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			sp.err = fmt.Errorf("write pack: %w", err)
+			close(sp.ready)
+			return sp
 		}
 		sp.createdDir = true
-		pf, err = writeTemp(dir, "pack", pack)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("write pack: %w", err)
+	write := func(kind string, data []byte, f **os.File, errp *error) {
+		w, err := writeTemp(dir, kind, data)
+		if err == nil && durable {
+			if err = w.Sync(); err != nil {
+				w.Close()
+				os.Remove(w.Name())
+				w = nil
+			}
+		}
+		if err != nil {
+			*errp = fmt.Errorf("write pack: %w", err)
+			return
+		}
+		*f = w
 	}
-	sp.packF = pf
-	xf, err := writeTemp(dir, "idx", idx)
-	if err != nil {
+	go func() {
+		defer close(sp.ready)
+		var perr, xerr error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			write("idx", idx, &sp.idxF, &xerr)
+		}()
+		write("pack", pack, &sp.packF, &perr)
+		<-done
+		sp.err = errors.Join(perr, xerr)
+	}()
+	return sp
+}
+
+// stage writes pack and idx to temporary files and waits for them.
+func stage(objDir string, pack, idx []byte, name string) (*stagedPack, error) {
+	sp := stageAsync(objDir, pack, idx, name, false)
+	<-sp.ready
+	if sp.err != nil {
 		sp.discard()
-		return nil, fmt.Errorf("write pack index: %w", err)
+		return nil, sp.err
 	}
-	sp.idxF = xf
 	return sp, nil
 }
 
 // publish renames the pack and then its index into place; when durable,
-// both files are synced first and the directory after.
+// both files are synced first (unless stageAsync did) and the directory
+// after.
 func (sp *stagedPack) publish(durable bool) error {
-	if durable {
+	<-sp.ready
+	if sp.err != nil {
+		return sp.err
+	}
+	if durable && !sp.synced {
 		if err := syncFiles(sp.packF, sp.idxF); err != nil {
 			return err
 		}
@@ -274,6 +316,7 @@ func (sp *stagedPack) closeFiles() error {
 
 // discard removes a pack that will not be published.
 func (sp *stagedPack) discard() {
+	<-sp.ready
 	for _, f := range []*os.File{sp.packF, sp.idxF} {
 		if f != nil {
 			os.Remove(f.Name())

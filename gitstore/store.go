@@ -304,9 +304,10 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 	}
 }
 
-// commit adds the commit to the objects writeTrees collected and writes
-// them all as one pack, to temporary files: swap publishes it under the
-// ref's lock, or discards it when the compare-and-swap fails.
+// commit adds the commit to the objects writeTrees collected and starts
+// writing them all as one pack to temporary files (in the background, while
+// swap takes the ref's lock; fsynced there in durable mode): swap publishes
+// it under the ref's lock, or discards it when the compare-and-swap fails.
 func (s *Store) commit(tx *Tx, tree plumbing.Hash, message string) (plumbing.Hash, error) {
 	var parents []plumbing.Hash
 	if !tx.base.IsZero() {
@@ -317,7 +318,7 @@ func (s *Store) commit(tx *Tx, tree plumbing.Hash, message string) (plumbing.Has
 		b = &objBatch{}
 	}
 	h := b.add(plumbing.CommitObject, encodeCommit(tree, parents, Identity, s.opts.Now(), message))
-	sp, err := s.obj.stagePack(b)
+	sp, err := s.obj.stagePack(b, s.opts.Durable)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -330,8 +331,8 @@ func (s *Store) commit(tx *Tx, tree plumbing.Hash, message string) (plumbing.Has
 // swap moves ref from old to next. Under the ref's lock, once the ref is
 // known to hold old, the pack commit wrote for next is renamed into place
 // (after the .pack, the .idx). In durable mode, before the ref's rename:
-// the pack and its index are fsynced, concurrently with the lock file,
-// then objects/pack; loose objects written since the last durable swap (a
+// the pack and its index are fsynced (as they are written, concurrently
+// with the lock file's creation and fsync), then objects/pack; loose objects written since the last durable swap (a
 // merge's) are fsynced with their directories; after the rename the ref's
 // directory is fsynced. Only the files the update wrote are synced, never
 // the whole file system, so after a power loss the ref never names an
@@ -365,6 +366,7 @@ func (s *Store) swap(ref RefName, old, next plumbing.Hash) error {
 	}
 	var nd *NotDurableError
 	if published && (err == nil || errors.As(err, &nd)) {
+		s.obj.added(sp.name)
 		// Best effort: the update is done whatever happens here, and
 		// the next writer tries again.
 		_ = s.obj.maybeConsolidate()

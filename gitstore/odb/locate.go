@@ -91,3 +91,34 @@ func (db *DB) PacksOf(hs []plumbing.Hash) ([]string, error) {
 	}
 	return out, nil
 }
+
+// AddPack makes a pack just renamed into the primary objects directory
+// (pack-<hex>, by its .idx) known without listing the directory again. It
+// goes first in the search order: a writer's next read is usually of what
+// it wrote last (its new tip).
+func (db *DB) AddPack(name string) {
+	if !validPackName(name) {
+		return
+	}
+	s, err := db.store(0)
+	if err != nil || s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.scanned || s.closed {
+		return
+	}
+	for _, p := range s.packs {
+		if p.name == name {
+			return
+		}
+	}
+	root, err := s.fsLocked()
+	if err != nil {
+		return
+	}
+	next := make([]*pack, 0, len(s.packs)+1)
+	next = append(next, &pack{name: name, root: root, dir: s.dir})
+	s.packs = append(next, s.packs...)
+}
