@@ -292,11 +292,7 @@ func (o *objects) copyPack(pb *packBuf, seen map[plumbing.Hash]bool, base string
 			pb.addRaw(e.hash, raw, e.crc)
 		default:
 			// A delta: store it whole.
-			db, err := o.reader()
-			if err != nil {
-				return false, err
-			}
-			typ, data, err := db.Read(e.hash)
+			typ, data, err := o.read(e.hash)
 			if err != nil {
 				return false, fmt.Errorf("consolidate %s: %w", filepath.Base(base), err)
 			}

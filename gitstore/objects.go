@@ -36,7 +36,8 @@ type objects struct {
 	dir        string   // the object directory
 	alternates []string // more object directories to read from
 	mu         sync.Mutex
-	db         *odb.DB
+	cur        *dbRef   // the reader in use
+	graveyard  []*dbRef // readers replaced, closed once unused
 
 	pmu sync.Mutex
 	// pending holds the packs of commits written and not yet published,
@@ -54,28 +55,92 @@ func newObjects(loc Location) *objects {
 	return &objects{dir: loc.Objects(), alternates: loc.Alternates}
 }
 
-func (o *objects) reader() (*odb.DB, error) {
+// dbRef counts the users of one reader, so that a replaced reader is
+// closed only once nobody reads through it.
+type dbRef struct {
+	db        *odb.DB
+	refs      int
+	retiredAt time.Time
+}
+
+const (
+	// maxRetired is how many deleted packs a reader may hold open before
+	// it is replaced by a fresh one: each consolidation deletes the packs
+	// it merged, and a reader keeps every pack it ever opened until it is
+	// closed, so a writer running for hours would otherwise hold two
+	// descriptors (and a map) per update it made.
+	maxRetired = 64
+	// readerGrace is how long a replaced reader stays open at least, for
+	// callers of reader() that do not count themselves (one short lookup).
+	readerGrace = 100 * time.Millisecond
+)
+
+// acquire returns the reader and a function to call when done with it.
+func (o *objects) acquire() (*odb.DB, func(), error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
-		return nil, fmt.Errorf("store closed: %w", os.ErrClosed)
+		return nil, nil, fmt.Errorf("store closed: %w", os.ErrClosed)
 	}
-	if o.db == nil {
+	if o.cur == nil {
 		db, err := odb.OpenWithAlternates(o.dir, o.alternates)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		o.db = db
+		o.cur = &dbRef{db: db}
 	}
-	return o.db, nil
+	r := o.cur
+	r.refs++
+	return r.db, func() {
+		o.mu.Lock()
+		r.refs--
+		o.reapLocked()
+		o.mu.Unlock()
+	}, nil
+}
+
+// reader returns the reader for one short use (a lookup, not a loop).
+func (o *objects) reader() (*odb.DB, error) {
+	db, release, err := o.acquire()
+	if err != nil {
+		return nil, err
+	}
+	release()
+	return db, nil
+}
+
+// recycle replaces the reader when it holds too many deleted packs open.
+func (o *objects) recycle() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.cur != nil && o.cur.db.Retired() > maxRetired {
+		o.cur.retiredAt = time.Now()
+		o.graveyard = append(o.graveyard, o.cur)
+		o.cur = nil
+	}
+	o.reapLocked()
+}
+
+// reapLocked closes replaced readers nobody uses any more.
+func (o *objects) reapLocked() {
+	keep := o.graveyard[:0]
+	for _, r := range o.graveyard {
+		if r.refs > 0 || time.Since(r.retiredAt) < readerGrace {
+			keep = append(keep, r)
+			continue
+		}
+		r.db.Close()
+	}
+	o.graveyard = keep
 }
 
 // read returns an object's type and content.
 func (o *objects) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
-	db, err := o.reader()
+	db, release, err := o.acquire()
 	if err != nil {
 		return 0, nil, fmt.Errorf("read object %s: %w", h, err)
 	}
+	defer release()
 	for attempt := 0; ; attempt++ {
 		t, b, err := db.Read(h)
 		if err == nil {
@@ -140,10 +205,14 @@ func (o *objects) absent(objs []packObj) []packObj {
 			rest = append(rest, obj)
 		}
 	}
-	db, err := o.reader()
-	if err != nil || len(rest) == 0 {
+	if len(rest) == 0 {
 		return rest
 	}
+	db, release, err := o.acquire()
+	if err != nil {
+		return rest
+	}
+	defer release()
 	hs := make([]plumbing.Hash, len(rest))
 	for i, obj := range rest {
 		hs[i] = obj.hash
@@ -199,6 +268,7 @@ func (o *objects) added(name string) {
 	if db, err := o.reader(); err == nil {
 		db.AddPack(name)
 	}
+	o.recycle()
 }
 
 // take returns a pack held for commit, or nil.
@@ -449,9 +519,13 @@ func (o *objects) close() error {
 	}
 	o.pending = nil
 	o.pmu.Unlock()
-	if o.db != nil {
-		errs = append(errs, o.db.Close())
+	if o.cur != nil {
+		errs = append(errs, o.cur.db.Close())
 	}
+	for _, r := range o.graveyard {
+		errs = append(errs, r.db.Close())
+	}
+	o.cur, o.graveyard = nil, nil
 	o.closed = true
 	return errors.Join(errs...)
 }

@@ -374,3 +374,31 @@ func mustDiscover(t *testing.T, dir string) gitstore.Location {
 	}
 	return loc
 }
+
+// TestLongRunningWriterHoldsBoundedDescriptors: a store that appends for a
+// long time (a supervisor) does not hold a growing number of descriptors,
+// although every update writes a pack and consolidation deletes them: the
+// reader that keeps deleted packs open is replaced once it holds many.
+func TestLongRunningWriterHoldsBoundedDescriptors(t *testing.T) {
+	dir := gittest.Init(t, false)
+	s := stOpenStore(t, dir, gitstore.Options{})
+	fds := func() int {
+		e, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd")
+		}
+		return len(e)
+	}
+	before := fds()
+	most := 0
+	for i := 0; i < 600; i++ {
+		putRecs(t, s, "refs/nwdes/fd", []packRec{{"r/" + strconv.Itoa(i%10), i}})
+		if n := fds() - before; n > most {
+			most = n
+		}
+	}
+	t.Logf("600 appends: at most %d descriptors more than at the start", most)
+	if most > 400 {
+		t.Errorf("%d more descriptors open during 600 appends; the reader keeps deleted packs open", most)
+	}
+}

@@ -122,3 +122,20 @@ func (db *DB) AddPack(name string) {
 	next = append(next, &pack{name: name, root: root, dir: s.dir})
 	s.packs = append(next, s.packs...)
 }
+
+// Retired returns how many packs the DB has dropped from its listings (git
+// or another writer deleted them) but still holds open, because a read may
+// be using them; they are released by Close. A long-running writer whose
+// DB has retired many packs replaces the DB (see gitstore's objects).
+func (db *DB) Retired() int {
+	db.mu.Lock()
+	stores := append([]*store(nil), db.stores...)
+	db.mu.Unlock()
+	n := 0
+	for _, s := range stores {
+		s.mu.Lock()
+		n += len(s.retired)
+		s.mu.Unlock()
+	}
+	return n
+}
