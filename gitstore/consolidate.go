@@ -71,6 +71,9 @@ const (
 	// consolidated packs grow to about this size and then stay; a git
 	// pack of deltas this large would grow several-fold undeltified.
 	smallPackBytes = 8 << 20
+	// staleKeepAfter: a .keep nwdes made for a pack this old was left by
+	// a writer that died before its ref moved.
+	staleKeepAfter = 10 * time.Minute
 )
 
 type packCandidate struct {
@@ -134,8 +137,12 @@ func (o *objects) candidates(dir string, names map[string]bool, bases []string) 
 		}
 	}
 	var out []packCandidate
+	src, _ := os.Stat(filepath.Join(filepath.Dir(o.dir), keepSource))
 next:
 	for _, b := range bases {
+		if names[b+".keep"] && src != nil && staleKeep(filepath.Join(dir, b), src) {
+			delete(names, b+".keep")
+		}
 		for _, ext := range []string{".keep", ".promisor", ".mtimes", ".bitmap", ".rev"} {
 			if names[b+ext] {
 				continue next
@@ -151,6 +158,22 @@ next:
 		out = append(out, packCandidate{base: filepath.Join(dir, b), size: fi.Size()})
 	}
 	return out
+}
+
+// staleKeep removes the .keep of the pack at base and reports true when it
+// is one nwdes made (a link to <git dir>/nwdes-keep) for a pack written more
+// than staleKeepAfter ago: its writer died between publishing the pack and
+// moving its ref (a live writer removes it within moments).
+func staleKeep(base string, src os.FileInfo) bool {
+	k, err := os.Stat(base + ".keep")
+	if err != nil || !os.SameFile(k, src) {
+		return false
+	}
+	p, err := os.Stat(base + ".pack")
+	if err != nil || time.Since(p.ModTime()) < staleKeepAfter {
+		return false
+	}
+	return os.Remove(base+".keep") == nil
 }
 
 // geometric returns the packs to merge: all candidates but those, from the
@@ -225,7 +248,7 @@ func (o *objects) consolidate(dir string, sel []packCandidate) error {
 	if err != nil {
 		return err
 	}
-	if err := sp.publish(true); err != nil {
+	if err := sp.publish(true, false); err != nil {
 		sp.discard()
 		return err
 	}

@@ -99,8 +99,9 @@ func noTempFiles(t *testing.T, dir string) {
 	t.Helper()
 	tmp, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "tmp_*"))
 	loose, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "??", "tmp_*"))
-	if len(tmp)+len(loose) > 0 {
-		t.Errorf("temporary files left behind: %v %v", tmp, loose)
+	keeps, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "pack-*.keep"))
+	if len(tmp)+len(loose)+len(keeps) > 0 {
+		t.Errorf("temporary files left behind: %v %v %v", tmp, loose, keeps)
 	}
 }
 

@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -182,6 +184,7 @@ type stagedPack struct {
 	name       string // pack-<hex>
 	createdDir bool   // objects/pack did not exist: objects/ needs a sync too
 
+	keep   string        // the .keep protect made, until unprotect
 	ready  chan struct{} // closed once the files are written (or failed)
 	err    error
 	synced bool // the files were fsynced when written
@@ -189,19 +192,23 @@ type stagedPack struct {
 	idxF   *os.File
 }
 
-// writeTemp writes data to a new tmp_<kind>_* file in dir, read-only as git
-// leaves its packs, and returns it open (for a later fsync).
+// writeTemp writes data to a new tmp_<kind>_* file in dir and returns it
+// open (for a later fsync). The file is created read-only, as git leaves its
+// packs and objects, in the same call (no separate chmod).
 func writeTemp(dir, kind string, data []byte) (*os.File, error) {
-	f, err := os.CreateTemp(dir, "tmp_"+kind+"_*")
+	var f *os.File
+	var err error
+	for try := 0; try < 100; try++ {
+		p := filepath.Join(dir, "tmp_"+kind+"_"+strconv.FormatUint(rand.Uint64(), 36))
+		f, err = os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o444)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, err
-	}
-	if err := f.Chmod(0o444); err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return nil, err
@@ -263,10 +270,62 @@ func stage(objDir string, pack, idx []byte, name string) (*stagedPack, error) {
 	return sp, nil
 }
 
+// keepSource is the file in the git directory that every nwdes .keep is a
+// hard link to (see protect).
+const keepSource = "nwdes-keep"
+
+const keepText = "nwdes: the pack of an update whose ref is about to move\n"
+
+// protect makes pack-<hex>.keep before the pack is published, as git
+// receive-pack does for an incoming pack until its refs are updated: git gc
+// and git repack leave a kept pack alone, so a repack that starts between
+// the pack's rename and the ref's cannot delete the objects the ref is
+// about to name while they are still unreachable. (Without it, the stress
+// test of eight writers beside a git gc loop lost a commit now and then:
+// repack -A -d deleted the new pack and did not loosen its objects.) The
+// .keep is a hard link to <git dir>/nwdes-keep, which costs a directory
+// entry but no new inode; where links fail, it is a file of its own.
+// unprotect removes it once the ref has moved.
+func (sp *stagedPack) protect() error {
+	keep := filepath.Join(sp.dir, sp.name+".keep")
+	src := filepath.Join(filepath.Dir(filepath.Dir(sp.dir)), keepSource)
+	err := os.Link(src, keep)
+	if errors.Is(err, fs.ErrNotExist) {
+		if werr := os.WriteFile(src, []byte(keepText), 0o444); werr == nil || errors.Is(werr, fs.ErrExist) {
+			err = os.Link(src, keep)
+		}
+	}
+	if errors.Is(err, fs.ErrExist) {
+		// Another writer is publishing the same pack, and removes it.
+		return nil
+	}
+	if err != nil {
+		f, cerr := os.OpenFile(keep, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+		if errors.Is(cerr, fs.ErrExist) {
+			return nil
+		}
+		if cerr != nil {
+			return fmt.Errorf("protect pack: %w", cerr)
+		}
+		f.WriteString(keepText)
+		f.Close()
+	}
+	sp.keep = keep
+	return nil
+}
+
+// unprotect removes the .keep protect made.
+func (sp *stagedPack) unprotect() {
+	if sp.keep != "" {
+		os.Remove(sp.keep)
+		sp.keep = ""
+	}
+}
+
 // publish renames the pack and then its index into place; when durable,
 // both files are synced first (unless stageAsync did) and the directory
-// after.
-func (sp *stagedPack) publish(durable bool) error {
+// after. With keep, the pack is protected first (see protect).
+func (sp *stagedPack) publish(durable, keep bool) error {
 	<-sp.ready
 	if sp.err != nil {
 		return sp.err
@@ -280,14 +339,23 @@ func (sp *stagedPack) publish(durable bool) error {
 	if err := sp.closeFiles(); err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}
+	if keep {
+		if err := sp.protect(); err != nil {
+			os.Remove(tp)
+			os.Remove(ti)
+			return err
+		}
+	}
 	base := filepath.Join(sp.dir, sp.name)
 	if err := os.Rename(tp, base+".pack"); err != nil {
 		os.Remove(tp)
 		os.Remove(ti)
+		sp.unprotect()
 		return fmt.Errorf("publish pack: %w", err)
 	}
 	if err := os.Rename(ti, base+".idx"); err != nil {
 		os.Remove(ti)
+		sp.unprotect()
 		return fmt.Errorf("publish pack index: %w", err)
 	}
 	if durable {

@@ -352,7 +352,7 @@ func (s *Store) swap(ref RefName, old, next plumbing.Hash) error {
 				}
 			}
 			if sp != nil {
-				if err := sp.publish(durable); err != nil {
+				if err := sp.publish(durable, true); err != nil {
 					return err
 				}
 				published = true
@@ -363,6 +363,11 @@ func (s *Store) swap(ref RefName, old, next plumbing.Hash) error {
 	err := s.refs.compareAndSwap(ref, old, next, hook)
 	if sp != nil && !published {
 		sp.discard()
+	}
+	if published {
+		// The ref names the pack's objects now (or never will): git gc
+		// may consolidate it like any other.
+		sp.unprotect()
 	}
 	var nd *NotDurableError
 	if published && (err == nil || errors.As(err, &nd)) {
