@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -300,13 +301,50 @@ func BenchmarkAppendOne(b *testing.B) { benchAppendOne(b, false) }
 func BenchmarkAppendOneGitCLI(b *testing.B) { benchAppendOneCLI(b) }
 
 // BenchmarkAppendOneDurable: as AppendOne with Options{Durable: true}:
-// one syncfs before the ref's rename and an fsync of its directory after.
+// the pack, its index and the ref's lock file fsynced together, then
+// objects/pack, then the ref's rename and an fsync of its directory.
 func BenchmarkAppendOneDurable(b *testing.B) { benchAppendOne(b, true) }
 
 // BenchmarkAppendOneDurableGitCLI: the CLI twin with git's own durability
 // switched on (core.fsync=committed: objects and refs; fsyncMethod=fsync).
 func BenchmarkAppendOneDurableGitCLI(b *testing.B) {
 	benchAppendOneCLI(b, "-c", "core.fsync=committed", "-c", "core.fsyncMethod=fsync")
+}
+
+// BenchmarkDurableFloor: the least a durable update of one file can cost:
+// write a small file, fsync it, rename it into place, fsync the directory.
+// BenchmarkAppendOneDurable is compared with it (goal: at most 2x).
+func BenchmarkDurableFloor(b *testing.B) {
+	dir := b.TempDir()
+	data := benchRecordJSON(b, benchBody{})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tmp := filepath.Join(dir, "tmp_"+strconv.Itoa(i))
+		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.Write(data); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, "file")); err != nil {
+			b.Fatal(err)
+		}
+		d, err := os.Open(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := d.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		d.Close()
+	}
 }
 
 const batchSize = 100
@@ -961,4 +999,94 @@ func BenchmarkConcurrentWritersGitCLI(b *testing.B) {
 			benchCheckCount(b, dir, b.N)
 		})
 	}
+}
+
+// ---- durability and a busy disk ----
+
+// BenchmarkConcurrentDurableWriters: b.N durable appends split across N
+// writers, each with its own Store (as separate processes would have) and
+// its own ref, so that they never contend for a ref lock: what they share
+// is the file system. appends/s of /8 against /1 is the goal (at least 2x:
+// one writer's syncs must not make the others wait, as a syncfs of the
+// whole file system per append did).
+func BenchmarkConcurrentDurableWriters(b *testing.B) {
+	for _, n := range []int{1, 8} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			dir := gittest.Init(b, false)
+			stores := make([]*gitstore.Store, n)
+			for g := range stores {
+				stores[g] = stOpenStore(b, dir, gitstore.Options{Durable: true})
+			}
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			errs := make(chan error, n)
+			b.ResetTimer()
+			for g := 0; g < n; g++ {
+				wg.Add(1)
+				go func(g int) {
+					defer wg.Done()
+					ref := gitstore.RefName(fmt.Sprintf("refs/nwdes/bench%d", g))
+					for {
+						i := int(next.Add(1)) - 1
+						if i >= b.N {
+							return
+						}
+						rec, err := gitstore.NewRecord(benchKind, 1, benchBody{I: i, G: g})
+						if err != nil {
+							errs <- err
+							return
+						}
+						if _, err := stores[g].Update(context.Background(), ref, "append", func(tx *gitstore.Tx) error {
+							return tx.Put("latest", rec)
+						}); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}(g)
+			}
+			wg.Wait()
+			b.StopTimer()
+			close(errs)
+			for err := range errs {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+		})
+	}
+}
+
+// busyDisk starts a process that writes a large file (128 MiB, then
+// fsync, over and over) in a directory on the same file system as the
+// benchmark's repositories, until the benchmark ends.
+func busyDisk(b *testing.B) {
+	b.Helper()
+	big := filepath.Join(b.TempDir(), "big")
+	cmd := exec.Command("sh", "-c", `while :; do dd if=/dev/zero of="$1" bs=1M count=128 conv=fsync 2>/dev/null; done`, "sh", big)
+	// Its own process group, so that the dd running at the end is killed
+	// with the loop (and stops writing before the directory is removed).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	// Let it get going: the first megabytes only fill the page cache.
+	time.Sleep(300 * time.Millisecond)
+}
+
+// BenchmarkAppendOneBusyDisk: AppendOne while another process writes a
+// large file to the same disk throughout.
+func BenchmarkAppendOneBusyDisk(b *testing.B) {
+	busyDisk(b)
+	benchAppendOne(b, false)
+}
+
+// BenchmarkAppendOneBusyDiskGitCLI: its twin, the AppendOne CLI pipeline
+// beside the same writer.
+func BenchmarkAppendOneBusyDiskGitCLI(b *testing.B) {
+	busyDisk(b)
+	benchAppendOneCLI(b)
 }

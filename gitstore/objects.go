@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"compress/zlib"
 	"errors"
 	"fmt"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
@@ -15,21 +16,20 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/nwdes/nwdes/gitstore/odb"
 )
 
-// objects reads and writes git objects. Writes go through go-git's loose
-// object writer (temporary file, then rename into objects/xx/). Reads go
-// through odb, which looks objects up in pack indexes without decoding them
-// whole: a fresh process (the pre-push hook) reads a note from a packed
-// repository of 100k objects in well under a millisecond, where go-git's
-// storage decodes the whole index first. odb rescans the pack directory on a
-// miss, which is what a concurrent git gc looks like from outside; read
+// objects reads and writes git objects. The objects of an update are
+// written as one pack (packwrite.go); single objects (a merge's) as loose
+// files, by a small writer of our own (temporary file in objects/xx, then
+// rename). Reads go through odb, which looks objects up in pack indexes
+// without decoding them whole: a fresh process (the pre-push hook) reads a
+// note from a packed repository of 100k objects in well under a
+// millisecond, where go-git's storage decodes the whole index first. odb
+// rescans the pack directory on a miss, which is how it finds a pack just
+// written, and what a concurrent git gc looks like from outside; read
 // retries a few times more for the window where gc has deleted the loose
 // file and not yet renamed the new pack into place.
 type objects struct {
@@ -37,11 +37,16 @@ type objects struct {
 	dir        string   // the object directory
 	alternates []string // more object directories to read from
 	mu         sync.Mutex
-	st         *filesystem.Storage
-	db         *odb.DB
-	// wmu serialises writes: go-git's storage is not safe for concurrent
-	// writers (it keeps an unguarded object list).
-	wmu sync.Mutex
+	cur        *dbRef   // the reader in use
+	graveyard  []*dbRef // readers replaced, closed once unused
+
+	pmu sync.Mutex
+	// pending holds the packs of commits written and not yet published,
+	// by commit: swap publishes one under the ref's lock or discards it.
+	pending map[plumbing.Hash][]*stagedPack
+	// unsynced are loose files written (and the directories they were
+	// renamed into) that a durable swap has not yet fsynced.
+	unsynced map[string]bool
 }
 
 // newObjects reads and writes the objects of loc: its object directory
@@ -51,40 +56,92 @@ func newObjects(loc gitrepo.Location) *objects {
 	return &objects{dir: loc.Objects(), alternates: loc.Alternates}
 }
 
-func (o *objects) storage() *filesystem.Storage {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.st == nil {
-		// go-git's storage takes a git directory and writes to its
-		// objects/: give it the parent of the object directory, which is
-		// the git directory itself unless GIT_OBJECT_DIRECTORY moved it.
-		o.st = filesystem.NewStorage(osfs.New(filepath.Dir(o.dir)), cache.NewObjectLRU(8*cache.MiByte))
-	}
-	return o.st
+// dbRef counts the users of one reader, so that a replaced reader is
+// closed only once nobody reads through it.
+type dbRef struct {
+	db        *odb.DB
+	refs      int
+	retiredAt time.Time
 }
 
-func (o *objects) reader() (*odb.DB, error) {
+const (
+	// maxRetired is how many deleted packs a reader may hold open before
+	// it is replaced by a fresh one: each consolidation deletes the packs
+	// it merged, and a reader keeps every pack it ever opened until it is
+	// closed, so a writer running for hours would otherwise hold two
+	// descriptors (and a map) per update it made.
+	maxRetired = 64
+	// readerGrace is how long a replaced reader stays open at least, for
+	// callers of reader() that do not count themselves (one short lookup).
+	readerGrace = 100 * time.Millisecond
+)
+
+// acquire returns the reader and a function to call when done with it.
+func (o *objects) acquire() (*odb.DB, func(), error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
-		return nil, fmt.Errorf("store closed: %w", os.ErrClosed)
+		return nil, nil, fmt.Errorf("store closed: %w", os.ErrClosed)
 	}
-	if o.db == nil {
+	if o.cur == nil {
 		db, err := odb.OpenWithAlternates(o.dir, o.alternates)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		o.db = db
+		o.cur = &dbRef{db: db}
 	}
-	return o.db, nil
+	r := o.cur
+	r.refs++
+	return r.db, func() {
+		o.mu.Lock()
+		r.refs--
+		o.reapLocked()
+		o.mu.Unlock()
+	}, nil
+}
+
+// reader returns the reader for one short use (a lookup, not a loop).
+func (o *objects) reader() (*odb.DB, error) {
+	db, release, err := o.acquire()
+	if err != nil {
+		return nil, err
+	}
+	release()
+	return db, nil
+}
+
+// recycle replaces the reader when it holds too many deleted packs open.
+func (o *objects) recycle() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.cur != nil && o.cur.db.Retired() > maxRetired {
+		o.cur.retiredAt = time.Now()
+		o.graveyard = append(o.graveyard, o.cur)
+		o.cur = nil
+	}
+	o.reapLocked()
+}
+
+// reapLocked closes replaced readers nobody uses any more.
+func (o *objects) reapLocked() {
+	keep := o.graveyard[:0]
+	for _, r := range o.graveyard {
+		if r.refs > 0 || time.Since(r.retiredAt) < readerGrace {
+			keep = append(keep, r)
+			continue
+		}
+		r.db.Close()
+	}
+	o.graveyard = keep
 }
 
 // read returns an object's type and content.
 func (o *objects) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
-	db, err := o.reader()
+	db, release, err := o.acquire()
 	if err != nil {
 		return 0, nil, fmt.Errorf("read object %s: %w", h, err)
 	}
+	defer release()
 	for attempt := 0; ; attempt++ {
 		t, b, err := db.Read(h)
 		if err == nil {
@@ -104,53 +161,226 @@ func (o *objects) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	}
 }
 
-// write stores an object as a loose file and returns its id.
-//
-// Two things go-git's writer does not do, and git does, are done here: an
-// object that already exists loose is freshened (its mtime set to now)
-// instead of rewritten, so that a concurrent git gc does not prune it as old
-// and unreachable just before our new commit makes it reachable; and a write
-// that loses its fanout directory to a concurrent repack (which removes empty
-// objects/xx/ directories) is retried.
-func (o *objects) write(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
+// writable refuses writing into an object directory other than
+// <git dir>/objects: one elsewhere (a server's quarantine) is read, never
+// written, by nwdes.
+func (o *objects) writable() error {
 	if filepath.Base(o.dir) != "objects" {
-		// go-git's writer writes into <git dir>/objects only: an object
-		// directory elsewhere (a server's quarantine) is read, never
-		// written, by nwdes.
-		return plumbing.ZeroHash, refusal.New(refusal.StoreNotWritable,
+		return refusal.New(refusal.StoreNotWritable,
 			"run the writing verb outside the server-side hook (nwdes only reads a quarantine)",
 			"objects go to %s (GIT_OBJECT_DIRECTORY), where nwdes does not write", o.dir)
 	}
-	h := hashOf(t, data)
+	return nil
+}
+
+// freshen reports whether h is already stored in the object directory,
+// loose or in a pack already listed, and if so sets that file's mtime to
+// now, as git does before deciding not to write an object again: a
+// concurrent git gc then does not prune it as old and unreachable just
+// before our new commit makes it reachable. A file we may not touch counts
+// as absent (the object is written again, which is harmless).
+func (o *objects) freshen(h plumbing.Hash) bool {
 	hex := h.String()
-	loose := filepath.Join(o.dir, hex[:2], hex[2:])
 	now := time.Now()
-	if err := os.Chtimes(loose, now, now); err == nil {
+	if err := os.Chtimes(filepath.Join(o.dir, hex[:2], hex[2:]), now, now); err == nil {
+		return true
+	}
+	db, err := o.reader()
+	if err != nil {
+		return false
+	}
+	if p, ok, err := db.PackOf(h); err == nil && ok {
+		return os.Chtimes(p, now, now) == nil
+	}
+	return false
+}
+
+// absent returns the objects of objs not already stored, freshening those
+// that are (see freshen), with one lookup per pack for the whole batch.
+func (o *objects) absent(objs []packObj) []packObj {
+	now := time.Now()
+	var rest []packObj
+	for _, obj := range objs {
+		hex := obj.hash.String()
+		if os.Chtimes(filepath.Join(o.dir, hex[:2], hex[2:]), now, now) != nil {
+			rest = append(rest, obj)
+		}
+	}
+	if len(rest) == 0 {
+		return rest
+	}
+	db, release, err := o.acquire()
+	if err != nil {
+		return rest
+	}
+	defer release()
+	hs := make([]plumbing.Hash, len(rest))
+	for i, obj := range rest {
+		hs[i] = obj.hash
+	}
+	where, err := db.PacksOf(hs)
+	if err != nil {
+		return rest
+	}
+	fresh := map[string]bool{}
+	out := rest[:0]
+	for i, obj := range rest {
+		p := where[i]
+		if p != "" && !fresh[p] {
+			fresh[p] = os.Chtimes(p, now, now) == nil
+		}
+		if p == "" || !fresh[p] {
+			out = append(out, obj)
+		}
+	}
+	return out
+}
+
+// stagePack encodes the objects of b that are not already stored as one
+// pack and starts writing it to temporary files (fsynced when durable); it
+// returns the pack, or nil when every object is already stored.
+func (o *objects) stagePack(b *objBatch, durable bool) (*stagedPack, error) {
+	if err := o.writable(); err != nil {
+		return nil, err
+	}
+	pb := newPackBuf()
+	for _, obj := range o.absent(b.objs) {
+		pb.addObject(obj)
+	}
+	if len(pb.entries) == 0 {
+		return nil, nil
+	}
+	pack, idx, name := pb.finish()
+	return stageAsync(o.dir, pack, idx, name, durable), nil
+}
+
+// hold keeps sp until swap publishes or discards it.
+func (o *objects) hold(commit plumbing.Hash, sp *stagedPack) {
+	o.pmu.Lock()
+	defer o.pmu.Unlock()
+	if o.pending == nil {
+		o.pending = map[plumbing.Hash][]*stagedPack{}
+	}
+	o.pending[commit] = append(o.pending[commit], sp)
+}
+
+// added tells the reader about a pack just published.
+func (o *objects) added(name string) {
+	if db, err := o.reader(); err == nil {
+		db.AddPack(name)
+	}
+	o.recycle()
+}
+
+// take returns a pack held for commit, or nil.
+func (o *objects) take(commit plumbing.Hash) *stagedPack {
+	o.pmu.Lock()
+	defer o.pmu.Unlock()
+	l := o.pending[commit]
+	if len(l) == 0 {
+		return nil
+	}
+	sp := l[len(l)-1]
+	if len(l) == 1 {
+		delete(o.pending, commit)
+	} else {
+		o.pending[commit] = l[:len(l)-1]
+	}
+	return sp
+}
+
+// write stores one object as a loose file and returns its id. An object
+// already stored is freshened instead (see freshen). A write that loses its
+// fanout directory to a concurrent repack (which removes empty objects/xx/
+// directories) is retried. Nothing is synced here: a durable swap syncs the
+// loose files written before it (syncLoose).
+func (o *objects) write(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
+	if err := o.writable(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	h := hashOf(t, data)
+	if o.freshen(h) {
 		return h, nil
 	}
-	st := o.storage()
-	o.wmu.Lock()
-	defer o.wmu.Unlock()
+	var z bytes.Buffer
+	zw := zlibWriters.Get().(*zlib.Writer)
+	zw.Reset(&z)
+	fmt.Fprintf(zw, "%s %d\x00", t, len(data))
+	zw.Write(data)
+	zw.Close()
+	zlibWriters.Put(zw)
+	hex := h.String()
+	dir := filepath.Join(o.dir, hex[:2])
+	final := filepath.Join(dir, hex[2:])
 	for attempt := 0; ; attempt++ {
-		obj := st.NewEncodedObject()
-		obj.SetType(t)
-		obj.SetSize(int64(len(data)))
-		w, err := obj.Writer()
-		if err != nil {
-			return plumbing.ZeroHash, err
+		created := false
+		f, err := writeTemp(dir, "obj", z.Bytes())
+		if errors.Is(err, fs.ErrNotExist) {
+			if err = os.MkdirAll(dir, 0o777); err == nil {
+				created = true
+				f, err = writeTemp(dir, "obj", z.Bytes())
+			}
 		}
-		if _, err := w.Write(data); err != nil {
-			return plumbing.ZeroHash, err
-		}
-		w.Close()
-		_, err = st.SetEncodedObject(obj)
 		if err == nil {
+			tmp := f.Name()
+			if err = f.Close(); err == nil {
+				err = os.Rename(tmp, final)
+			}
+			if err != nil {
+				os.Remove(tmp)
+			}
+		}
+		if err == nil {
+			o.pmu.Lock()
+			if o.unsynced == nil {
+				o.unsynced = map[string]bool{}
+			}
+			o.unsynced[final] = true
+			o.unsynced[dir] = true
+			if created {
+				o.unsynced[o.dir] = true
+			}
+			o.pmu.Unlock()
 			return h, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) || attempt == 4 {
 			return plumbing.ZeroHash, fmt.Errorf("write %s object: %w", t, err)
 		}
 	}
+}
+
+// syncLoose fsyncs the loose files written so far and their directories.
+// Entries are dropped only once synced, so a concurrent durable swap that
+// finds them still listed syncs them itself rather than trusting another
+// goroutine's sync still in flight.
+func (o *objects) syncLoose() error {
+	o.pmu.Lock()
+	var files, dirs []string
+	for p := range o.unsynced {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			dirs = append(dirs, p)
+		} else {
+			files = append(files, p)
+		}
+	}
+	o.pmu.Unlock()
+	if len(files)+len(dirs) == 0 {
+		return nil
+	}
+	if err := syncPaths(files); err != nil {
+		return err
+	}
+	// The objects directory last: it holds the fanout directories.
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+	if err := syncPaths(dirs); err != nil {
+		return err
+	}
+	o.pmu.Lock()
+	for _, p := range append(files, dirs...) {
+		delete(o.unsynced, p)
+	}
+	o.pmu.Unlock()
+	return nil
 }
 
 func hashOf(t plumbing.ObjectType, data []byte) plumbing.Hash {
@@ -275,18 +505,28 @@ func encodeCommit(tree plumbing.Hash, parents []plumbing.Hash, ident string, whe
 	return b.Bytes()
 }
 
-// close releases the object reader's pack files and maps and go-git's
-// storage; a later read reopens nothing and fails.
+// close releases the object reader's pack files and maps, and removes the
+// temporary files of packs never published; a later read reopens nothing
+// and fails.
 func (o *objects) close() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var errs []error
-	if o.db != nil {
-		errs = append(errs, o.db.Close())
+	o.pmu.Lock()
+	for _, l := range o.pending {
+		for _, sp := range l {
+			sp.discard()
+		}
 	}
-	if o.st != nil {
-		errs = append(errs, o.st.Close())
+	o.pending = nil
+	o.pmu.Unlock()
+	if o.cur != nil {
+		errs = append(errs, o.cur.db.Close())
 	}
+	for _, r := range o.graveyard {
+		errs = append(errs, r.db.Close())
+	}
+	o.cur, o.graveyard = nil, nil
 	o.closed = true
 	return errors.Join(errs...)
 }

@@ -74,7 +74,8 @@ type Refs struct {
 	// probably left by a crashed writer.
 	StaleAfter time.Duration
 	// Durable makes each update fsync the lock file before the rename and the
-	// directory after it.
+	// directory after it (the lock file concurrently with the hook that
+	// syncs the objects, see compareAndSwap).
 	Durable bool
 	// Now is the clock used for lock ages.
 	Now func() time.Time
@@ -250,9 +251,10 @@ func (r *Refs) cas(name RefName, old, new plumbing.Hash) error {
 	return r.compareAndSwap(name, old, new, nil)
 }
 
-// compareAndSwap is CompareAndSwap with a hook run under the lock after the
-// new value is written and before the rename: the durable store syncs the
-// file system there, covering its objects and the lock file in one call.
+// compareAndSwap is CompareAndSwap with a hook run under the lock, once the
+// ref is known to hold old, after the new value is written and before the
+// rename: the store publishes the update's pack there (and in durable mode
+// syncs it), while the lock file is synced concurrently.
 func (r *Refs) compareAndSwap(name RefName, old, new plumbing.Hash, beforeRename func() error) error {
 	if err := name.Validate(); err != nil {
 		return err
@@ -334,14 +336,26 @@ func (l *refLock) commit(h plumbing.Hash, durable bool, beforeRename func() erro
 	if _, err := l.f.WriteString(h.String() + "\n"); err != nil {
 		return fmt.Errorf("write %s: %w", l.path, err)
 	}
+	// In durable mode the lock file is fsynced concurrently with the hook
+	// (which syncs the objects the new value names): both must reach the
+	// disk before the rename, in no order between them, and a journalling
+	// file system commits concurrent fsyncs together.
+	var synced chan error
+	if durable {
+		synced = make(chan error, 1)
+		go func() { synced <- l.f.Sync() }()
+	}
+	var hookErr error
 	if beforeRename != nil {
-		if err := beforeRename(); err != nil {
-			return err
+		hookErr = beforeRename()
+	}
+	if synced != nil {
+		if err := <-synced; err != nil && hookErr == nil {
+			hookErr = fmt.Errorf("sync %s: %w", l.path, err)
 		}
-	} else if durable {
-		if err := l.f.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w", l.path, err)
-		}
+	}
+	if hookErr != nil {
+		return hookErr
 	}
 	if err := l.f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", l.path, err)

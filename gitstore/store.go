@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"golang.org/x/sys/unix"
 
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/gitstore/oid"
@@ -352,38 +351,82 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 	}
 }
 
-// commit writes the commit of one update: its parent is the tip the update
-// started from, except on a ref that keeps no history (HistoryLatest),
-// whose every commit stands alone so that no walk grows with its updates.
+// commit adds the commit of one update to the objects writeTrees collected
+// and starts writing them all as one pack to temporary files (in the
+// background, while swap takes the ref's lock; fsynced there in durable
+// mode): swap publishes it under the ref's lock, or discards it when the
+// compare-and-swap fails. Its parent is the tip the update started from,
+// except on a ref that keeps no history (HistoryLatest), whose every commit
+// stands alone so that no walk grows with its updates.
 func (s *Store) commit(tx *Tx, tree plumbing.Hash, message string) (plumbing.Hash, error) {
 	var parents []plumbing.Hash
 	if !tx.base.IsZero() && tx.spec.History != HistoryLatest {
 		parents = []plumbing.Hash{tx.base}
 	}
-	return s.obj.write(plumbing.CommitObject, encodeCommit(tree, parents, Identity, s.opts.Now(), message))
-}
-
-// swap moves ref from old to next. In durable mode the objects just written
-// and the lock file's content reach the disk through one syncfs before the
-// rename, and the directory is synced after it, so after a power loss the ref
-// never names an object that was not written.
-func (s *Store) swap(ref RefName, old, next plumbing.Hash) error {
-	if !s.opts.Durable {
-		return s.refs.cas(ref, old, next)
+	b := tx.batch
+	if b == nil {
+		b = &objBatch{}
 	}
-	return s.refs.compareAndSwap(ref, old, next, func() error { return syncfs(s.loc.CommonDir) })
-}
-
-func syncfs(dir string) error {
-	f, err := os.Open(dir)
+	h := b.add(plumbing.CommitObject, encodeCommit(tree, parents, Identity, s.opts.Now(), message))
+	sp, err := s.obj.stagePack(b, s.opts.Durable)
 	if err != nil {
-		return err
+		return plumbing.ZeroHash, err
 	}
-	defer f.Close()
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return fmt.Errorf("syncfs %s: %w", dir, err)
+	if sp != nil {
+		s.obj.hold(h, sp)
 	}
-	return nil
+	return h, nil
+}
+
+// swap moves ref from old to next. Under the ref's lock, once the ref is
+// known to hold old, the pack commit wrote for next is renamed into place
+// (after the .pack, the .idx). In durable mode, before the ref's rename:
+// the pack and its index are fsynced (as they are written, concurrently
+// with the lock file's creation and fsync), then objects/pack; loose objects written since the last durable swap (a
+// merge's) are fsynced with their directories; after the rename the ref's
+// directory is fsynced. Only the files the update wrote are synced, never
+// the whole file system, so after a power loss the ref never names an
+// object that was not written, and concurrent writers do not wait on one
+// another's data. After a successful swap, small packs are consolidated
+// when there are too many (consolidate.go).
+func (s *Store) swap(ref RefName, old, next plumbing.Hash) error {
+	sp := s.obj.take(next)
+	durable := s.opts.Durable
+	published := false
+	var hook func() error
+	if sp != nil || durable {
+		hook = func() error {
+			if durable {
+				if err := s.obj.syncLoose(); err != nil {
+					return err
+				}
+			}
+			if sp != nil {
+				if err := sp.publish(durable, true); err != nil {
+					return err
+				}
+				published = true
+			}
+			return nil
+		}
+	}
+	err := s.refs.compareAndSwap(ref, old, next, hook)
+	if sp != nil && !published {
+		sp.discard()
+	}
+	if published {
+		// The ref names the pack's objects now (or never will): git gc
+		// may consolidate it like any other.
+		sp.unprotect()
+	}
+	var nd *NotDurableError
+	if published && (err == nil || errors.As(err, &nd)) {
+		s.obj.added(sp.name)
+		// Best effort: the update is done whatever happens here, and
+		// the next writer tries again.
+		_ = s.obj.maybeConsolidate()
+	}
+	return err
 }
 
 func jitter(d time.Duration) time.Duration {

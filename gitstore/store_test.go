@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -293,12 +294,16 @@ func TestFsckNamesEachProblem(t *testing.T) {
 			t.Errorf("fsck problems %q do not mention %q", got, w)
 		}
 	}
-	// A missing object is named too.
+	// A missing object is named too. The store writes packs: unpack them
+	// so that one object can be removed on its own.
+	unpackAll(t, dir)
 	tree := gittest.Git(t, dir, "rev-parse", string(testRef)+":good")
 	obj := filepath.Join(dir, ".git", "objects", tree[:2], tree[2:])
 	if err := os.Remove(obj); err != nil {
 		t.Fatal(err)
 	}
+	// A fresh store: this one still holds the removed packs open.
+	s = openStore(t, dir, gitstore.Options{})
 	rep, _ = s.Fsck()
 	if !strings.Contains(fmt.Sprint(rep.Problems), "tree "+tree+" unreadable") {
 		t.Fatalf("missing tree not reported: %v", rep.Problems)
@@ -370,5 +375,31 @@ func TestOpeningAndClosingStoresForHoursHoldsNoGrowingNumberOfDescriptors(t *tes
 	}
 	if after := fds(); after > before+2 {
 		t.Fatalf("descriptors grew from %d to %d over 300 opened and closed stores", before, after)
+	}
+}
+
+// unpackAll turns every pack of the repository at dir into loose objects.
+func unpackAll(t *testing.T, dir string) {
+	t.Helper()
+	packs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "pack-*.pack"))
+	for _, p := range packs {
+		base := strings.TrimSuffix(p, ".pack")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// unpack-objects skips objects the repository already has: the
+		// pack must be gone first.
+		for _, ext := range []string{".idx", ".pack"} {
+			if err := os.Remove(base + ext); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command("git", "unpack-objects", "-q")
+		cmd.Dir = dir
+		cmd.Stdin = bytes.NewReader(b)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git unpack-objects: %v: %s", err, out)
+		}
 	}
 }

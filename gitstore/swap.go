@@ -77,6 +77,18 @@ func (s *Store) swapRemote(ctx context.Context, remote string, ref RefName, old 
 		if next, err = s.commit(tx, tree, message); err != nil {
 			return plumbing.ZeroHash, err
 		}
+		// git push reads the objects from the repository: publish the
+		// update's pack now, kept (.keep) from a concurrent git gc until
+		// the local ref names it or the swap is lost.
+		sp := s.obj.take(next)
+		if sp != nil {
+			if err := sp.publish(s.opts.Durable, true); err != nil {
+				sp.discard()
+				return plumbing.ZeroHash, err
+			}
+			s.obj.added(sp.name)
+			defer sp.unprotect()
+		}
 	}
 	tracking := TrackingRef(remote, ref)
 	trackedBefore, err := s.refs.read(tracking)

@@ -28,6 +28,7 @@ type Tx struct {
 	changed  bool
 	spec     RefSpec                  // the ref's declaration (set for updates)
 	blobs    map[plumbing.Hash][]byte // staged blobs, written at commit
+	batch    *objBatch                // the objects writeTrees made, for commit's pack
 }
 
 type node struct {
@@ -311,23 +312,24 @@ func (tx *Tx) Put(path string, rec *Record) error {
 	return nil
 }
 
-// writeTrees writes staged blobs and every dirty tree bottom-up and returns
-// the root tree id. Objects are all written before any ref moves.
+// writeTrees collects staged blobs and every dirty tree bottom-up into the
+// transaction's batch and returns the root tree id. Nothing is written
+// here: Store.commit adds the commit and writes the batch as one pack, and
+// Store.swap publishes it before the ref moves.
 func (tx *Tx) writeTrees() (plumbing.Hash, error) {
+	tx.batch = &objBatch{}
 	for _, b := range tx.blobs {
-		if _, err := tx.s.obj.write(plumbing.BlobObject, b); err != nil {
-			return plumbing.ZeroHash, err
-		}
+		tx.batch.add(plumbing.BlobObject, b)
 	}
-	return tx.writeNode(tx.root)
+	return tx.writeNode(tx.root), nil
 }
 
-func (tx *Tx) writeNode(n *node) (plumbing.Hash, error) {
+func (tx *Tx) writeNode(n *node) plumbing.Hash {
 	if !n.dirty {
 		if n.hash.IsZero() {
-			return tx.s.obj.write(plumbing.TreeObject, nil)
+			return tx.batch.add(plumbing.TreeObject, nil)
 		}
-		return n.hash, nil
+		return n.hash
 	}
 	es := make([]treeEntry, 0, len(n.entries))
 	for name, e := range n.entries {
@@ -336,18 +338,11 @@ func (tx *Tx) writeNode(n *node) (plumbing.Hash, error) {
 			if len(e.sub.entries) == 0 {
 				continue
 			}
-			h, err := tx.writeNode(e.sub)
-			if err != nil {
-				return plumbing.ZeroHash, err
-			}
-			e.hash = h
+			e.hash = tx.writeNode(e.sub)
 		}
 		es = append(es, treeEntry{name: name, mode: e.mode, hash: e.hash})
 	}
-	h, err := tx.s.obj.write(plumbing.TreeObject, encodeTree(es))
-	if err != nil {
-		return plumbing.ZeroHash, err
-	}
+	h := tx.batch.add(plumbing.TreeObject, encodeTree(es))
 	n.hash, n.dirty = h, false
-	return h, nil
+	return h
 }
