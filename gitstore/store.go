@@ -297,32 +297,12 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
-		tx, err := s.viewAt(ref, tip, false)
+		next, err := s.prepare(ref, spec, tip, message, fn)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
-		tx.spec = spec
-		if err := fn(tx); err != nil {
-			return plumbing.ZeroHash, err
-		}
-		if !tx.changed {
+		if next.IsZero() {
 			return tip, nil
-		}
-		if err := s.checkLayout(tx); err != nil {
-			return plumbing.ZeroHash, err
-		}
-		tree, err := tx.writeTrees()
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		if !tip.IsZero() && tree == tx.baseTree {
-			// Staged edits that put back what was there change nothing:
-			// no empty commit, and the ref does not move.
-			return tip, nil
-		}
-		next, err := s.commit(tx, tree, message)
-		if err != nil {
-			return plumbing.ZeroHash, err
 		}
 		err = s.swap(ref, tip, next)
 		var nd *NotDurableError
@@ -349,6 +329,32 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 			wait *= 2
 		}
 	}
+}
+
+// prepare runs fn on a writable view of ref at tip and stages what it
+// changed as one commit (see commit); zero when fn staged nothing, or
+// staged edits that put back what was there (no empty commit: the ref does
+// not move).
+func (s *Store) prepare(ref RefName, spec RefSpec, tip plumbing.Hash, message string, fn func(*Tx) error) (plumbing.Hash, error) {
+	tx, err := s.viewAt(ref, tip, false)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	tx.spec = spec
+	if err := fn(tx); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if !tx.changed {
+		return plumbing.ZeroHash, nil
+	}
+	if err := s.checkLayout(tx); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	tree, err := tx.writeTrees()
+	if err != nil || (!tip.IsZero() && tree == tx.baseTree) {
+		return plumbing.ZeroHash, err
+	}
+	return s.commit(tx, tree, message)
 }
 
 // commit adds the commit of one update to the objects writeTrees collected

@@ -56,26 +56,11 @@ func (s *Store) swapRemote(ctx context.Context, remote string, ref RefName, old 
 	}
 	var next plumbing.Hash
 	if !del {
-		tx, err := s.viewAt(ref, old, false)
-		if err != nil {
+		if next, err = s.prepare(ref, spec, old, message, fn); err != nil {
 			return plumbing.ZeroHash, err
 		}
-		tx.spec = spec
-		if err := fn(tx); err != nil {
-			return plumbing.ZeroHash, err
-		}
-		if !tx.changed {
+		if next.IsZero() {
 			return plumbing.ZeroHash, ErrNothingStaged
-		}
-		if err := s.checkLayout(tx); err != nil {
-			return plumbing.ZeroHash, err
-		}
-		tree, err := tx.writeTrees()
-		if err != nil {
-			return plumbing.ZeroHash, err
-		}
-		if next, err = s.commit(tx, tree, message); err != nil {
-			return plumbing.ZeroHash, err
 		}
 		// git push reads the objects from the repository: publish the
 		// update's pack now, kept (.keep) from a concurrent git gc until
