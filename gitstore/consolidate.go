@@ -274,6 +274,13 @@ func (o *objects) consolidate(dir string, sel []packCandidate) error {
 // concurrent git gc deleted it), and an error when it is damaged: that is
 // for git fsck to report, and nothing is deleted.
 func (o *objects) copyPack(pb *packBuf, seen map[plumbing.Hash]bool, base string) (bool, error) {
+	// Looked at again under the lock: a listing of a large directory is
+	// not one snapshot, and a pack whose update is in flight (its .keep
+	// made before its .idx appeared) must not be merged before its ref
+	// names it.
+	if _, err := os.Lstat(base + ".keep"); err == nil {
+		return false, nil
+	}
 	idx, err := os.ReadFile(base + ".idx")
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
