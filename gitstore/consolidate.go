@@ -71,6 +71,8 @@ const (
 	// consolidated packs grow to about this size and then stay; a git
 	// pack of deltas this large would grow several-fold undeltified.
 	smallPackBytes = 8 << 20
+	// mergeBytes caps the packs one consolidation merges, in bytes.
+	mergeBytes = 32 << 20
 	// staleKeepAfter: a .keep nwdes made for a pack this old was left by
 	// a writer that died before its ref moved.
 	staleKeepAfter = 10 * time.Minute
@@ -178,7 +180,7 @@ func staleKeep(base string, src os.FileInfo) bool {
 
 // geometric returns the packs to merge: all candidates but those, from the
 // largest down, that are at least twice the size of every smaller one
-// together.
+// together, and of those no more than mergeBytes.
 func geometric(c []packCandidate) []packCandidate {
 	sort.Slice(c, func(i, j int) bool { return c[i].size < c[j].size })
 	var total int64
@@ -194,7 +196,15 @@ func geometric(c []packCandidate) []packCandidate {
 		total = rest
 		j--
 	}
-	return c[:j]
+	// Smallest first, at most mergeBytes in all (a consolidation holds
+	// what it merges in memory); the rest waits for the next update.
+	var sum int64
+	k := 0
+	for k < j && (k < 2 || sum+c[k].size <= mergeBytes) {
+		sum += c[k].size
+		k++
+	}
+	return c[:k]
 }
 
 // gcRunning reports whether git gc holds gc.pid in the git directory
