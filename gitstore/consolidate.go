@@ -142,7 +142,7 @@ func (o *objects) candidates(dir string, names map[string]bool, bases []string) 
 	src, _ := os.Stat(filepath.Join(filepath.Dir(o.dir), keepSource))
 next:
 	for _, b := range bases {
-		if names[b+".keep"] && src != nil && staleKeep(filepath.Join(dir, b), src) {
+		if names[b+".keep"] && staleKeep(filepath.Join(dir, b), src) {
 			delete(names, b+".keep")
 		}
 		for _, ext := range []string{".keep", ".promisor", ".mtimes", ".bitmap", ".rev"} {
@@ -163,13 +163,20 @@ next:
 }
 
 // staleKeep removes the .keep of the pack at base and reports true when it
-// is one nwdes made (a link to <git dir>/nwdes-keep) for a pack written more
-// than staleKeepAfter ago: its writer died between publishing the pack and
-// moving its ref (a live writer removes it within moments).
+// is one nwdes made (a link to <git dir>/nwdes-keep, or where links fail a
+// file holding the same text) for a pack written more than staleKeepAfter
+// ago: its writer died between publishing the pack and moving its ref (a
+// live writer removes it within moments).
 func staleKeep(base string, src os.FileInfo) bool {
 	k, err := os.Stat(base + ".keep")
-	if err != nil || !os.SameFile(k, src) {
+	if err != nil {
 		return false
+	}
+	if src == nil || !os.SameFile(k, src) {
+		b, err := os.ReadFile(base + ".keep")
+		if err != nil || string(b) != keepText {
+			return false
+		}
 	}
 	p, err := os.Stat(base + ".pack")
 	if err != nil || time.Since(p.ModTime()) < staleKeepAfter {
