@@ -225,7 +225,8 @@ func gcRunning(gitDir string) bool {
 
 // lockConsolidation takes an exclusive flock(2) on the pack directory, or
 // reports that another writer (process or goroutine: flock locks belong to
-// an open file) holds it. The kernel releases it when its holder dies, so a
+// an open file) holds it. Where flock is not supported it falls back to
+// <git dir>/nwdes-pack.lock. The kernel releases it when its holder dies, so a
 // writer killed mid-consolidation leaves no lock behind; git takes no flock
 // and is not excluded by it.
 func lockConsolidation(dir string) (func(), bool) {
@@ -233,11 +234,30 @@ func lockConsolidation(dir string) (func(), bool) {
 	if err != nil {
 		return nil, false
 	}
-	if err := unix.Flock(int(d.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		d.Close()
+	err = unix.Flock(int(d.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if err == nil {
+		return func() { d.Close() }, true
+	}
+	d.Close()
+	if errors.Is(err, unix.EWOULDBLOCK) || errors.Is(err, unix.EINTR) {
 		return nil, false
 	}
-	return func() { d.Close() }, true
+	// No flock here (some network file systems): a lock file beside the
+	// refs instead, taken to be a dead writer's after staleKeepAfter.
+	p := filepath.Join(filepath.Dir(filepath.Dir(dir)), "nwdes-pack.lock")
+	for attempt := 0; attempt < 2; attempt++ {
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			f.Close()
+			return func() { os.Remove(p) }, true
+		}
+		fi, serr := os.Stat(p)
+		if !errors.Is(err, fs.ErrExist) || serr != nil || time.Since(fi.ModTime()) < staleKeepAfter {
+			return nil, false
+		}
+		os.Remove(p)
+	}
+	return nil, false
 }
 
 // consolidate merges the packs sel into one new pack and then deletes them.
