@@ -1090,3 +1090,45 @@ func BenchmarkAppendOneBusyDiskGitCLI(b *testing.B) {
 	busyDisk(b)
 	benchAppendOneCLI(b)
 }
+
+// BenchmarkReadAmongSmallPacks: the cost of a lookup when every update left
+// its own small pack. 20 records are written by one update (one pack) or by
+// 20 updates (20 packs, the most the store leaves before consolidating);
+// each iteration reads one record, in turn, through a warm Store (View +
+// Get: the tip commit, two trees, a blob), so a lookup searches up to 20
+// pack indexes before it finds its object.
+func BenchmarkReadAmongSmallPacks(b *testing.B) {
+	for _, packs := range []int{1, 20} {
+		b.Run(strconv.Itoa(packs), func(b *testing.B) {
+			dir := gittest.Init(b, false)
+			s := stOpenStore(b, dir, gitstore.Options{})
+			const records = 20
+			for u := 0; u < packs; u++ {
+				if _, err := s.Update(context.Background(), benchRef, "put", func(tx *gitstore.Tx) error {
+					for k := u; k < records; k += packs {
+						if err := tx.Put("r/"+strconv.Itoa(k), benchRecord(b, benchBody{K: k})); err != nil {
+							return err
+						}
+					}
+					return nil
+				}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			got, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "pack-*.idx"))
+			if len(got) != packs {
+				b.Fatalf("%d packs, want %d", len(got), packs)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				tx, err := s.View(benchRef)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := tx.Get("r/" + strconv.Itoa(i%records)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -71,6 +71,8 @@ const (
 	// consolidated packs grow to about this size and then stay; a git
 	// pack of deltas this large would grow several-fold undeltified.
 	smallPackBytes = 8 << 20
+	// mergeBytes caps the packs one consolidation merges, in bytes.
+	mergeBytes = 32 << 20
 	// staleKeepAfter: a .keep nwdes made for a pack this old was left by
 	// a writer that died before its ref moved.
 	staleKeepAfter = 10 * time.Minute
@@ -140,7 +142,7 @@ func (o *objects) candidates(dir string, names map[string]bool, bases []string) 
 	src, _ := os.Stat(filepath.Join(filepath.Dir(o.dir), keepSource))
 next:
 	for _, b := range bases {
-		if names[b+".keep"] && src != nil && staleKeep(filepath.Join(dir, b), src) {
+		if names[b+".keep"] && staleKeep(filepath.Join(dir, b), src) {
 			delete(names, b+".keep")
 		}
 		for _, ext := range []string{".keep", ".promisor", ".mtimes", ".bitmap", ".rev"} {
@@ -161,13 +163,20 @@ next:
 }
 
 // staleKeep removes the .keep of the pack at base and reports true when it
-// is one nwdes made (a link to <git dir>/nwdes-keep) for a pack written more
-// than staleKeepAfter ago: its writer died between publishing the pack and
-// moving its ref (a live writer removes it within moments).
+// is one nwdes made (a link to <git dir>/nwdes-keep, or where links fail a
+// file holding the same text) for a pack written more than staleKeepAfter
+// ago: its writer died between publishing the pack and moving its ref (a
+// live writer removes it within moments).
 func staleKeep(base string, src os.FileInfo) bool {
 	k, err := os.Stat(base + ".keep")
-	if err != nil || !os.SameFile(k, src) {
+	if err != nil {
 		return false
+	}
+	if src == nil || !os.SameFile(k, src) {
+		b, err := os.ReadFile(base + ".keep")
+		if err != nil || string(b) != keepText {
+			return false
+		}
 	}
 	p, err := os.Stat(base + ".pack")
 	if err != nil || time.Since(p.ModTime()) < staleKeepAfter {
@@ -178,7 +187,7 @@ func staleKeep(base string, src os.FileInfo) bool {
 
 // geometric returns the packs to merge: all candidates but those, from the
 // largest down, that are at least twice the size of every smaller one
-// together.
+// together, and of those no more than mergeBytes.
 func geometric(c []packCandidate) []packCandidate {
 	sort.Slice(c, func(i, j int) bool { return c[i].size < c[j].size })
 	var total int64
@@ -194,7 +203,15 @@ func geometric(c []packCandidate) []packCandidate {
 		total = rest
 		j--
 	}
-	return c[:j]
+	// Smallest first, at most mergeBytes in all (a consolidation holds
+	// what it merges in memory); the rest waits for the next update.
+	var sum int64
+	k := 0
+	for k < j && (k < 2 || sum+c[k].size <= mergeBytes) {
+		sum += c[k].size
+		k++
+	}
+	return c[:k]
 }
 
 // gcRunning reports whether git gc holds gc.pid in the git directory
@@ -208,7 +225,8 @@ func gcRunning(gitDir string) bool {
 
 // lockConsolidation takes an exclusive flock(2) on the pack directory, or
 // reports that another writer (process or goroutine: flock locks belong to
-// an open file) holds it. The kernel releases it when its holder dies, so a
+// an open file) holds it. Where flock is not supported it falls back to
+// <git dir>/nwdes-pack.lock. The kernel releases it when its holder dies, so a
 // writer killed mid-consolidation leaves no lock behind; git takes no flock
 // and is not excluded by it.
 func lockConsolidation(dir string) (func(), bool) {
@@ -216,11 +234,30 @@ func lockConsolidation(dir string) (func(), bool) {
 	if err != nil {
 		return nil, false
 	}
-	if err := unix.Flock(int(d.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		d.Close()
+	err = unix.Flock(int(d.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if err == nil {
+		return func() { d.Close() }, true
+	}
+	d.Close()
+	if errors.Is(err, unix.EWOULDBLOCK) || errors.Is(err, unix.EINTR) {
 		return nil, false
 	}
-	return func() { d.Close() }, true
+	// No flock here (some network file systems): a lock file beside the
+	// refs instead, taken to be a dead writer's after staleKeepAfter.
+	p := filepath.Join(filepath.Dir(filepath.Dir(dir)), "nwdes-pack.lock")
+	for attempt := 0; attempt < 2; attempt++ {
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			f.Close()
+			return func() { os.Remove(p) }, true
+		}
+		fi, serr := os.Stat(p)
+		if !errors.Is(err, fs.ErrExist) || serr != nil || time.Since(fi.ModTime()) < staleKeepAfter {
+			return nil, false
+		}
+		os.Remove(p)
+	}
+	return nil, false
 }
 
 // consolidate merges the packs sel into one new pack and then deletes them.
@@ -274,6 +311,13 @@ func (o *objects) consolidate(dir string, sel []packCandidate) error {
 // concurrent git gc deleted it), and an error when it is damaged: that is
 // for git fsck to report, and nothing is deleted.
 func (o *objects) copyPack(pb *packBuf, seen map[plumbing.Hash]bool, base string) (bool, error) {
+	// Looked at again under the lock: a listing of a large directory is
+	// not one snapshot, and a pack whose update is in flight (its .keep
+	// made before its .idx appeared) must not be merged before its ref
+	// names it.
+	if _, err := os.Lstat(base + ".keep"); err == nil {
+		return false, nil
+	}
 	idx, err := os.ReadFile(base + ".idx")
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil

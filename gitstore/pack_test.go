@@ -404,3 +404,67 @@ func TestLongRunningWriterHoldsBoundedDescriptors(t *testing.T) {
 		t.Errorf("%d more descriptors open during 600 appends; the reader keeps deleted packs open", most)
 	}
 }
+
+// TestKeepOfADeadWriterIsRemoved: a writer killed between publishing its
+// pack and moving its ref leaves the pack's .keep (a link to
+// <git dir>/nwdes-keep). Consolidation removes such a keep once the pack is
+// ten minutes old, and merges the pack; a young keep (an update in flight)
+// and a keep someone else made are left alone.
+func TestKeepOfADeadWriterIsRemoved(t *testing.T) {
+	dir := gittest.Init(t, false)
+	s := stOpenStore(t, dir, gitstore.Options{})
+	const ref gitstore.RefName = "refs/nwdes/keeps"
+	packDir := filepath.Join(dir, ".git", "objects", "pack")
+	src := filepath.Join(dir, ".git", "nwdes-keep")
+	want := map[string]int{}
+	packOf := func(u int) string {
+		t.Helper()
+		p := "r/" + strconv.Itoa(u)
+		putRecs(t, s, ref, []packRec{{p, u}})
+		want[p] = u
+		blob := gittest.Git(t, dir, "rev-parse", string(ref)+":"+p+"/record.json")
+		idxs, _ := filepath.Glob(filepath.Join(packDir, "pack-*.idx"))
+		for _, idx := range idxs {
+			b, _ := os.ReadFile(idx)
+			if strings.Contains(gitShowIndex(t, dir, b), blob) {
+				return strings.TrimSuffix(idx, ".idx")
+			}
+		}
+		t.Fatalf("no pack holds %s", blob)
+		return ""
+	}
+	hour := time.Now().Add(-time.Hour)
+	dead := packOf(0)
+	if err := os.Link(src, dead+".keep"); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(dead+".pack", hour, hour)
+	young := packOf(1)
+	if err := os.Link(src, young+".keep"); err != nil {
+		t.Fatal(err)
+	}
+	foreign := packOf(2)
+	if err := os.WriteFile(foreign+".keep", []byte("kept by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(foreign+".pack", hour, hour)
+	for u := 3; u < 40; u++ {
+		putRecs(t, s, ref, []packRec{{"r/" + strconv.Itoa(u), u}})
+		want["r/"+strconv.Itoa(u)] = u
+	}
+	if _, err := os.Stat(dead + ".keep"); err == nil {
+		t.Errorf("the keep of a dead writer's hour-old pack is still there")
+	}
+	if _, err := os.Stat(dead + ".idx"); err == nil {
+		t.Errorf("the dead writer's pack was not consolidated once its keep was gone")
+	}
+	for _, p := range []string{young, foreign} {
+		for _, ext := range []string{".keep", ".idx", ".pack"} {
+			if _, err := os.Stat(p + ext); err != nil {
+				t.Errorf("%s%s is gone: %v", filepath.Base(p), ext, err)
+			}
+		}
+	}
+	checkRecs(t, dir, s, ref, want)
+	fsckStrict(t, dir)
+}

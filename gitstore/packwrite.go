@@ -26,14 +26,14 @@ import (
 //
 //  1. the pack and the index are written to tmp_pack_* and tmp_idx_* in
 //     objects/pack (git's names for temporary files there: git prune removes
-//     stale ones);
+//     stale ones), in the background while the ref's lock is taken, and in
+//     durable mode fsynced there, concurrently with the lock file's fsync;
 //  2. under the ref's lock, once the ref is known to hold the expected old
-//     value: in durable mode both files are fsynced (concurrently with the
-//     lock file's fsync), then the .pack is renamed into place and then the
-//     .idx (readers, git's and ours, find packs by their .idx), then in
-//     durable mode objects/pack is fsynced;
-//  3. the ref's lock file is renamed over the ref, and in durable mode the
-//     ref's directory is fsynced.
+//     value: pack-<hex>.keep is made (see protect), the .pack is renamed
+//     into place and then the .idx (readers, git's and ours, find packs by
+//     their .idx), then in durable mode objects/pack is fsynced;
+//  3. the ref's lock file is renamed over the ref, in durable mode the
+//     ref's directory is fsynced, and the .keep is removed.
 //
 // An update that loses the compare-and-swap never publishes its pack: its
 // temporary files are removed. Objects already stored (loose, or in a pack

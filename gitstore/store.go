@@ -385,16 +385,18 @@ func (s *Store) commit(tx *Tx, tree plumbing.Hash, message string) (plumbing.Has
 }
 
 // swap moves ref from old to next. Under the ref's lock, once the ref is
-// known to hold old, the pack commit wrote for next is renamed into place
-// (after the .pack, the .idx). In durable mode, before the ref's rename:
-// the pack and its index are fsynced (as they are written, concurrently
-// with the lock file's creation and fsync), then objects/pack; loose objects written since the last durable swap (a
-// merge's) are fsynced with their directories; after the rename the ref's
-// directory is fsynced. Only the files the update wrote are synced, never
-// the whole file system, so after a power loss the ref never names an
-// object that was not written, and concurrent writers do not wait on one
-// another's data. After a successful swap, small packs are consolidated
-// when there are too many (consolidate.go).
+// known to hold old, the pack commit wrote for next is protected by a
+// .keep and renamed into place (the .pack, then the .idx); the .keep goes
+// once the ref has moved. In durable mode, before the ref's rename: the
+// pack and its index are fsynced (as they are written, concurrently with
+// the lock file's creation and fsync), then objects/pack; loose objects
+// written since the last durable swap (a merge's) are fsynced with their
+// directories; after the rename the ref's directory is fsynced. Only the
+// files the update wrote are synced, never the whole file system, so after
+// a power loss the ref never names an object that was not written, and
+// concurrent writers do not wait on one another's data. After a successful
+// swap, small packs are consolidated when there are too many
+// (consolidate.go).
 func (s *Store) swap(ref RefName, old, next plumbing.Hash) error {
 	sp := s.obj.take(next)
 	durable := s.opts.Durable
