@@ -34,10 +34,11 @@ const Identity = "nwdes <nwdes@localhost>"
 
 // Options tune a Store. The zero value is valid: defaults are filled in.
 type Options struct {
-	// Durable syncs objects and the ref to disk before an update returns:
-	// one syncfs(2) over the object files and the ref's lock file, then the
-	// rename, then an fsync of the ref's directory. It is on by default in
-	// the CLI (see docs/data-model.md for the measured cost).
+	// Durable syncs the update to disk before it returns: the files it
+	// wrote (its pack and index, loose objects of a merge, the ref's lock
+	// file) and their directories are fsynced before the ref's rename, the
+	// ref's directory after it; never the whole file system. It is on by
+	// default in the CLI (see docs/data-model.md for the measured cost).
 	Durable bool
 	// MaxRecordBytes caps one record: its canonical JSON plus payloads.
 	MaxRecordBytes int
