@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os/exec"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -805,19 +805,10 @@ func DefaultResolve(_ RefName, _ string, ours, theirs *Record) (Side, error) {
 }
 
 func comparePayloads(a, b map[string][]byte) int {
-	names := map[string]bool{}
-	for n := range a {
-		names[n] = true
-	}
-	for n := range b {
-		names[n] = true
-	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
-	for _, n := range sorted {
+	names := map[string][]byte{}
+	maps.Copy(names, a)
+	maps.Copy(names, b)
+	for _, n := range slices.Sorted(maps.Keys(names)) {
 		x, inA := a[n]
 		y, inB := b[n]
 		switch {

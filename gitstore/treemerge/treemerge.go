@@ -2,7 +2,8 @@ package treemerge
 
 import (
 	"bytes"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -105,13 +106,8 @@ func (m *merger) tree(path string, base, ours, theirs plumbing.Hash) (plumbing.H
 			names[n] = true
 		}
 	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
 	out := map[string]Entry{}
-	for _, n := range sorted {
+	for _, n := range slices.Sorted(maps.Keys(names)) {
 		e, keep, err := m.entry(join(path, n), b[n], o[n], t[n])
 		if err != nil {
 			return plumbing.ZeroHash, err
