@@ -42,7 +42,7 @@ vet:
 # with the race detector).
 test: fmt vet
 	@echo "== every test, with the race detector (about 6 minutes on 2 cores)"
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 25m ./...
 	@echo "== every fuzz target, 3 s each"
 	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
