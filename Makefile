@@ -43,6 +43,8 @@ vet:
 test: fmt vet
 	@echo "== every test, with the race detector (about 6 minutes on 2 cores)"
 	$(GO) test -race -count=1 -timeout 25m ./...
+	@echo "== the 200,000-commit history and the heartbeats, without the race detector"
+	$(GO) test -count=1 -run 'TestHistoryWalks200k|TestHeartbeatsLeaveNothingToWalk' ./gitstore/
 	@echo "== every fuzz target, 3 s each"
 	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 

@@ -247,7 +247,10 @@ func checkAgainstGit(t *testing.T, d *dag, g *gitTruth, wantGraph int) *gitstore
 // split chain of two layers, and one that covers only the older half.
 func TestMergeBaseDifferential(t *testing.T) {
 	seeds, n := 4, 160
-	if testing.Short() {
+	switch {
+	case *diffLong:
+		seeds, n = 16, 400
+	case testing.Short(), raceEnabled:
 		seeds, n = 2, 120
 	}
 	for seed := 1; seed <= seeds; seed++ {

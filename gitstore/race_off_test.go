@@ -1,0 +1,5 @@
+//go:build !race
+
+package gitstore_test
+
+const raceEnabled = false
