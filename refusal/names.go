@@ -37,6 +37,8 @@ const (
 	RoleNotAccepted        = "RoleNotAccepted"
 	SandboxUnavailable     = "SandboxUnavailable"
 	ShallowClone           = "ShallowClone"
+	SignatureInvalid       = "SignatureInvalid"
+	SigningKeyUnusable     = "SigningKeyUnusable"
 	StaleLock              = "StaleLock"
 	StoreNotWritable       = "StoreNotWritable"
 	StoreUnreadable        = "StoreUnreadable"
