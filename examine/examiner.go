@@ -26,6 +26,9 @@ type Examiner struct {
 	Store *gitstore.Store
 	// Now stamps published examinations.
 	Now func() time.Time
+	// Sign, when set, signs each examination Close publishes (its
+	// record's trust.Message); nil publishes unsigned ones.
+	Sign func(message []byte) ([]byte, error)
 }
 
 // Target names what a verb works on: a feature, the candidate commit (a
@@ -485,7 +488,7 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 			ex, unchanged = prev, true
 			return nil
 		}
-		return publish(tx, ex)
+		return publish(tx, ex, x.Sign)
 	})
 	if err != nil {
 		return nil, nil, err

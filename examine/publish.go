@@ -10,11 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nwdes/nwdes/gitstore/oid"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
+	"github.com/nwdes/nwdes/trust"
 )
 
 // CitedText is one observation text cited by a published examination.
@@ -54,6 +56,40 @@ type Examination struct {
 	Texts        []CitedText    `json:"texts"`
 	// Path is where the record lives in Ref (not stored in the body).
 	Path string `json:"-"`
+	// Signature is the record's SSH signature (payload "signature"), nil
+	// when unsigned; message is what it must cover (see Signer).
+	Signature []byte `json:"-"`
+	message   []byte
+}
+
+// Signer verifies the examination's signature and returns the key that
+// made it: nil and no error when the record is unsigned, SignatureInvalid
+// when the signature does not hold. Whether that key may accept the
+// feature is a policy's question, not this one's.
+func (ex *Examination) Signer() (ssh.PublicKey, error) {
+	if ex.Signature == nil {
+		return nil, nil
+	}
+	return trust.Verify(ex.message, ex.Signature)
+}
+
+// sign signs the examination record rec with sign (nil: unsigned).
+func sign(rec *gitstore.Record, ex *Examination, sign func([]byte) ([]byte, error)) error {
+	if sign == nil {
+		return nil
+	}
+	j, err := rec.JSON()
+	if err != nil {
+		return err
+	}
+	msg := trust.Message(j, rec.Payloads)
+	sig, err := sign(msg)
+	if err != nil {
+		return err
+	}
+	rec.Payloads[trust.SignaturePayload] = sig
+	ex.Signature, ex.message = sig, msg
+	return nil
 }
 
 type latestBody struct {
@@ -79,7 +115,7 @@ const (
 // record from a clone whose clock runs ahead): within one history the
 // newest is always the last closed, so a later rejection can never hide
 // behind an earlier acceptance.
-func publish(tx *gitstore.Tx, ex *Examination) error {
+func publish(tx *gitstore.Tx, ex *Examination, signer func([]byte) ([]byte, error)) error {
 	dir := publishedDir(ex.Candidate, ex.Feature)
 	names, err := tx.List(dir)
 	if err != nil {
@@ -112,6 +148,9 @@ func publish(tx *gitstore.Tx, ex *Examination) error {
 	closed, err := time.Parse(closedLayout, ex.ClosedAt)
 	if err != nil {
 		return fmt.Errorf("close time %q: %w", ex.ClosedAt, err)
+	}
+	if err := sign(rec, ex, signer); err != nil {
+		return err
 	}
 	ex.Path = dir + "/" + stamp(closed) + "-" + contentID(rec.Body)
 	if err := tx.Put(ex.Path, rec); err != nil {
@@ -150,6 +189,18 @@ func examinationFrom(path string, rec *gitstore.Record) (*Examination, error) {
 			return nil, malformed(path, "cited text %d is missing", i+1)
 		}
 		ex.Texts[i].Text = t
+	}
+	for name := range rec.Payloads {
+		if name != trust.SignaturePayload && !strings.HasPrefix(name, "t") {
+			return nil, malformed(path, "payload %q is not a cited text or a signature", name)
+		}
+	}
+	if sig, ok := rec.Payloads[trust.SignaturePayload]; ok {
+		j, err := rec.JSON()
+		if err != nil {
+			return nil, err
+		}
+		ex.Signature, ex.message = sig, trust.Message(j, rec.Payloads)
 	}
 	ex.Path = path
 	return &ex, nil
@@ -369,6 +420,9 @@ func RenderBrief(ex *Examination) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## nwdes acceptance brief: %s: %s\n\n", ex.Feature, ex.Outcome)
 	fmt.Fprintf(&b, "- candidate: %s\n- contract: %s (blob %s)\n- closed: %s\n", ex.Candidate, ex.ContractPath, ex.ContractBlob[:12], ex.ClosedAt)
+	if s := SignedBy(ex); s != "" {
+		fmt.Fprintf(&b, "- %s\n", s)
+	}
 	for _, r := range ex.Rows {
 		fmt.Fprintf(&b, "\n### %s: %s", r.Expectation, r.Verdict)
 		switch {
@@ -397,6 +451,20 @@ func RenderBrief(ex *Examination) string {
 	}
 	fmt.Fprintf(&b, "\n### diagnostic\n\n%s\n", strings.TrimRight(ex.Diagnostic, "\n"))
 	return b.String()
+}
+
+// SignedBy says who signed the examination, for briefs and reports: ""
+// when it is unsigned, "signed by <fingerprint> (<key type>)", or
+// "signature INVALID: …" when the signature does not hold.
+func SignedBy(ex *Examination) string {
+	pub, err := ex.Signer()
+	switch {
+	case err != nil:
+		return "signature INVALID: " + text.OneLine(err.Error())
+	case pub == nil:
+		return ""
+	}
+	return fmt.Sprintf("signed by %s (%s)", trust.Fingerprint(pub), pub.Type())
 }
 
 // Fence returns a backtick fence longer than any backtick run in text (and

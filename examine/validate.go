@@ -258,7 +258,8 @@ func CheckRecord(tx *gitstore.Tx, path string, rec *gitstore.Record) error {
 		if p := checkVerdicts(ex); p != "" {
 			return malformed(path, "%s", p)
 		}
-		return nil
+		_, err = ex.Signer()
+		return err
 	case KindLatest:
 		l, err := latestFrom(path, rec)
 		if err != nil {

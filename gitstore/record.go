@@ -33,6 +33,10 @@ type Record struct {
 	Payloads map[string][]byte
 }
 
+// JSON is the record's canonical record.json: what a signature of the
+// record covers, with its payloads (see package trust).
+func (r *Record) JSON() ([]byte, error) { return r.encode() }
+
 // NewRecord encodes body canonically into a record of the given kind.
 func NewRecord(kind Kind, v int, body any) (*Record, error) {
 	b, err := Canonical(body)

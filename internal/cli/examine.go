@@ -14,6 +14,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
+	"github.com/nwdes/nwdes/trust"
 )
 
 func targetFlags() []cli.Flag {
@@ -26,6 +27,37 @@ func targetFlags() []cli.Flag {
 
 func target(c *cli.Context) examine.Target {
 	return examine.Target{Feature: c.String("feature"), Candidate: c.String("candidate"), Contract: c.String("contract")}
+}
+
+// signer is the signing function --sign or nwdes.sign asks for (nil when
+// neither does): the SSH key git would sign with, loaded before anything
+// is written so that an unusable key changes nothing.
+func (s *session) signer(c *cli.Context) (func([]byte) ([]byte, error), error) {
+	cfg := s.cfg
+	if cfg == nil {
+		return nil, nil
+	}
+	want, err := configBool(cfg, "nwdes.sign", false)
+	if err != nil {
+		return nil, err
+	}
+	if c.IsSet("sign") {
+		want = c.Bool("sign")
+	}
+	if !want {
+		return nil, nil
+	}
+	if f, _ := cfg.Get("gpg.format"); f != "ssh" {
+		return nil, refusal.New(refusal.SigningKeyUnusable,
+			"git config gpg.format ssh and user.signingKey to your SSH key (openpgp and x509 are not supported)",
+			"gpg.format is %q: nwdes signs with SSH keys only", f)
+	}
+	key, _ := cfg.Get("user.signingkey")
+	signer, err := trust.LoadSigner(key, s.env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return func(m []byte) ([]byte, error) { return trust.Sign(signer, m) }, nil
 }
 
 func (s *session) examiner() (*examine.Examiner, error) {
@@ -290,25 +322,35 @@ EXAMPLES
 			{
 				Name:      "close",
 				Usage:     "check the draft and publish the examination and its brief",
-				UsageText: "git nwdes examine close --feature F --outcome accepted --diagnostic TEXT [--candidate REV] [--json]",
+				UsageText: "git nwdes examine close --feature F --outcome accepted --diagnostic TEXT [--sign] [--candidate REV] [--json]",
 				Description: `Checks every expectation of the current contract at once, publishes the
 examination with the outcome the verdicts derive (accepted when all are met,
 rejected when any is unmet, indeterminate otherwise), writes the brief note,
 and prints the outcome as the last line. The draft is kept. Exit 0 when
 accepted, 1 when the published outcome is rejected or indeterminate.
 
+With --sign (or git config nwdes.sign true) the examination is signed with
+the SSH key git signs with (gpg.format=ssh, user.signingKey: a private key
+file, or a public key whose private half ssh-agent holds); the brief names
+the signer. See docs/trust.md.
+
 EXAMPLES
    git nwdes examine close --feature greeting --outcome accepted --diagnostic "every expectation judged from public behaviour"
+   git nwdes examine close --feature greeting --outcome accepted --diagnostic "judged" --sign
 ` + exitStatus,
 				Flags: append(targetFlags(),
 					&cli.StringFlag{Name: "outcome", Usage: "always accepted: nwdes derives the published outcome", Required: true},
 					&cli.StringFlag{Name: "diagnostic", Usage: "what the examination found", Required: true},
+					&cli.BoolFlag{Name: "sign", Usage: "sign the examination with your SSH signing key (default: git config nwdes.sign)"},
 					jsonFlag(),
 				),
 				Action: func(c *cli.Context) error {
 					asJSON := s.wantJSON(c)
 					x, err := s.examiner()
 					if err != nil {
+						return err
+					}
+					if x.Sign, err = s.signer(c); err != nil {
 						return err
 					}
 					ex, notices, err := x.Close(c.Context, target(c), c.String("outcome"), c.String("diagnostic"))
@@ -475,11 +517,15 @@ func examinationJSON(ex *examine.Examination) any {
 	for _, t := range ex.Texts {
 		texts = append(texts, map[string]string{"source": string(t.Source), "text": string(t.Text)})
 	}
-	return map[string]any{
+	out := map[string]any{
 		"feature": ex.Feature, "candidate": ex.Candidate, "contract_path": ex.ContractPath,
 		"contract_blob": ex.ContractBlob, "outcome": ex.Outcome, "diagnostic": ex.Diagnostic,
 		"closed_at": ex.ClosedAt, "rows": ex.Rows, "texts": texts, "record": ex.Path,
 	}
+	if s := examine.SignedBy(ex); s != "" {
+		out["signature"] = s
+	}
+	return out
 }
 
 // bySelector adapts an examiner verb that acts on one observation, chosen
