@@ -15,6 +15,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
+	"github.com/nwdes/nwdes/trust"
 )
 
 // DefaultContractPath is where a feature's contract is committed unless
@@ -27,8 +28,20 @@ type Examiner struct {
 	// Now stamps published examinations.
 	Now func() time.Time
 	// Sign, when set, signs each examination Close publishes (its
-	// record's trust.Message); nil publishes unsigned ones.
-	Sign func(message []byte) ([]byte, error)
+	// record's trust.Message); nil publishes unsigned ones. SignKey is
+	// the fingerprint of the key Sign signs with.
+	Sign    func(message []byte) ([]byte, error)
+	SignKey string
+}
+
+// signedAlike reports whether prev carries the signature a close would
+// give it now: none asked for, or a valid one by the same key.
+func (x *Examiner) signedAlike(prev *Examination) bool {
+	if x.Sign == nil {
+		return true
+	}
+	pub, err := prev.Signer()
+	return err == nil && pub != nil && trust.Fingerprint(pub) == x.SignKey
 }
 
 // Target names what a verb works on: a feature, the candidate commit (a
@@ -483,8 +496,10 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 		if err != nil {
 			return err
 		}
-		if prev != nil && sameJudgment(prev, ex) {
-			// Closing again with nothing changed publishes nothing new.
+		if prev != nil && sameJudgment(prev, ex) && x.signedAlike(prev) {
+			// Closing again with nothing changed publishes nothing new
+			// (a signature asked for where there was none, or by
+			// another key, is a change).
 			ex, unchanged = prev, true
 			return nil
 		}

@@ -2,18 +2,20 @@ package hooks
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"path"
 	"strings"
-
-	"github.com/nwdes/nwdes/gitstore/oid"
+	"time"
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
+	"github.com/nwdes/nwdes/trust"
 )
 
 // Update is one line of git's pre-push protocol:
@@ -266,15 +268,41 @@ func judge(st *gitstore.Store, rd *examine.Reader, res *RefResult) error {
 			Problem: fmt.Sprintf("its contract %s, at %s's tip %s, is gone from this commit; a feature is retired by marking its criteria ABANDON and examining that, never by deleting its contract",
 				examine.DefaultContractPath(f), u.RemoteRef, text.Short(u.RemoteOID))})
 	}
+	policy, err := signingPolicy(st, u)
+	if err != nil {
+		return unreadable(u, err)
+	}
 	if len(removed) > 0 {
-		return judgeFeatures(rd, commit, features, res)
+		return judgeFeatures(rd, commit, features, policy, res)
 	}
 	if len(features) == 0 {
 		res.Verdict, res.Why = Pass, "no feature contracts"
 		return nil
 	}
 	res.Verdict = Accepted
-	return judgeFeatures(rd, commit, features, res)
+	return judgeFeatures(rd, commit, features, policy, res)
+}
+
+// signingPolicy reads the signing policy (trust.PolicyPath) from the tip
+// of the ref being pushed to, as the remote holds it now: never from the
+// commit being pushed, which could otherwise name its own signer. None when
+// the ref is new or holds no policy; a policy that does not parse refuses.
+func signingPolicy(st *gitstore.Store, u Update) (*trust.Policy, error) {
+	if isZeroOID(u.RemoteOID) {
+		return nil, nil
+	}
+	old, err := st.Resolve(u.RemoteOID)
+	if err != nil {
+		return nil, fmt.Errorf("the remote's tip %s of %s is not in this clone, so its signing policy cannot be read (git fetch, then push again): %w", text.Short(u.RemoteOID), u.RemoteRef, err)
+	}
+	f, err := st.ReadFile(old, trust.PolicyPath)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return trust.ParsePolicy(fmt.Sprintf("%s at %s (%s)", trust.PolicyPath, u.RemoteRef, text.Short(u.RemoteOID)), f.Data)
 }
 
 // removedContracts lists the features whose contracts the protected ref's
@@ -306,7 +334,10 @@ func removedContracts(st *gitstore.Store, u Update, now []string) ([]string, err
 }
 
 // judgeFeatures adds each feature's standing at commit to res.
-func judgeFeatures(rd *examine.Reader, commit oid.ID, features []string, res *RefResult) error {
+// With a policy, an accepted examination must also be signed by a key the
+// policy allows for its feature; otherwise it does not hold up (invalid,
+// with the refusal's name and detail as the problem).
+func judgeFeatures(rd *examine.Reader, commit oid.ID, features []string, policy *trust.Policy, res *RefResult) error {
 	u := res.Update
 	for _, f := range features {
 		sd, err := rd.Standing(commit, f)
@@ -317,12 +348,28 @@ func judgeFeatures(rd *examine.Reader, commit oid.ID, features []string, res *Re
 		if sd.Examination != nil {
 			fr.Record = sd.Examination.Path
 		}
+		if policy != nil && fr.Outcome == examine.Accepted {
+			if err := checkSigned(policy, f, sd.Examination); err != nil {
+				fr.Outcome, fr.Problem = examine.Invalid, text.OneLine(err.Error())
+			}
+		}
 		if fr.Outcome != examine.Accepted {
 			res.Verdict = Refused
 		}
 		res.Features = append(res.Features, fr)
 	}
 	return nil
+}
+
+// checkSigned is the policy's verdict on an accepted examination, at the
+// time it says it was closed (what its signature covers).
+func checkSigned(policy *trust.Policy, feature string, ex *examine.Examination) error {
+	at, err := time.Parse(time.RFC3339Nano, ex.ClosedAt)
+	if err != nil {
+		return fmt.Errorf("closed_at %q: %w", ex.ClosedAt, err)
+	}
+	pub, sigErr := ex.Signer()
+	return policy.Check(feature, pub, sigErr, at)
 }
 
 // unreadable is the fail-closed refusal: the records could not be read, so

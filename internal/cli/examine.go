@@ -32,32 +32,32 @@ func target(c *cli.Context) examine.Target {
 // signer is the signing function --sign or nwdes.sign asks for (nil when
 // neither does): the SSH key git would sign with, loaded before anything
 // is written so that an unusable key changes nothing.
-func (s *session) signer(c *cli.Context) (func([]byte) ([]byte, error), error) {
+func (s *session) signer(c *cli.Context) (func([]byte) ([]byte, error), string, error) {
 	cfg := s.cfg
 	if cfg == nil {
-		return nil, nil
+		return nil, "", nil
 	}
 	want, err := configBool(cfg, "nwdes.sign", false)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if c.IsSet("sign") {
 		want = c.Bool("sign")
 	}
 	if !want {
-		return nil, nil
+		return nil, "", nil
 	}
 	if f, _ := cfg.Get("gpg.format"); f != "ssh" {
-		return nil, refusal.New(refusal.SigningKeyUnusable,
+		return nil, "", refusal.New(refusal.SigningKeyUnusable,
 			"git config gpg.format ssh and user.signingKey to your SSH key (openpgp and x509 are not supported)",
 			"gpg.format is %q: nwdes signs with SSH keys only", f)
 	}
 	key, _ := cfg.Get("user.signingkey")
 	signer, err := trust.LoadSigner(key, s.env.Getenv)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return func(m []byte) ([]byte, error) { return trust.Sign(signer, m) }, nil
+	return func(m []byte) ([]byte, error) { return trust.Sign(signer, m) }, trust.Fingerprint(signer.PublicKey()), nil
 }
 
 func (s *session) examiner() (*examine.Examiner, error) {
@@ -350,7 +350,7 @@ EXAMPLES
 					if err != nil {
 						return err
 					}
-					if x.Sign, err = s.signer(c); err != nil {
+					if x.Sign, x.SignKey, err = s.signer(c); err != nil {
 						return err
 					}
 					ex, notices, err := x.Close(c.Context, target(c), c.String("outcome"), c.String("diagnostic"))
