@@ -283,6 +283,17 @@ func NewReader(st *gitstore.Store) (*Reader, error) {
 	return &Reader{st: st, tx: tx}, nil
 }
 
+// NewReaderAt takes the snapshot of the examination records as they are at
+// commit of Ref (a server's pre-receive check reads the records pushed
+// alongside the commit they accept, before the ref moves).
+func NewReaderAt(st *gitstore.Store, commit oid.ID) (*Reader, error) {
+	tx, err := st.ViewAt(Ref, commit)
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{st: st, tx: tx}, nil
+}
+
 // At returns the newest examination of feature at commit, or nil.
 func (r *Reader) At(commit oid.ID, feature string) (*Examination, error) {
 	return latestAt(r.tx, commit.String(), feature)

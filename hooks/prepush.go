@@ -215,6 +215,10 @@ func NeedsStore(p Policy, updates []Update) bool {
 // no history walk. open is called once, and only if some ref needs the
 // records; any failure to read them fails closed with StoreUnreadable.
 func Check(open func() (*gitstore.Store, error), p Policy, updates []Update) (*Report, error) {
+	return check(open, p, updates, examine.NewReader)
+}
+
+func check(open func() (*gitstore.Store, error), p Policy, updates []Update, records func(*gitstore.Store) (*examine.Reader, error)) (*Report, error) {
 	rep := &Report{Refs: []RefResult{}}
 	var st *gitstore.Store
 	var rd *examine.Reader
@@ -231,7 +235,7 @@ func Check(open func() (*gitstore.Store, error), p Policy, updates []Update) (*R
 				if st, err = open(); err != nil {
 					return nil, unreadable(u, err)
 				}
-				if rd, err = examine.NewReader(st); err != nil {
+				if rd, err = records(st); err != nil {
 					return nil, unreadable(u, err)
 				}
 			}
@@ -399,6 +403,14 @@ func FailClosed(subject string, err error) error {
 // feature and its outcome ("not examined" when there is none), then the
 // remedy.
 func Explain(r RefResult) string {
+	return explain(r, " git push --no-verify skips this check; CI re-validates.")
+}
+
+// ExplainOnServer is Explain for the server's refusal, which no client
+// option skips.
+func ExplainOnServer(r RefResult) string { return explain(r, "") }
+
+func explain(r RefResult, skip string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "nwdes: push to %s refused: commit %s is not accepted\n", r.Update.RemoteRef, r.Commit)
 	var missing []string
@@ -421,8 +433,8 @@ func Explain(r RefResult) string {
 			missing = append(missing, f.Feature)
 		}
 	}
-	fmt.Fprintf(&b, "remedy: examine %s at this commit until accepted (git nwdes examine open --feature %s --candidate %s …; git nwdes status --commit %s shows where it stands), then push again. A commit rewritten by amend or rebase is a new candidate and needs its own examination. git push --no-verify skips this check; CI re-validates.\n",
-		strings.Join(missing, ", "), missing[0], text.Short(r.Commit), text.Short(r.Commit))
+	fmt.Fprintf(&b, "remedy: examine %s at this commit until accepted (git nwdes examine open --feature %s --candidate %s …; git nwdes status --commit %s shows where it stands), then push again. A commit rewritten by amend or rebase is a new candidate and needs its own examination.%s\n",
+		strings.Join(missing, ", "), missing[0], text.Short(r.Commit), text.Short(r.Commit), skip)
 	return b.String()
 }
 

@@ -202,6 +202,64 @@ EXAMPLES
 				}
 				return nil
 			},
+		}, {
+			Name:      "pre-receive",
+			Usage:     "check a push on the server: protected branches only to accepted commits, nwdes records append-only",
+			UsageText: "git nwdes hook pre-receive < pre-receive input",
+			Description: `Run by a server's pre-receive hook (or a forge's server hook) in the
+receiving repository. Reads git's pre-receive input on stdin, one line per ref:
+"<old oid> <new oid> <ref>". The pushed objects are read from git's quarantine.
+
+A protected branch (nwdes.protect, default main and master) may only move to a
+commit whose every feature has an accepted examination in the records as they
+will be after this push (the ones pushed with it, else the server's) — and,
+when the branch's current tip holds a signing policy
+(.nwave/trust/allowed_signers), signed by a key it allows (docs/trust.md).
+nwdes's records are append-only here: refs/nwdes/* and the notes move only
+forward, never deleted or forced; leases (swap refs) move freely; an
+undeclared refs/nwdes/ ref is refused. Unlike the client's pre-push hook, no
+--no-verify skips this. Exit 1 refuses the whole push.
+
+EXAMPLES
+   # hooks/pre-receive of a bare repository
+   #!/bin/sh
+   exec git nwdes hook pre-receive
+` + exitStatus,
+			Action: func(c *cli.Context) error {
+				if c.NArg() > 0 {
+					return usagef("pre-receive takes no arguments, got %d", c.NArg())
+				}
+				updates, err := hooks.ParseReceive(s.env.Stdin)
+				if err != nil {
+					return err
+				}
+				if len(updates) == 0 {
+					return nil
+				}
+				loc, set, err := s.hookSettings(c.Context)
+				if err != nil {
+					return hooks.FailClosed("the push", err)
+				}
+				open := func() (*gitstore.Store, error) { return s.openAt(loc) }
+				rep, err := hooks.CheckReceive(open, set.Policy, updates)
+				if err != nil {
+					return err
+				}
+				for _, r := range rep.Refs {
+					switch {
+					case r.Verdict == hooks.Refused && r.Commit == "":
+						fmt.Fprintf(s.env.Stderr, "nwdes: refusing %s: %s\n", text.TerminalLine(r.Update.RemoteRef), text.TerminalLine(r.Why))
+					case r.Verdict == hooks.Refused:
+						fmt.Fprint(s.env.Stderr, text.Terminal(hooks.ExplainOnServer(r)))
+					case r.Verdict == hooks.Accepted:
+						fmt.Fprint(s.env.Stderr, text.Terminal(hooks.Summary(r)))
+					}
+				}
+				if !rep.OK() {
+					return negative("push refused")
+				}
+				return nil
+			},
 		}},
 	}
 }
