@@ -46,6 +46,10 @@ type Feature struct {
 	// (git show refs/nwdes/examine:<record>/record.json), "" when none.
 	Record   string `json:"record,omitempty"`
 	ClosedAt string `json:"closed_at,omitempty"`
+	// Signature says who signed the examination ("signed by <key
+	// fingerprint> (<type>)", or "signature INVALID: …"); absent when it
+	// is unsigned (docs/trust.md).
+	Signature string `json:"signature,omitempty"`
 	// Expectations counts the examination's verdicts.
 	Expectations *Counts `json:"expectations,omitempty"`
 	// Gates is the state of the contract's command oracles at this
@@ -131,7 +135,7 @@ func Evaluate(st *gitstore.Store, commit oid.ID) (*Status, error) {
 		}
 		if ex := sd.Examination; ex != nil {
 			f.examination = ex
-			f.Record, f.ClosedAt = ex.Path, ex.ClosedAt
+			f.Record, f.ClosedAt, f.Signature = ex.Path, ex.ClosedAt, examine.SignedBy(ex)
 			f.Expectations = &Counts{}
 			for _, r := range ex.Rows {
 				switch r.Verdict {

@@ -101,6 +101,9 @@ func (s *session) renderStatus(rep *reports.Status) {
 		if f.Verify != nil {
 			extra = append(extra, "verify "+esc(f.Verify.Verdict))
 		}
+		if f.Signature != "" {
+			extra = append(extra, esc(f.Signature))
+		}
 		if f.Record != "" {
 			extra = append(extra, esc(f.Record))
 		}
