@@ -56,8 +56,50 @@ printf '%s' "$input" | git-nwdes hook pre-push "$@" || exit $?
 printf '%s' "$input" | "$chained" "$@"
 `
 
+// ReceiveScript is the server's pre-receive hook (hooks install --server):
+// `git-nwdes hook pre-receive`, then the chained hook with the same input.
+const ReceiveScript = `#!/bin/sh
+` + receiveMarker + ` ` + scriptVersion + `
+# Installed by "git nwdes hooks install --server"; "git nwdes hooks uninstall
+# --server" removes it and puts back the hook that was here before (kept as
+# pre-receive` + ChainedSuffix + `). It refuses a push that moves a protected
+# branch to a commit without accepted (and, with a signing policy, correctly
+# signed) examinations, or that rewrites nwdes's records (see docs/trust.md),
+# then runs the chained hook with the same input.
+if ! command -v git-nwdes >/dev/null 2>&1; then
+	echo "nwdes: git-nwdes is not on the server's PATH, so the pre-receive check cannot run; the push is refused." >&2
+	exit 1
+fi
+chained="${0%/*}/pre-receive` + ChainedSuffix + `"
+if [ ! -x "$chained" ]; then
+	exec git-nwdes hook pre-receive
+fi
+input=$(cat; echo x) || exit 1
+input=${input%x}
+printf '%s' "$input" | git-nwdes hook pre-receive || exit $?
+printf '%s' "$input" | "$chained" "$@"
+`
+
+const receiveMarker = "# nwdes-managed-hook: pre-receive"
+
+// A Hook is one hook nwdes installs: its name, and the script it writes.
+type Hook struct {
+	Name   string
+	script string
+	marker string
+}
+
+// The hooks nwdes installs: the client's pre-push, the server's
+// pre-receive.
+var (
+	PrePushHook    = Hook{Name: PrePush, script: Script, marker: marker}
+	PreReceiveHook = Hook{Name: "pre-receive", script: ReceiveScript, marker: receiveMarker}
+)
+
 // State is what is installed where.
 type State struct {
+	// Name is the hook's name (pre-push, pre-receive).
+	Name string `json:"name"`
 	// Dir is the directory git runs hooks from.
 	Dir string `json:"dir"`
 	// HooksPath is core.hooksPath as configured ("" when unset).
@@ -101,14 +143,23 @@ func Dir(loc gitrepo.Location, cfg *gitrepo.Config, home string) (dir, configure
 	return filepath.Clean(p), hp
 }
 
+// Status reports what pre-push hook is installed in dir.
+func Status(dir string) (*State, error) { return PrePushHook.Status(dir) }
+
+// Install installs the pre-push hook (see Hook.Install).
+func Install(dir string) (*State, error) { return PrePushHook.Install(dir) }
+
+// Uninstall removes the pre-push hook (see Hook.Uninstall).
+func Uninstall(dir string) (*State, error) { return PrePushHook.Uninstall(dir) }
+
 // Status reports what is installed in dir.
-func Status(dir string) (*State, error) {
+func (h Hook) Status(dir string) (*State, error) {
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return nil, refusal.New(refusal.HooksPathUnusable, "set core.hooksPath to a directory, or unset it (git config --unset core.hooksPath)",
 			"the hooks directory %s is not a directory", dir)
 	}
-	st := &State{Dir: dir, Hook: filepath.Join(dir, PrePush), Actions: []string{}}
-	kind, err := inspect(st.Hook)
+	st := &State{Name: h.Name, Dir: dir, Hook: filepath.Join(dir, h.Name), Actions: []string{}}
+	kind, err := h.inspect(st.Hook)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +185,7 @@ const (
 	hookCurrent
 )
 
-func inspect(path string) (hookKind, error) {
+func (h Hook) inspect(path string) (hookKind, error) {
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return hookAbsent, nil
@@ -149,26 +200,26 @@ func inspect(path string) (hookKind, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", path, err)
 	}
-	if !bytes.Contains(b, []byte("\n"+marker+" ")) {
+	if !bytes.Contains(b, []byte("\n"+h.marker+" ")) {
 		return hookForeign, nil
 	}
-	if string(b) == Script {
+	if string(b) == h.script {
 		return hookCurrent, nil
 	}
 	return hookOlder, nil
 }
 
-// Install puts nwdes's pre-push hook in dir. A hook already there that is
-// not nwdes's is kept as pre-push.nwdes-chained (renamed, so its content,
-// mode and symlink-ness are exactly preserved) and still runs. Installing
-// again changes nothing; an older nwdes hook is rewritten in place.
-func Install(dir string) (*State, error) {
-	st, err := Status(dir)
+// Install puts nwdes's hook in dir. A hook already there that is not
+// nwdes's is kept as <name>.nwdes-chained (renamed, so its content, mode
+// and symlink-ness are exactly preserved) and still runs. Installing again
+// changes nothing; an older nwdes hook is rewritten in place.
+func (h Hook) Install(dir string) (*State, error) {
+	st, err := h.Status(dir)
 	if err != nil {
 		return nil, err
 	}
 	if st.Current {
-		st.Actions = append(st.Actions, "the nwdes pre-push hook is already installed; nothing changed")
+		st.Actions = append(st.Actions, "the nwdes "+h.Name+" hook is already installed; nothing changed")
 		return st, nil
 	}
 	if st.Foreign && st.Chained != "" {
@@ -190,23 +241,23 @@ func Install(dir string) (*State, error) {
 			return nil, fmt.Errorf("keep the existing hook: %w", err)
 		}
 		moved = true
-		st.Actions = append(st.Actions, fmt.Sprintf("kept the existing pre-push hook as %s; it runs after nwdes's check", chained))
+		st.Actions = append(st.Actions, fmt.Sprintf("kept the existing %s hook as %s; it runs after nwdes's check", h.Name, chained))
 	}
-	if err := writeExecutable(st.Hook, []byte(Script)); err != nil {
+	if err := writeExecutable(st.Hook, []byte(h.script)); err != nil {
 		if moved {
 			_ = os.Rename(chained, st.Hook)
 		}
 		return nil, err
 	}
 	if st.Installed {
-		st.Actions = append(st.Actions, "upgraded the nwdes pre-push hook at "+st.Hook)
+		st.Actions = append(st.Actions, "upgraded the nwdes "+h.Name+" hook at "+st.Hook)
 	} else {
-		st.Actions = append(st.Actions, "installed the nwdes pre-push hook at "+st.Hook)
+		st.Actions = append(st.Actions, "installed the nwdes "+h.Name+" hook at "+st.Hook)
 	}
 	if !moved && st.Chained != "" {
 		st.Actions = append(st.Actions, fmt.Sprintf("%s, left by an earlier install, runs after nwdes's check", st.Chained))
 	}
-	final, err := Status(dir)
+	final, err := h.Status(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -214,11 +265,11 @@ func Install(dir string) (*State, error) {
 	return final, nil
 }
 
-// Uninstall removes nwdes's pre-push hook and puts back the hook it kept,
-// byte for byte. With no nwdes hook there it changes nothing, except that a
-// kept hook whose place is empty is put back.
-func Uninstall(dir string) (*State, error) {
-	st, err := Status(dir)
+// Uninstall removes nwdes's hook and puts back the hook it kept, byte for
+// byte. With no nwdes hook there it changes nothing, except that a kept
+// hook whose place is empty is put back.
+func (h Hook) Uninstall(dir string) (*State, error) {
+	st, err := h.Status(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +282,7 @@ func Uninstall(dir string) (*State, error) {
 		st.Actions = append(st.Actions, fmt.Sprintf("%s is not nwdes's; nothing changed", st.Hook))
 		return st, nil
 	case !st.Installed && st.Chained == "":
-		st.Actions = append(st.Actions, "no nwdes pre-push hook is installed; nothing changed")
+		st.Actions = append(st.Actions, "no nwdes "+h.Name+" hook is installed; nothing changed")
 		return st, nil
 	}
 	var actions []string
@@ -239,15 +290,15 @@ func Uninstall(dir string) (*State, error) {
 		if err := os.Remove(st.Hook); err != nil {
 			return nil, fmt.Errorf("remove %s: %w", st.Hook, err)
 		}
-		actions = append(actions, "removed the nwdes pre-push hook "+st.Hook)
+		actions = append(actions, "removed the nwdes "+h.Name+" hook "+st.Hook)
 	}
 	if st.Chained != "" {
 		if err := os.Rename(st.Chained, st.Hook); err != nil {
 			return nil, fmt.Errorf("put back %s: %w", st.Chained, err)
 		}
-		actions = append(actions, fmt.Sprintf("put back the earlier pre-push hook from %s", st.Chained))
+		actions = append(actions, fmt.Sprintf("put back the earlier %s hook from %s", h.Name, st.Chained))
 	}
-	final, err := Status(dir)
+	final, err := h.Status(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -288,15 +339,19 @@ func Describe(st *State) []string {
 		where += fmt.Sprintf(" (core.hooksPath = %s)", st.HooksPath)
 	}
 	out = append(out, "hooks directory: "+where)
+	install := "git nwdes hooks install"
+	if st.Name == PreReceiveHook.Name {
+		install += " --server"
+	}
 	switch {
 	case st.Current:
-		out = append(out, "pre-push: nwdes's hook, current")
+		out = append(out, st.Name+": nwdes's hook, current")
 	case st.Installed:
-		out = append(out, "pre-push: nwdes's hook, an older version (git nwdes hooks install upgrades it)")
+		out = append(out, st.Name+": nwdes's hook, an older version ("+install+" upgrades it)")
 	case st.Foreign:
-		out = append(out, "pre-push: another hook, not nwdes's (git nwdes hooks install keeps it and chains it)")
+		out = append(out, st.Name+": another hook, not nwdes's ("+install+" keeps it and chains it)")
 	default:
-		out = append(out, "pre-push: none (git nwdes hooks install)")
+		out = append(out, st.Name+": none ("+install+")")
 	}
 	if st.Chained != "" {
 		runs := "runs after nwdes's check"

@@ -66,14 +66,20 @@ func (s *session) hooksCmd() *cli.Command {
 		}
 		return nil
 	}
-	run := func(fn func(dir string) (*hooks.State, error)) cli.ActionFunc {
+	// --server picks the server's pre-receive hook instead of pre-push.
+	serverFlag := &cli.BoolFlag{Name: "server", Usage: "the server's pre-receive hook (in the repository that receives pushes) instead of pre-push"}
+	run := func(fn func(h hooks.Hook, dir string) (*hooks.State, error)) cli.ActionFunc {
 		return func(c *cli.Context) error {
 			s.wantJSON(c)
 			_, set, err := s.hookSettings(c.Context)
 			if err != nil {
 				return err
 			}
-			st, err := fn(set.Dir)
+			h := hooks.PrePushHook
+			if c.Bool("server") {
+				h = hooks.PreReceiveHook
+			}
+			st, err := fn(h, set.Dir)
 			if err != nil {
 				return err
 			}
@@ -99,40 +105,45 @@ EXAMPLES
 			{
 				Name:      "install",
 				Usage:     "install the pre-push hook, keeping and chaining any hook already there",
-				UsageText: "git nwdes hooks install [--json]",
+				UsageText: "git nwdes hooks install [--server] [--json]",
 				Description: `Installing twice changes nothing; an older nwdes hook is upgraded. A hook
 that is not nwdes's is renamed to pre-push.nwdes-chained (content and mode
 kept) and runs after nwdes's check with the same arguments and input.
 
+With --server, in the repository that receives pushes (a bare repository on
+a server), it installs pre-receive instead, which runs git nwdes hook
+pre-receive: no client option skips it (docs/trust.md).
+
 EXAMPLES
    git nwdes hooks install
    git -c core.hooksPath=.githooks nwdes hooks install
+   git -C /srv/git/project.git nwdes hooks install --server
 ` + exitStatus,
-				Flags:  []cli.Flag{jsonFlag()},
-				Action: run(hooks.Install),
+				Flags:  []cli.Flag{serverFlag, jsonFlag()},
+				Action: run(hooks.Hook.Install),
 			},
 			{
 				Name:      "uninstall",
 				Usage:     "remove the pre-push hook and put back the hook it kept",
-				UsageText: "git nwdes hooks uninstall [--json]",
+				UsageText: "git nwdes hooks uninstall [--server] [--json]",
 				Description: `Removes nwdes's hook and renames pre-push.nwdes-chained back to pre-push,
 byte for byte. A hook that is not nwdes's is left alone.
 
 EXAMPLES
    git nwdes hooks uninstall
 ` + exitStatus,
-				Flags:  []cli.Flag{jsonFlag()},
-				Action: run(hooks.Uninstall),
+				Flags:  []cli.Flag{serverFlag, jsonFlag()},
+				Action: run(hooks.Hook.Uninstall),
 			},
 			{
 				Name:      "status",
 				Usage:     "say which pre-push hook is installed where",
-				UsageText: "git nwdes hooks status [--json]",
+				UsageText: "git nwdes hooks status [--server] [--json]",
 				Description: `EXAMPLES
    git nwdes hooks status
 ` + exitStatus,
-				Flags:  []cli.Flag{jsonFlag()},
-				Action: run(hooks.Status),
+				Flags:  []cli.Flag{serverFlag, jsonFlag()},
+				Action: run(hooks.Hook.Status),
 			},
 		},
 	}
