@@ -171,6 +171,33 @@ func parseSSHTime(v string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q is not YYYYMMDD[HHMM[SS]][Z]", v)
 }
 
+// Entry is one line of a policy, for people and JSON.
+type Entry struct {
+	Line        int      `json:"line"`
+	Features    []string `json:"features"`
+	Key         string   `json:"key"` // SHA256 fingerprint
+	KeyType     string   `json:"key_type"`
+	Namespaces  []string `json:"namespaces,omitempty"`
+	ValidAfter  string   `json:"valid_after,omitempty"`
+	ValidBefore string   `json:"valid_before,omitempty"`
+}
+
+// Entries lists the policy's lines in order.
+func (p *Policy) Entries() []Entry {
+	out := []Entry{}
+	for _, e := range p.entries {
+		x := Entry{Line: e.line, Features: e.patterns, Key: Fingerprint(e.key), KeyType: e.key.Type(), Namespaces: e.namespaces}
+		if !e.validAfter.IsZero() {
+			x.ValidAfter = e.validAfter.Format(time.RFC3339)
+		}
+		if !e.validBefore.IsZero() {
+			x.ValidBefore = e.validBefore.Format(time.RFC3339)
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
 // Allows reports whether the policy lets key sign feature's examinations
 // at time at, and the line that does.
 func (p *Policy) Allows(feature string, key ssh.PublicKey, at time.Time) (int, bool) {
