@@ -73,6 +73,18 @@ func (ex *Examination) Signer() (ssh.PublicKey, error) {
 	return trust.Verify(ex.message, ex.Signature)
 }
 
+// SignedAsRequired is a signing policy's verdict on the examination: signed,
+// validly, by a key the policy allows for its feature at the time it says
+// it was closed (which its signature covers). Nil when it is.
+func (ex *Examination) SignedAsRequired(policy *trust.Policy) error {
+	at, err := time.Parse(time.RFC3339Nano, ex.ClosedAt)
+	if err != nil {
+		return fmt.Errorf("closed_at %q: %w", ex.ClosedAt, err)
+	}
+	pub, sigErr := ex.Signer()
+	return policy.Check(ex.Feature, pub, sigErr, at)
+}
+
 // sign signs the examination record rec with sign (nil: unsigned).
 func sign(rec *gitstore.Record, ex *Examination, sign func([]byte) ([]byte, error)) error {
 	if sign == nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"path"
 	"strings"
-	"time"
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
@@ -353,7 +352,7 @@ func judgeFeatures(rd *examine.Reader, commit oid.ID, features []string, policy 
 			fr.Record = sd.Examination.Path
 		}
 		if policy != nil && fr.Outcome == examine.Accepted {
-			if err := checkSigned(policy, f, sd.Examination); err != nil {
+			if err := sd.Examination.SignedAsRequired(policy); err != nil {
 				fr.Outcome, fr.Problem = examine.Invalid, text.OneLine(err.Error())
 			}
 		}
@@ -363,17 +362,6 @@ func judgeFeatures(rd *examine.Reader, commit oid.ID, features []string, policy 
 		res.Features = append(res.Features, fr)
 	}
 	return nil
-}
-
-// checkSigned is the policy's verdict on an accepted examination, at the
-// time it says it was closed (what its signature covers).
-func checkSigned(policy *trust.Policy, feature string, ex *examine.Examination) error {
-	at, err := time.Parse(time.RFC3339Nano, ex.ClosedAt)
-	if err != nil {
-		return fmt.Errorf("closed_at %q: %w", ex.ClosedAt, err)
-	}
-	pub, sigErr := ex.Signer()
-	return policy.Check(feature, pub, sigErr, at)
 }
 
 // unreadable is the fail-closed refusal: the records could not be read, so

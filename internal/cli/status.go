@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -8,8 +9,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
+	"github.com/nwdes/nwdes/refusal"
 	reports "github.com/nwdes/nwdes/report"
+	"github.com/nwdes/nwdes/trust"
 )
 
 func (s *session) evaluate(c *cli.Context) (*reports.Status, error) {
@@ -21,7 +25,51 @@ func (s *session) evaluate(c *cli.Context) (*reports.Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	return reports.Evaluate(st, commit)
+	rep, err := reports.Evaluate(st, commit)
+	if err != nil || !c.Bool("require-signed") {
+		return rep, err
+	}
+	return rep, s.requireSigned(c, st, rep)
+}
+
+// requireSigned holds every accepted feature of rep to the signing policy
+// committed at --policy-from (the protected branch's tip, as the hooks
+// read it): a feature whose examination is not signed as the policy asks
+// is not accepted, with the refusal as its problem.
+func (s *session) requireSigned(c *cli.Context, st *gitstore.Store, rep *reports.Status) error {
+	from := c.String("policy-from")
+	if from == "" {
+		return usagef("--require-signed needs --policy-from REV: the protected branch whose policy applies (origin/main, say)")
+	}
+	at, err := st.Resolve(from)
+	if err != nil {
+		return err
+	}
+	f, err := st.ReadFile(at, trust.PolicyPath)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return refusal.New(refusal.MissingFact, "commit a policy there first (git nwdes trust add), or drop --require-signed",
+			"--require-signed: %s has no signing policy (%s)", from, trust.PolicyPath)
+	}
+	if err != nil {
+		return err
+	}
+	policy, err := trust.ParsePolicy(fmt.Sprintf("%s at %s", trust.PolicyPath, from), f.Data)
+	if err != nil {
+		return err
+	}
+	rep.Accepted = true
+	for i := range rep.Features {
+		feat := &rep.Features[i]
+		if ex := feat.Examination(); feat.Outcome == examine.Accepted && feat.Problem == "" && ex != nil {
+			if err := ex.SignedAsRequired(policy); err != nil {
+				feat.Outcome, feat.Problem = examine.Invalid, text.OneLine(err.Error())
+			}
+		}
+		if feat.Outcome != examine.Accepted || feat.Problem != "" {
+			rep.Accepted = false
+		}
+	}
+	return nil
 }
 
 func commitFlag() cli.Flag {
@@ -32,7 +80,7 @@ func (s *session) statusCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "say whether a commit is accepted: every feature's outcome, record, gates and verify",
-		UsageText: "git nwdes status [--commit REV] [--json]",
+		UsageText: "git nwdes status [--commit REV] [--require-signed --policy-from REV] [--json]",
 		Description: `For every feature whose contract is at .nwave/features/<F>.md in the
 commit's tree: the outcome of its newest published examination at that
 commit (accepted, rejected, indeterminate, or none), the record it comes
@@ -43,11 +91,19 @@ documented in docs/ci.md.
 Exit 0 only when every feature with a contract is accepted; this is the
 check CI runs, since git push --no-verify skips any client hook.
 
+With --require-signed, an accepted examination also has to be signed by a
+key the signing policy committed at --policy-from allows for its feature
+(docs/trust.md), as the hooks require on the protected branch.
+
 EXAMPLES
    git nwdes status
    git nwdes status --commit origin/main --json
+   git nwdes status --require-signed --policy-from origin/main
 ` + exitStatus,
-		Flags: []cli.Flag{commitFlag(), jsonFlag()},
+		Flags: []cli.Flag{commitFlag(), jsonFlag(),
+			&cli.BoolFlag{Name: "require-signed", Usage: "accepted only when signed as the policy at --policy-from asks"},
+			&cli.StringFlag{Name: "policy-from", Usage: "the `REV` whose committed signing policy applies (the protected branch)"},
+		},
 		Action: func(c *cli.Context) error {
 			asJSON := s.wantJSON(c)
 			rep, err := s.evaluate(c)
