@@ -3,6 +3,7 @@ package hooks_test
 import (
 	"bufio"
 	"bytes"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,11 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/ssh"
+
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/hooks"
 	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/trust"
 )
 
 // The pre-push benchmark's repository: a main history of benchCommits
@@ -42,7 +46,16 @@ var bench struct {
 	repo string
 	bin  string // directory holding git-nwdes
 	head string
-	err  error
+	// parent is head's parent: as the remote's tip of main it carries the
+	// signing policy, so a push of head is checked with verification on.
+	parent string
+	err    error
+}
+
+// benchSigner is the fixed key the fixture signs head's examination with
+// and its policy allows for greet.
+func benchSigner() (ssh.Signer, error) {
+	return ssh.NewSignerFromKey(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{7}, ed25519.SeedSize)))
 }
 
 func TestMain(m *testing.M) {
@@ -94,9 +107,17 @@ func buildBenchFixture() error {
 	}
 	bench.repo = filepath.Join(root, "repo")
 	if head, err := os.ReadFile(filepath.Join(root, "head")); err == nil {
-		bench.head = strings.TrimSpace(string(head))
-		return nil
+		f := strings.Fields(string(head))
+		if len(f) == 2 {
+			bench.head, bench.parent = f[0], f[1]
+			return nil
+		}
 	}
+	signer, err := benchSigner()
+	if err != nil {
+		return err
+	}
+	policy := "greet " + string(ssh.MarshalAuthorizedKey(signer.PublicKey()))
 	if err := os.RemoveAll(bench.repo); err != nil {
 		return err
 	}
@@ -114,6 +135,7 @@ func buildBenchFixture() error {
 			fmt.Fprintf(&s, "from :%d\n", i-1)
 		} else {
 			fmt.Fprintf(&s, "M 100644 inline .nwave/features/greet.md\ndata %d\n%s\n", len(contract), contract)
+			fmt.Fprintf(&s, "M 100644 inline %s\ndata %d\n%s\n", trust.PolicyPath, len(policy), policy)
 		}
 		body := fmt.Sprintf("revision %d of file %d\n", i, i%100)
 		fmt.Fprintf(&s, "M 100644 inline src/file%02d.txt\ndata %d\n%s\n", i%100, len(body), body)
@@ -126,7 +148,7 @@ func buildBenchFixture() error {
 	if err != nil {
 		return err
 	}
-	bench.head = commits[benchCommits]
+	bench.head, bench.parent = commits[benchCommits], commits[benchCommits-1]
 	blob, err := benchGit(bench.repo, nil, "rev-parse", "main:.nwave/features/greet.md")
 	if err != nil {
 		return err
@@ -162,6 +184,13 @@ func buildBenchFixture() error {
 		text := fmt.Sprintf("greet Ada printed Hello, Ada. (run %d)\n", i)
 		fmt.Fprintf(&s, "M 100644 inline %s/record.json\ndata %d\n%s\n", path, len(env), env)
 		fmt.Fprintf(&s, "M 100644 inline %s/payload/t1\ndata %d\n%s\n", path, len(text), text)
+		if i == benchCommits {
+			sig, err := trust.Sign(signer, trust.Message(env, map[string][]byte{"t1": []byte(text)}))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&s, "M 100644 inline %s/payload/%s\ndata %d\n%s\n", path, trust.SignaturePayload, len(sig), sig)
+		}
 		latest, err := gitstore.Canonical(map[string]any{"body": map[string]any{
 			"path": path, "candidate": commits[i], "outcome": "accepted", "closed_at": ex.ClosedAt,
 		}, "kind": examine.KindLatest, "v": 1})
@@ -188,7 +217,7 @@ func buildBenchFixture() error {
 	if _, err := hooks.Install(filepath.Join(bench.repo, ".git", "hooks")); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(root, "head"), []byte(bench.head+"\n"), 0o644)
+	return os.WriteFile(filepath.Join(root, "head"), []byte(bench.head+" "+bench.parent+"\n"), 0o644)
 }
 
 func readMarks(path string) (map[int]string, error) {
@@ -234,9 +263,21 @@ func countObjects(b *testing.B) int {
 // repository, alternating the two so both see the same machine. It
 // reports both times per run and their ratio (the goal is at most 2).
 func BenchmarkPrePushHook(b *testing.B) {
+	benchPrePushHook(b, strings.Repeat("0", 40))
+}
+
+// BenchmarkPrePushHookSigned is the same push with signature verification
+// on: the remote's tip of main (head's parent) holds a signing policy, so
+// the hook also reads it there, and verifies head's signed examination.
+func BenchmarkPrePushHookSigned(b *testing.B) {
+	benchFixture(b)
+	benchPrePushHook(b, bench.parent)
+}
+
+func benchPrePushHook(b *testing.B, remoteTip string) {
 	benchFixture(b)
 	hook := filepath.Join(bench.repo, ".git", "hooks", "pre-push")
-	input := fmt.Sprintf("refs/heads/main %s refs/heads/main %s\n", bench.head, strings.Repeat("0", 40))
+	input := fmt.Sprintf("refs/heads/main %s refs/heads/main %s\n", bench.head, remoteTip)
 	env := append(gittest.Env(bench.root), "PATH="+bench.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	runHook := func() time.Duration {
 		cmd := exec.Command(hook, "origin", "../remote.git")
