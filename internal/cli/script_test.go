@@ -3,9 +3,12 @@ package cli_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -34,6 +37,9 @@ func TestScripts(t *testing.T) {
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"gitdaemon": gitDaemon,
+		},
 		Setup: func(e *testscript.Env) error {
 			home := filepath.Join(e.WorkDir, ".home")
 			if err := os.MkdirAll(home, 0o755); err != nil {
@@ -56,4 +62,46 @@ func TestScripts(t *testing.T) {
 				[]byte("[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"), 0o644)
 		},
 	})
+}
+
+// gitDaemon serves $WORK with git daemon on a free loopback port, receive-pack
+// enabled, until the script ends; the URL's base is in $DAEMON_URL
+// (git://127.0.0.1:<port>). Pushes then go over git's own network protocol,
+// to a receive-pack that runs the repository's pre-receive hook.
+func gitDaemon(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: gitdaemon")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		ts.Fatalf("free port: %v", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	work := ts.Getenv("WORK")
+	cmd := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
+		"--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), "--base-path="+work, work)
+	cmd.Env = os.Environ()
+	for _, k := range []string{"PATH", "HOME", "GIT_CONFIG_NOSYSTEM"} {
+		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
+	}
+	if err := cmd.Start(); err != nil {
+		ts.Fatalf("git daemon: %v", err)
+	}
+	ts.Defer(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	for i := 0; ; i++ {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if i == 100 {
+			ts.Fatalf("git daemon did not listen on %d", port)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ts.Setenv("DAEMON_URL", fmt.Sprintf("git://127.0.0.1:%d", port))
 }
