@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"strings"
 
@@ -91,6 +92,11 @@ type Policy struct {
 	// Protect holds full ref names or path.Match patterns ("*" stays within
 	// one path component), from git config nwdes.protect or DefaultProtect.
 	Protect []string
+	// AllowedSigners, from git config nwdes.allowedSignersFile, is a
+	// signing policy file kept on the server (outside every branch): when
+	// set it applies to every protected branch, in place of the policy a
+	// branch holds.
+	AllowedSigners string
 }
 
 // PolicyFrom reads nwdes.protect (multi-valued) from cfg. A value that does
@@ -100,10 +106,22 @@ type Policy struct {
 // nothing.
 func PolicyFrom(cfg *gitrepo.Config) (Policy, error) {
 	vals := cfg.GetAll("nwdes.protect")
-	if len(vals) == 0 {
-		return Policy{Protect: append([]string(nil), DefaultProtect...)}, nil
+	p := Policy{Protect: append([]string(nil), DefaultProtect...)}
+	if len(vals) > 0 {
+		var err error
+		if p, err = policyOf(vals); err != nil {
+			return p, err
+		}
 	}
-	return policyOf(vals)
+	if f, ok := cfg.Get("nwdes.allowedSignersFile"); ok {
+		if f == "" {
+			return Policy{}, refusal.New(refusal.ConfigurationMalformed,
+				"set it to the path of an allowed-signers file, or unset it",
+				"git config nwdes.allowedSignersFile is empty")
+		}
+		p.AllowedSigners = f
+	}
+	return p, nil
 }
 
 func policyOf(vals []string) (Policy, error) {
@@ -238,7 +256,7 @@ func check(open func() (*gitstore.Store, error), p Policy, updates []Update, rec
 					return nil, unreadable(u, err)
 				}
 			}
-			if err := judge(st, rd, &res); err != nil {
+			if err := judge(st, rd, p, &res); err != nil {
 				return nil, err
 			}
 		}
@@ -247,7 +265,7 @@ func check(open func() (*gitstore.Store, error), p Policy, updates []Update, rec
 	return rep, nil
 }
 
-func judge(st *gitstore.Store, rd *examine.Reader, res *RefResult) error {
+func judge(st *gitstore.Store, rd *examine.Reader, p Policy, res *RefResult) error {
 	u := res.Update
 	if len(u.LocalOID) != 40 {
 		return unreadable(u, fmt.Errorf("object name %s is not SHA-1", u.LocalOID))
@@ -271,7 +289,7 @@ func judge(st *gitstore.Store, rd *examine.Reader, res *RefResult) error {
 			Problem: fmt.Sprintf("its contract %s, at %s's tip %s, is gone from this commit; a feature is retired by marking its criteria ABANDON and examining that, never by deleting its contract",
 				examine.DefaultContractPath(f), u.RemoteRef, text.Short(u.RemoteOID))})
 	}
-	policy, err := signingPolicy(st, u)
+	policy, err := signingPolicy(st, u, p)
 	if err != nil {
 		return unreadable(u, err)
 	}
@@ -286,11 +304,21 @@ func judge(st *gitstore.Store, rd *examine.Reader, res *RefResult) error {
 	return judgeFeatures(rd, commit, features, policy, res)
 }
 
-// signingPolicy reads the signing policy (trust.PolicyPath) from the tip
-// of the ref being pushed to, as the remote holds it now: never from the
-// commit being pushed, which could otherwise name its own signer. None when
-// the ref is new or holds no policy; a policy that does not parse refuses.
-func signingPolicy(st *gitstore.Store, u Update) (*trust.Policy, error) {
+// signingPolicy reads the signing policy: the file git config
+// nwdes.allowedSignersFile names (a server's own), else trust.PolicyPath at
+// the tip of the ref being pushed to, as the remote holds it now — never
+// from the commit being pushed, which could otherwise name its own signer.
+// None when the ref is new or holds no policy; a policy that cannot be read
+// or does not parse refuses.
+func signingPolicy(st *gitstore.Store, u Update, p Policy) (*trust.Policy, error) {
+	if p.AllowedSigners != "" {
+		b, err := os.ReadFile(p.AllowedSigners)
+		if err != nil {
+			return nil, refusal.New(refusal.ConfigurationMalformed, "make the file readable, or unset git config nwdes.allowedSignersFile",
+				"git config nwdes.allowedSignersFile %s: %v", p.AllowedSigners, err)
+		}
+		return trust.ParsePolicy("git config nwdes.allowedSignersFile ("+p.AllowedSigners+")", b)
+	}
 	if isZeroOID(u.RemoteOID) {
 		return nil, nil
 	}

@@ -34,7 +34,7 @@ func LoadSettings(loc gitrepo.Location, getenv gitrepo.Getenv, ask Lookup) (*Set
 func SettingsFrom(loc gitrepo.Location, cfg *gitrepo.Config, home string, ask Lookup) (*Settings, error) {
 	if cfg.Conditional && ask != nil {
 		exact := &gitrepo.Config{}
-		for _, key := range []string{"core.hooksPath", "nwdes.protect"} {
+		for _, key := range []string{"core.hooksPath", "nwdes.protect", "nwdes.allowedSignersFile"} {
 			vals, err := ask(key)
 			if err != nil {
 				return nil, err

@@ -26,7 +26,7 @@ func TestIncludeIfIsAskedOfGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(set.Policy.Protect, []string{"refs/heads/trunk"}) || len(asked) != 2 {
+	if !reflect.DeepEqual(set.Policy.Protect, []string{"refs/heads/trunk"}) || len(asked) != 3 {
 		t.Fatalf("policy %q, asked %q", set.Policy.Protect, asked)
 	}
 }
