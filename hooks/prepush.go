@@ -423,8 +423,13 @@ func Explain(r RefResult) string {
 }
 
 // ExplainOnServer is Explain for the server's refusal, which no client
-// option skips.
-func ExplainOnServer(r RefResult) string { return explain(r, "") }
+// option skips; a refused update of nwdes's records says why in one line.
+func ExplainOnServer(r RefResult) string {
+	if r.Commit == "" {
+		return fmt.Sprintf("nwdes: refusing %s: %s\n", r.Update.RemoteRef, r.Why)
+	}
+	return explain(r, "")
+}
 
 func explain(r RefResult, skip string) string {
 	var b strings.Builder

@@ -183,27 +183,9 @@ EXAMPLES
 				if len(updates) == 0 {
 					return nil
 				}
-				loc, set, err := s.hookSettings(c.Context)
-				if err != nil {
-					return hooks.FailClosed("the push", err)
-				}
-				if !hooks.NeedsStore(set.Policy, updates) {
-					return nil
-				}
-				open := func() (*gitstore.Store, error) { return s.openAt(loc) }
-				rep, err := hooks.Check(open, set.Policy, updates)
-				if err != nil {
+				rep, loc, err := s.runCheck(c, updates, hooks.NeedsStore, hooks.Check, hooks.Explain)
+				if err != nil || rep == nil {
 					return err
-				}
-				// git shows a hook's stderr on the pusher's terminal: the
-				// explanations quote ref and feature names, escaped.
-				for _, r := range rep.Refs {
-					switch r.Verdict {
-					case hooks.Refused:
-						fmt.Fprint(s.env.Stderr, text.Terminal(hooks.Explain(r)))
-					case hooks.Accepted:
-						fmt.Fprint(s.env.Stderr, text.Terminal(hooks.Summary(r)))
-					}
 				}
 				if rep.OK() && c.NArg() > 0 {
 					s.remindPush(loc, c.Args().First())
@@ -247,24 +229,10 @@ EXAMPLES
 				if len(updates) == 0 {
 					return nil
 				}
-				loc, set, err := s.hookSettings(c.Context)
-				if err != nil {
-					return hooks.FailClosed("the push", err)
-				}
-				open := func() (*gitstore.Store, error) { return s.openAt(loc) }
-				rep, err := hooks.CheckReceive(open, set.Policy, updates)
+				all := func(hooks.Policy, []hooks.Update) bool { return true }
+				rep, _, err := s.runCheck(c, updates, all, hooks.CheckReceive, hooks.ExplainOnServer)
 				if err != nil {
 					return err
-				}
-				for _, r := range rep.Refs {
-					switch {
-					case r.Verdict == hooks.Refused && r.Commit == "":
-						fmt.Fprintf(s.env.Stderr, "nwdes: refusing %s: %s\n", text.TerminalLine(r.Update.RemoteRef), text.TerminalLine(r.Why))
-					case r.Verdict == hooks.Refused:
-						fmt.Fprint(s.env.Stderr, text.Terminal(hooks.ExplainOnServer(r)))
-					case r.Verdict == hooks.Accepted:
-						fmt.Fprint(s.env.Stderr, text.Terminal(hooks.Summary(r)))
-					}
 				}
 				if !rep.OK() {
 					return negative("push refused")
@@ -273,6 +241,35 @@ EXAMPLES
 			},
 		}},
 	}
+}
+
+// runCheck runs a hook's check of updates with the repository's hook
+// settings and prints each ref's result on stderr, which git shows the
+// pusher (escaped: the explanations quote ref and feature names); explain
+// renders a refused ref. A nil report: nothing needed checking.
+func (s *session) runCheck(c *cli.Context, updates []hooks.Update, needs func(hooks.Policy, []hooks.Update) bool,
+	check func(func() (*gitstore.Store, error), hooks.Policy, []hooks.Update) (*hooks.Report, error),
+	explain func(hooks.RefResult) string) (*hooks.Report, gitrepo.Location, error) {
+	loc, set, err := s.hookSettings(c.Context)
+	if err != nil {
+		return nil, loc, hooks.FailClosed("the push", err)
+	}
+	if !needs(set.Policy, updates) {
+		return nil, loc, nil
+	}
+	rep, err := check(func() (*gitstore.Store, error) { return s.openAt(loc) }, set.Policy, updates)
+	if err != nil {
+		return nil, loc, err
+	}
+	for _, r := range rep.Refs {
+		switch r.Verdict {
+		case hooks.Refused:
+			fmt.Fprint(s.env.Stderr, text.Terminal(explain(r)))
+		case hooks.Accepted:
+			fmt.Fprint(s.env.Stderr, text.Terminal(hooks.Summary(r)))
+		}
+	}
+	return rep, loc, nil
 }
 
 // remindPush says, after an accepted push, when the records that accept it

@@ -53,11 +53,7 @@ EXAMPLES
 ` + exitStatus,
 				Flags: []cli.Flag{featureFlag, keyFlag},
 				Action: func(c *cli.Context) error {
-					path, cur, err := s.policyFile()
-					if err != nil {
-						return err
-					}
-					key, comment, err := s.readPublicKey(c.String("key"))
+					path, cur, key, comment, err := s.policyEdit(c)
 					if err != nil {
 						return err
 					}
@@ -96,11 +92,7 @@ EXAMPLES
 ` + exitStatus,
 				Flags: []cli.Flag{featureFlag, keyFlag},
 				Action: func(c *cli.Context) error {
-					path, cur, err := s.policyFile()
-					if err != nil {
-						return err
-					}
-					key, _, err := s.readPublicKey(c.String("key"))
+					path, cur, key, _, err := s.policyEdit(c)
 					if err != nil {
 						return err
 					}
@@ -184,15 +176,16 @@ func containsPair(fields []string, typ, b64 string) bool {
 	return false
 }
 
-// policyFile is the work tree's policy path and its content (none yet: empty).
-func (s *session) policyFile() (string, []byte, error) {
-	wt := s.workTree()
-	path := filepath.Join(wt, filepath.FromSlash(trust.PolicyPath))
+// policyEdit is what add and remove work on: the work tree's policy path
+// and content (none yet: empty), and the --key they name.
+func (s *session) policyEdit(c *cli.Context) (string, []byte, ssh.PublicKey, string, error) {
+	path := filepath.Join(s.workTree(), filepath.FromSlash(trust.PolicyPath))
 	b, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", nil, refusal.NewUnreadable(refusal.InputUnreadable, "make the file readable", "%s: %v", path, err)
+		return "", nil, nil, "", refusal.NewUnreadable(refusal.InputUnreadable, "make the file readable", "%s: %v", path, err)
 	}
-	return path, b, nil
+	key, comment, err := s.readPublicKey(c.String("key"))
+	return path, b, key, comment, err
 }
 
 func writePolicy(path string, b []byte) error {
