@@ -29,11 +29,11 @@ func Register(r *gitstore.Registry) error {
 		}
 	}
 	refs := []gitstore.RefSpec{
-		{Ref: Ref, Policy: gitstore.PolicyMerge, Layout: []string{"drafts", "features", "published"},
+		{Ref: Ref, Policy: gitstore.PolicyMerge, Layout: []string{"drafts", "features", "published"}, Immutable: []string{"published"},
 			Kinds: []gitstore.Kind{KindDraft, KindExamination, KindLatest}},
 		{Ref: DraftsRef, Policy: gitstore.PolicyLocal, Layout: []string{"drafts"},
 			Kinds: []gitstore.Kind{KindDraft}},
-		{Ref: GateRef, Policy: gitstore.PolicyMerge, Layout: []string{"evidence", "latest", "verify"},
+		{Ref: GateRef, Policy: gitstore.PolicyMerge, Layout: []string{"evidence", "latest", "verify"}, Immutable: []string{"evidence", "verify"},
 			Kinds: []gitstore.Kind{KindEvidence, KindGateLatest, KindVerifyResult}},
 		{Ref: gitstore.NotesRef, Policy: gitstore.PolicyMerge, CheckNote: CheckNote},
 	}

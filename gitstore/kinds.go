@@ -102,6 +102,11 @@ type RefSpec struct {
 	// Kinds are the kinds of record the ref may hold; nil allows every
 	// declared kind.
 	Kinds []Kind
+	// Immutable names top-level directories whose files, once written,
+	// are never changed or removed (published examinations, gate
+	// evidence): a server refuses a push whose tree drops or alters one,
+	// even as a fast-forward (see Store.Altered).
+	Immutable []string
 	// CheckNote, on NotesRef only, is fsck's check of each note at the tip
 	// against the records it should be rendered from.
 	CheckNote func(s *Store, commit oid.ID, note []byte) error

@@ -1,6 +1,14 @@
 package gitstore
 
-import "github.com/nwdes/nwdes/gitstore/oid"
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/gitstore/oid"
+)
 
 // Git tree entry modes nwdes distinguishes.
 const (
@@ -46,4 +54,85 @@ func (tx *Tx) Lookup(path string) (DirEntry, bool, error) {
 		return DirEntry{}, false, nil
 	}
 	return DirEntry{Name: parts[len(parts)-1], Mode: e.mode, Hash: toID(e.hash)}, true, nil
+}
+
+// Altered returns the first file under one of dirs (top-level directories
+// of the trees) that the tree of commit old holds and the tree of commit
+// next lacks or holds with other content or mode, "" when every such file
+// is still there unchanged: additions are what append-only allows.
+// Subtrees with equal ids are skipped, so the cost is what changed.
+func (s *Store) Altered(old, next oid.ID, dirs []string) (string, error) {
+	oc, err := s.readCommit(toHash(old))
+	if err != nil {
+		return "", err
+	}
+	nc, err := s.readCommit(toHash(next))
+	if err != nil {
+		return "", err
+	}
+	oes, err := s.treeEntries(oc.Tree)
+	if err != nil {
+		return "", err
+	}
+	nes, err := s.treeEntries(nc.Tree)
+	if err != nil {
+		return "", err
+	}
+	for _, d := range dirs {
+		o, ok := oes[d]
+		if !ok {
+			continue
+		}
+		n := nes[d]
+		if p, err := s.altered(d, o, n); p != "" || err != nil {
+			return p, err
+		}
+	}
+	return "", nil
+}
+
+func (s *Store) altered(path string, o, n treeEntry) (string, error) {
+	switch {
+	case o.mode == n.mode && o.hash == n.hash:
+		return "", nil
+	case !o.isTree() || !n.isTree():
+		return path, nil // a file changed, removed, or turned into a tree
+	}
+	oes, err := s.treeEntries(o.hash)
+	if err != nil {
+		return "", err
+	}
+	nes, err := s.treeEntries(n.hash)
+	if err != nil {
+		return "", err
+	}
+	for _, name := range sortedKeys(oes) {
+		if p, err := s.altered(path+"/"+name, oes[name], nes[name]); p != "" || err != nil {
+			return p, err
+		}
+	}
+	return "", nil
+}
+
+func (s *Store) treeEntries(h plumbing.Hash) (map[string]treeEntry, error) {
+	t, b, err := s.obj.read(h)
+	if err != nil {
+		return nil, err
+	}
+	if t != plumbing.TreeObject {
+		return nil, fmt.Errorf("object %s is a %s, expected a tree", h, t)
+	}
+	es, err := decodeTree(h, b)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]treeEntry, len(es))
+	for _, e := range es {
+		out[e.name] = e
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }

@@ -131,5 +131,16 @@ func appendOnly(st *gitstore.Store, u Update) (RefResult, error) {
 		return refuse("%s would move from %s to %s, which does not contain it: records are append-only here (git nwdes push merges instead of forcing)",
 			u.RemoteRef, text.Short(u.RemoteOID), text.Short(u.LocalOID))
 	}
+	// A fast-forward can still drop records: a new commit on top whose tree
+	// leaves some out (an examination that rejected, say). What is written
+	// once under an immutable directory stays, byte for byte.
+	gone, err := st.Altered(old, next, spec.Immutable)
+	if err != nil {
+		return res, err
+	}
+	if gone != "" {
+		return refuse("%s at %s drops or changes %s, which a record never is once written: records are append-only here",
+			u.RemoteRef, text.Short(u.LocalOID), gone)
+	}
 	return res, nil
 }
