@@ -52,7 +52,8 @@ func ParseReceive(r io.Reader) ([]Update, error) {
 //     examination records as they will be after this push (those pushed
 //     alongside, else the server's), signed as the branch's signing policy
 //     asks — the same judgment as the pre-push hook's, made where no client
-//     can skip it.
+//     can skip it. It is never deleted, and a new one is judged against the
+//     default branch (HEAD): its policy, and the contracts it holds.
 func CheckReceive(open func() (*gitstore.Store, error), p Policy, updates []Update) (*Report, error) {
 	var st *gitstore.Store
 	opened := func() (*gitstore.Store, error) {
@@ -88,7 +89,32 @@ func CheckReceive(open func() (*gitstore.Store, error), p Policy, updates []Upda
 			records = func(st *gitstore.Store) (*examine.Reader, error) { return examine.NewReaderAt(st, tip) }
 		}
 	}
-	branches, err := check(opened, p, rest, records)
+	// On the server a protected branch is never deleted (it would come back
+	// with no policy and no contracts to compare), and a new one is judged
+	// against the default branch: its signing policy and its contracts.
+	var judged []Update
+	for _, u := range rest {
+		if !p.Protected(u.RemoteRef) {
+			judged = append(judged, u)
+			continue
+		}
+		if u.Delete() {
+			rep.Refs = append(rep.Refs, RefResult{Update: u, Verdict: Refused,
+				Why: "a protected branch is not deleted here: it would come back with no signing policy and no contracts to compare"})
+			continue
+		}
+		if isZeroOID(u.RemoteOID) {
+			s, err := opened()
+			if err != nil {
+				return nil, unreadable(u, err)
+			}
+			if head, err := s.Resolve("HEAD"); err == nil {
+				u.RemoteOID = head.String()
+			}
+		}
+		judged = append(judged, u)
+	}
+	branches, err := check(opened, p, judged, records)
 	if err != nil {
 		return nil, err
 	}
