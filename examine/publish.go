@@ -74,15 +74,13 @@ func (ex *Examination) Signer() (ssh.PublicKey, error) {
 }
 
 // SignedAsRequired is a signing policy's verdict on the examination: signed,
-// validly, by a key the policy allows for its feature at the time it says
-// it was closed (which its signature covers). Nil when it is.
-func (ex *Examination) SignedAsRequired(policy *trust.Policy) error {
-	at, err := time.Parse(time.RFC3339Nano, ex.ClosedAt)
-	if err != nil {
-		return fmt.Errorf("closed_at %q: %w", ex.ClosedAt, err)
-	}
+// validly, by a key the policy allows for its feature at time now, the time
+// of verification, as ssh-keygen -Y verify checks validity windows (the
+// record's own closed_at is the signer's word, so it decides nothing). Nil
+// when it is.
+func (ex *Examination) SignedAsRequired(policy *trust.Policy, now time.Time) error {
 	pub, sigErr := ex.Signer()
-	return policy.Check(ex.Feature, pub, sigErr, at)
+	return policy.Check(ex.Feature, pub, sigErr, now)
 }
 
 // sign signs the examination record rec with sign (nil: unsigned).

@@ -36,8 +36,8 @@ type Standing struct {
 // the one its rows derive.
 //
 // A record consistent in every respect but forged by someone who can write
-// the repository's refs is not detected: that needs signatures, which nwdes
-// does not have yet (see docs/hooks.md).
+// the repository's refs is not detected here: that is the signing policy's
+// part (Examination.SignedAsRequired; docs/trust.md).
 func (r *Reader) Standing(commit oid.ID, feature string) (Standing, error) {
 	ex, err := r.At(commit, feature)
 	if err != nil || ex == nil {

@@ -2,12 +2,13 @@ package hooks
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
@@ -97,6 +98,16 @@ type Policy struct {
 	// set it applies to every protected branch, in place of the policy a
 	// branch holds.
 	AllowedSigners string
+	// Now is the clock signatures are verified at (validity windows of
+	// the policy); time.Now when nil.
+	Now func() time.Time
+}
+
+func (p Policy) now() time.Time {
+	if p.Now == nil {
+		return time.Now()
+	}
+	return p.Now()
 }
 
 // PolicyFrom reads nwdes.protect (multi-valued) from cfg. A value that does
@@ -114,10 +125,10 @@ func PolicyFrom(cfg *gitrepo.Config) (Policy, error) {
 		}
 	}
 	if f, ok := cfg.Get("nwdes.allowedSignersFile"); ok {
-		if f == "" {
+		if !filepath.IsAbs(f) {
 			return Policy{}, refusal.New(refusal.ConfigurationMalformed,
-				"set it to the path of an allowed-signers file, or unset it",
-				"git config nwdes.allowedSignersFile is empty")
+				"set it to the absolute path of an allowed-signers file on the server, or unset it",
+				"git config nwdes.allowedSignersFile %q is not an absolute path", f)
 		}
 		p.AllowedSigners = f
 	}
@@ -294,14 +305,14 @@ func judge(st *gitstore.Store, rd *examine.Reader, p Policy, res *RefResult) err
 		return unreadable(u, err)
 	}
 	if len(removed) > 0 {
-		return judgeFeatures(rd, commit, features, policy, res)
+		return judgeFeatures(rd, commit, features, policy, p.now(), res)
 	}
 	if len(features) == 0 {
 		res.Verdict, res.Why = Pass, "no feature contracts"
 		return nil
 	}
 	res.Verdict = Accepted
-	return judgeFeatures(rd, commit, features, policy, res)
+	return judgeFeatures(rd, commit, features, policy, p.now(), res)
 }
 
 // signingPolicy reads the signing policy: the file git config
@@ -326,14 +337,30 @@ func signingPolicy(st *gitstore.Store, u Update, p Policy) (*trust.Policy, error
 	if err != nil {
 		return nil, fmt.Errorf("the remote's tip %s of %s is not in this clone, so its signing policy cannot be read (git fetch, then push again): %w", text.Short(u.RemoteOID), u.RemoteRef, err)
 	}
-	f, err := st.ReadFile(old, trust.PolicyPath)
-	if errors.Is(err, gitstore.ErrNotFound) {
-		return nil, nil
-	}
+	return PolicyAt(st, old, fmt.Sprintf("%s at %s (%s)", trust.PolicyPath, u.RemoteRef, text.Short(u.RemoteOID)))
+}
+
+// PolicyAt reads the signing policy committed at commit (nil when there is
+// none). Only a regular file is a policy: a directory, a symbolic link or
+// a submodule in its place is refused, never read as "no policy".
+func PolicyAt(st *gitstore.Store, commit oid.ID, source string) (*trust.Policy, error) {
+	tx, err := st.Tree(commit)
 	if err != nil {
 		return nil, err
 	}
-	return trust.ParsePolicy(fmt.Sprintf("%s at %s (%s)", trust.PolicyPath, u.RemoteRef, text.Short(u.RemoteOID)), f.Data)
+	e, found, err := tx.Lookup(trust.PolicyPath)
+	if err != nil || !found {
+		return nil, err
+	}
+	if e.Mode != gitstore.ModeFile && e.Mode != gitstore.ModeExec {
+		return nil, refusal.New(refusal.ConfigurationMalformed, "commit the policy as a plain file",
+			"%s is not a regular file (mode %o)", source, e.Mode)
+	}
+	b, err := st.ReadBlob(e.Hash)
+	if err != nil {
+		return nil, err
+	}
+	return trust.ParsePolicy(source, b)
 }
 
 // removedContracts lists the features whose contracts the protected ref's
@@ -368,7 +395,7 @@ func removedContracts(st *gitstore.Store, u Update, now []string) ([]string, err
 // With a policy, an accepted examination must also be signed by a key the
 // policy allows for its feature; otherwise it does not hold up (invalid,
 // with the refusal's name and detail as the problem).
-func judgeFeatures(rd *examine.Reader, commit oid.ID, features []string, policy *trust.Policy, res *RefResult) error {
+func judgeFeatures(rd *examine.Reader, commit oid.ID, features []string, policy *trust.Policy, now time.Time, res *RefResult) error {
 	u := res.Update
 	for _, f := range features {
 		sd, err := rd.Standing(commit, f)
@@ -380,7 +407,7 @@ func judgeFeatures(rd *examine.Reader, commit oid.ID, features []string, policy 
 			fr.Record = sd.Examination.Path
 		}
 		if policy != nil && fr.Outcome == examine.Accepted {
-			if err := sd.Examination.SignedAsRequired(policy); err != nil {
+			if err := sd.Examination.SignedAsRequired(policy, now); err != nil {
 				fr.Outcome, fr.Problem = examine.Invalid, text.OneLine(err.Error())
 			}
 		}

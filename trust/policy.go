@@ -74,6 +74,9 @@ func ParsePolicy(source string, b []byte) (*Policy, error) {
 func parseEntry(line string) (policyEntry, error) {
 	var e policyEntry
 	principals, rest := field(line)
+	// A quoted principals field is one string, its quotes not part of
+	// any pattern (as ssh reads it).
+	principals = strings.ReplaceAll(principals, `"`, "")
 	if principals == "" {
 		return e, fmt.Errorf("no feature patterns")
 	}

@@ -38,6 +38,9 @@ func TestPolicyAgreesWithSSHKeygen(t *testing.T) {
 		`* namespaces="nwdes-*" ` + a,
 		`greeting valid-after="20260101",valid-before="20270101" ` + a + "\nother " + b,
 		`greeting valid-before="20250101Z" ` + a,
+		`*,"!billing" ` + a,
+		`"billing" ` + b,
+		`"greeting,auth-*" ` + a,
 	}
 	features := []string{"greeting", "auth-login", "auth-ab", "auth-abc", "secret-sauce", "billing", "Greeting", "other"}
 	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)

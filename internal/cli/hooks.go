@@ -257,6 +257,7 @@ func (s *session) runCheck(c *cli.Context, updates []hooks.Update, needs func(ho
 	if !needs(set.Policy, updates) {
 		return nil, loc, nil
 	}
+	set.Policy.Now = s.env.Now
 	rep, err := check(func() (*gitstore.Store, error) { return s.openAt(loc) }, set.Policy, updates)
 	if err != nil {
 		return nil, loc, err

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/hooks"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 	reports "github.com/nwdes/nwdes/report"
@@ -39,29 +40,31 @@ func (s *session) evaluate(c *cli.Context) (*reports.Status, error) {
 func (s *session) requireSigned(c *cli.Context, st *gitstore.Store, rep *reports.Status) error {
 	from := c.String("policy-from")
 	if from == "" {
-		return usagef("--require-signed needs --policy-from REV: the protected branch whose policy applies (origin/main, say)")
+		return usagef("--require-signed needs --policy-from REF: the protected branch whose policy applies (refs/remotes/origin/main, say)")
+	}
+	// A short name resolves to a tag before a remote-tracking branch, and
+	// tags are not protected: only a full ref name or object id is taken.
+	if _, err := oid.Parse(from); err != nil && !strings.HasPrefix(from, "refs/") {
+		return usagef("--policy-from %q: give a full ref name (refs/remotes/origin/main) or a commit id, never a short name a tag could shadow", from)
 	}
 	at, err := st.Resolve(from)
 	if err != nil {
 		return err
 	}
-	f, err := st.ReadFile(at, trust.PolicyPath)
-	if errors.Is(err, gitstore.ErrNotFound) {
+	policy, err := hooks.PolicyAt(st, at, fmt.Sprintf("%s at %s (%s)", trust.PolicyPath, from, at.Short()))
+	if err != nil {
+		return err
+	}
+	if policy == nil {
 		return refusal.New(refusal.MissingFact, "commit a policy there first (git nwdes trust add), or drop --require-signed",
-			"--require-signed: %s has no signing policy (%s)", from, trust.PolicyPath)
+			"--require-signed: %s (%s) has no signing policy (%s)", from, at.Short(), trust.PolicyPath)
 	}
-	if err != nil {
-		return err
-	}
-	policy, err := trust.ParsePolicy(fmt.Sprintf("%s at %s", trust.PolicyPath, from), f.Data)
-	if err != nil {
-		return err
-	}
+	fmt.Fprintf(s.env.Stderr, "signing policy: %s at %s (%s)\n", trust.PolicyPath, text.TerminalLine(from), at.Short())
 	rep.Accepted = true
 	for i := range rep.Features {
 		feat := &rep.Features[i]
 		if ex := feat.Examination(); feat.Outcome == examine.Accepted && feat.Problem == "" && ex != nil {
-			if err := ex.SignedAsRequired(policy); err != nil {
+			if err := ex.SignedAsRequired(policy, s.env.Now()); err != nil {
 				feat.Outcome, feat.Problem = examine.Invalid, text.OneLine(err.Error())
 			}
 		}
@@ -80,7 +83,7 @@ func (s *session) statusCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "say whether a commit is accepted: every feature's outcome, record, gates and verify",
-		UsageText: "git nwdes status [--commit REV] [--require-signed --policy-from REV] [--json]",
+		UsageText: "git nwdes status [--commit REV] [--require-signed --policy-from REF] [--json]",
 		Description: `For every feature whose contract is at .nwave/features/<F>.md in the
 commit's tree: the outcome of its newest published examination at that
 commit (accepted, rejected, indeterminate, or none), the record it comes
@@ -98,11 +101,11 @@ key the signing policy committed at --policy-from allows for its feature
 EXAMPLES
    git nwdes status
    git nwdes status --commit origin/main --json
-   git nwdes status --require-signed --policy-from origin/main
+   git nwdes status --require-signed --policy-from refs/remotes/origin/main
 ` + exitStatus,
 		Flags: []cli.Flag{commitFlag(), jsonFlag(),
 			&cli.BoolFlag{Name: "require-signed", Usage: "accepted only when signed as the policy at --policy-from asks"},
-			&cli.StringFlag{Name: "policy-from", Usage: "the `REV` whose committed signing policy applies (the protected branch)"},
+			&cli.StringFlag{Name: "policy-from", Usage: "the full `REF` (or commit id) whose committed signing policy applies: the protected branch's tip before the change judged"},
 		},
 		Action: func(c *cli.Context) error {
 			asJSON := s.wantJSON(c)
