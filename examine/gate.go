@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/crypto/ssh"
+
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/sandbox"
+	"github.com/nwdes/nwdes/trust"
 )
 
 // GateRef holds the mechanical judgments: gate evidence (the outcome of
@@ -103,6 +106,10 @@ type Evidence struct {
 	Path       string `json:"-"`
 	StdoutTail []byte `json:"-"`
 	StderrTail []byte `json:"-"`
+	// Signature is the record's SSH signature, nil when unsigned
+	// (Gates.Sign); message is what it must cover.
+	Signature []byte `json:"-"`
+	message   []byte
 }
 
 // Summary says in a few words how the run ended and why that is its state.
@@ -207,7 +214,21 @@ func evidenceFrom(path string, rec *gitstore.Record) (*Evidence, error) {
 		return nil, err
 	}
 	e.Path, e.StdoutTail, e.StderrTail = path, rec.Payloads["stdout.tail"], rec.Payloads["stderr.tail"]
+	var err error
+	if e.Signature, e.message, err = signedPayload(rec); err != nil {
+		return nil, err
+	}
 	return &e, nil
+}
+
+// Signer verifies the evidence's signature and returns the key that made
+// it: nil and no error when unsigned, SignatureInvalid when it does not
+// hold.
+func (e *Evidence) Signer() (ssh.PublicKey, error) {
+	if e.Signature == nil {
+		return nil, nil
+	}
+	return trust.Verify(e.message, e.Signature)
 }
 
 // latestEvidence is the newest evidence of one criterion at commit, or nil.
@@ -331,6 +352,9 @@ type Gates struct {
 	// Progress, when set, is told as each oracle starts (done false) and
 	// ends (done true, with its row filled in and how long it took).
 	Progress func(row *GateRow, done bool, took time.Duration)
+	// Sign, when set, signs each evidence record the run writes (as
+	// Examiner.Sign signs examinations).
+	Sign func(message []byte) ([]byte, error)
 	// Timeout bounds each oracle; DefaultGateTimeout when zero.
 	Timeout time.Duration
 	// Now stamps the evidence.
@@ -396,6 +420,9 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 		for _, ev := range evs {
 			rec, err := ev.record()
 			if err != nil {
+				return err
+			}
+			if ev.Signature, ev.message, err = signRecord(rec, g.Sign); err != nil {
 				return err
 			}
 			if err := tx.Put(ev.Path, rec); err != nil {

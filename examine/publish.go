@@ -83,23 +83,45 @@ func (ex *Examination) SignedAsRequired(policy *trust.Policy, now time.Time) err
 	return policy.Check(ex.Feature, pub, sigErr, now)
 }
 
-// sign signs the examination record rec with sign (nil: unsigned).
-func sign(rec *gitstore.Record, ex *Examination, sign func([]byte) ([]byte, error)) error {
-	if sign == nil {
-		return nil
+// sign signs the examination record rec with signer (nil: unsigned).
+func sign(rec *gitstore.Record, ex *Examination, signer func([]byte) ([]byte, error)) error {
+	sig, msg, err := signRecord(rec, signer)
+	ex.Signature, ex.message = sig, msg
+	return err
+}
+
+// signRecord adds the signature payload to rec, signed by signer over the
+// record's trust.Message (nothing when signer is nil), and returns the
+// signature and the message it covers.
+func signRecord(rec *gitstore.Record, signer func([]byte) ([]byte, error)) ([]byte, []byte, error) {
+	if signer == nil {
+		return nil, nil, nil
 	}
 	j, err := rec.JSON()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	msg := trust.Message(j, rec.Payloads)
-	sig, err := sign(msg)
+	sig, err := signer(msg)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	rec.Payloads[trust.SignaturePayload] = sig
-	ex.Signature, ex.message = sig, msg
-	return nil
+	return sig, msg, nil
+}
+
+// signedPayload reads a stored record's signature and the message it must
+// cover (nil, nil when the record is unsigned).
+func signedPayload(rec *gitstore.Record) ([]byte, []byte, error) {
+	sig, ok := rec.Payloads[trust.SignaturePayload]
+	if !ok {
+		return nil, nil, nil
+	}
+	j, err := rec.JSON()
+	if err != nil {
+		return nil, nil, err
+	}
+	return sig, trust.Message(j, rec.Payloads), nil
 }
 
 type latestBody struct {
@@ -205,12 +227,9 @@ func examinationFrom(path string, rec *gitstore.Record) (*Examination, error) {
 			return nil, malformed(path, "payload %q is not a cited text or a signature", name)
 		}
 	}
-	if sig, ok := rec.Payloads[trust.SignaturePayload]; ok {
-		j, err := rec.JSON()
-		if err != nil {
-			return nil, err
-		}
-		ex.Signature, ex.message = sig, trust.Message(j, rec.Payloads)
+	var err error
+	if ex.Signature, ex.message, err = signedPayload(rec); err != nil {
+		return nil, err
 	}
 	ex.Path = path
 	return &ex, nil

@@ -273,7 +273,11 @@ func CheckRecord(tx *gitstore.Tx, path string, rec *gitstore.Record) error {
 		_, err := draftFrom(path, rec)
 		return err
 	case KindEvidence:
-		_, err := evidenceFrom(path, rec)
+		ev, err := evidenceFrom(path, rec)
+		if err != nil {
+			return err
+		}
+		_, err = ev.Signer()
 		return err
 	case KindGateLatest:
 		l, err := gateLatestFrom(path, rec)

@@ -42,7 +42,7 @@ func (s *session) gateRunCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run every oracle against the candidate's committed tree and record the evidence",
-		UsageText: "git nwdes gate run --feature F [--candidate REV] [--contract PATH] [--timeout D] [--best-effort] [--json]",
+		UsageText: "git nwdes gate run --feature F [--candidate REV] [--contract PATH] [--timeout D] [--best-effort] [--sign] [--json]",
 		Description: `Always runs, whatever evidence exists. A contract that does not parse runs
 nothing at all. Each oracle runs with /bin/sh -c inside the wall (see
 git nwdes sandbox -h and docs/sandbox.md), in a fresh export of the
@@ -66,6 +66,7 @@ EXAMPLES
 		Flags: append(targetFlags(),
 			&cli.DurationFlag{Name: "timeout", Usage: "end each oracle after `D` (TERM, a grace, then KILL)", Value: examine.DefaultGateTimeout},
 			&cli.BoolFlag{Name: "best-effort", Usage: "run where the kernel cannot enforce the wall, recording what was missing"},
+			&cli.BoolFlag{Name: "sign", Usage: "sign each evidence record with your SSH signing key (default: git config nwdes.sign; docs/trust.md)"},
 			jsonFlag(),
 		),
 		Action: func(c *cli.Context) error {
@@ -104,6 +105,9 @@ EXAMPLES
 				WorkTree: workTreeFor(st, c.String("candidate")),
 				Timeout:  c.Duration("timeout"),
 				Now:      s.env.Now,
+			}
+			if g.Sign, _, err = s.signer(c); err != nil {
+				return err
 			}
 			rep, err := g.Run(c.Context, target(c))
 			if rep != nil {
