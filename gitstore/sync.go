@@ -862,7 +862,7 @@ func (m *merger) commit(ours, theirs, base plumbing.Hash, message string) (plumb
 	if m.ref != NotesRef {
 		rules.Unit = isRecordDir
 	}
-	tree, resolved, err := treemerge.Merge(mergeObjects{m.s.obj}, bt, ot, tt, rules)
+	tree, resolved, err := treemerge.Merge(mergeObjects{m.s}, bt, ot, tt, rules)
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
@@ -877,23 +877,16 @@ func (m *merger) commit(ours, theirs, base plumbing.Hash, message string) (plumb
 }
 
 // mergeObjects gives treemerge the store's objects.
-type mergeObjects struct{ o *objects }
+type mergeObjects struct{ s *Store }
 
 func (x mergeObjects) Tree(h plumbing.Hash) (map[string]treemerge.Entry, error) {
-	t, b, err := x.o.read(h)
-	if err != nil {
-		return nil, err
-	}
-	if t != plumbing.TreeObject {
-		return nil, fmt.Errorf("object %s is a %s, expected a tree", h, t)
-	}
-	es, err := decodeTree(h, b)
+	es, err := x.s.treeEntries(h)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]treemerge.Entry, len(es))
-	for _, e := range es {
-		out[e.name] = treemerge.Entry{Mode: e.mode, Hash: e.hash}
+	for name, e := range es {
+		out[name] = treemerge.Entry{Mode: e.mode, Hash: e.hash}
 	}
 	return out, nil
 }
@@ -903,16 +896,16 @@ func (x mergeObjects) WriteTree(entries map[string]treemerge.Entry) (plumbing.Ha
 	for name, e := range entries {
 		es = append(es, treeEntry{name: name, mode: e.Mode, hash: e.Hash})
 	}
-	return x.o.write(plumbing.TreeObject, encodeTree(es))
+	return x.s.obj.write(plumbing.TreeObject, encodeTree(es))
 }
 
 func (x mergeObjects) Blob(h plumbing.Hash) ([]byte, error) {
-	_, b, err := x.o.read(h)
+	_, b, err := x.s.obj.read(h)
 	return b, err
 }
 
 func (x mergeObjects) WriteBlob(data []byte) (plumbing.Hash, error) {
-	return x.o.write(plumbing.BlobObject, data)
+	return x.s.obj.write(plumbing.BlobObject, data)
 }
 
 // isRecordDir reports a record directory: one holding record.json.
@@ -959,7 +952,7 @@ func (m *merger) readRecord(es map[string]treemerge.Entry) ([]byte, *Record, err
 		return raw, nil, err
 	}
 	if p, ok := es["payload"]; ok && p.IsTree() {
-		pes, err := mergeObjects{m.s.obj}.Tree(p.Hash)
+		pes, err := mergeObjects{m.s}.Tree(p.Hash)
 		if err != nil {
 			return raw, nil, err
 		}
