@@ -100,7 +100,7 @@ func (d *detector) line(l []byte) {
 	}
 	// The C library capitalizes its messages, Go and Node do not ("open
 	// /etc/x: read-only file system"): marks are matched in lower case.
-	lower := bytes.ToLower(l)
+	lower := asciiLower(l)
 	mark, absent := -1, false
 	for _, m := range refusalMarks {
 		if i := bytes.Index(lower, m); i >= 0 {
@@ -132,6 +132,21 @@ func (d *detector) line(l []byte) {
 	case absent && !within2(p, d.visible) && onHost(p):
 		d.refused = &Refusal{Path: p, Line: string(l), Step: d.step}
 	}
+}
+
+// asciiLower lower-cases ASCII letters and leaves every other byte as it
+// is, so that an index into the result is an index into b: bytes.ToLower
+// rewrites invalid UTF-8 as three-byte replacement runes, which once sent
+// a refusal mark's index past the end of the line (found by FuzzDetector).
+func asciiLower(b []byte) []byte {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return out
 }
 
 // onHost reports whether p, or the directory it would be created in,
