@@ -290,7 +290,14 @@ func judge(st *gitstore.Store, rd *examine.Reader, p Policy, res *RefResult) err
 	if err != nil {
 		return unreadable(u, err)
 	}
-	removed, err := removedContracts(st, u, features)
+	// The remote's tip is read once: its contracts and its signing policy.
+	var old oid.ID
+	if !isZeroOID(u.RemoteOID) {
+		if old, err = st.Resolve(u.RemoteOID); err != nil {
+			return unreadable(u, fmt.Errorf("the remote's tip %s of %s is not in this clone, so the contracts and signing policy it holds cannot be read (git fetch, then push again): %w", text.Short(u.RemoteOID), u.RemoteRef, err))
+		}
+	}
+	removed, err := removedContracts(st, old, features)
 	if err != nil {
 		return unreadable(u, err)
 	}
@@ -300,7 +307,7 @@ func judge(st *gitstore.Store, rd *examine.Reader, p Policy, res *RefResult) err
 			Problem: fmt.Sprintf("its contract %s, at %s's tip %s, is gone from this commit; a feature is retired by marking its criteria ABANDON and examining that, never by deleting its contract",
 				examine.DefaultContractPath(f), u.RemoteRef, text.Short(u.RemoteOID))})
 	}
-	policy, err := signingPolicy(st, u, p)
+	policy, err := signingPolicy(st, u, old, p)
 	if err != nil {
 		return unreadable(u, err)
 	}
@@ -321,7 +328,7 @@ func judge(st *gitstore.Store, rd *examine.Reader, p Policy, res *RefResult) err
 // from the commit being pushed, which could otherwise name its own signer.
 // None when the ref is new or holds no policy; a policy that cannot be read
 // or does not parse refuses.
-func signingPolicy(st *gitstore.Store, u Update, p Policy) (*trust.Policy, error) {
+func signingPolicy(st *gitstore.Store, u Update, old oid.ID, p Policy) (*trust.Policy, error) {
 	if p.AllowedSigners != "" {
 		b, err := os.ReadFile(p.AllowedSigners)
 		if err != nil {
@@ -330,12 +337,8 @@ func signingPolicy(st *gitstore.Store, u Update, p Policy) (*trust.Policy, error
 		}
 		return trust.ParsePolicy("git config nwdes.allowedSignersFile ("+p.AllowedSigners+")", b)
 	}
-	if isZeroOID(u.RemoteOID) {
+	if old.IsZero() {
 		return nil, nil
-	}
-	old, err := st.Resolve(u.RemoteOID)
-	if err != nil {
-		return nil, fmt.Errorf("the remote's tip %s of %s is not in this clone, so its signing policy cannot be read (git fetch, then push again): %w", text.Short(u.RemoteOID), u.RemoteRef, err)
 	}
 	return PolicyAt(st, old, fmt.Sprintf("%s at %s (%s)", trust.PolicyPath, u.RemoteRef, text.Short(u.RemoteOID)))
 }
@@ -366,13 +369,9 @@ func PolicyAt(st *gitstore.Store, commit oid.ID, source string) (*trust.Policy, 
 // removedContracts lists the features whose contracts the protected ref's
 // current tip holds and the pushed commit does not: deleting or renaming a
 // contract must not let a commit pass itself.
-func removedContracts(st *gitstore.Store, u Update, now []string) ([]string, error) {
-	if isZeroOID(u.RemoteOID) {
+func removedContracts(st *gitstore.Store, old oid.ID, now []string) ([]string, error) {
+	if old.IsZero() {
 		return nil, nil
-	}
-	old, err := st.Resolve(u.RemoteOID)
-	if err != nil {
-		return nil, fmt.Errorf("the remote's tip %s of %s is not in this clone, so the contracts it holds cannot be compared (git fetch, then push again): %w", text.Short(u.RemoteOID), u.RemoteRef, err)
 	}
 	before, err := examine.Features(st, old)
 	if err != nil {
