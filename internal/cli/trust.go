@@ -65,7 +65,7 @@ EXAMPLES
 						return err
 					}
 					for _, l := range strings.Split(string(cur), "\n") {
-						if f := strings.Fields(l); len(f) >= 3 && f[0] == c.String("feature") && strings.Join(f[1:3], " ") == strings.Join(strings.Fields(line)[1:3], " ") {
+						if gives(l, c.String("feature"), key) {
 							return refusal.New(refusal.MissingFact, "nothing to do", "%s already allows %s for %s", trust.PolicyPath, trust.Fingerprint(key), c.String("feature"))
 						}
 					}
@@ -96,12 +96,10 @@ EXAMPLES
 					if err != nil {
 						return err
 					}
-					want := strings.Fields(strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key))))
 					var kept []string
 					removed := 0
 					for _, l := range strings.SplitAfter(string(cur), "\n") {
-						f := strings.Fields(l)
-						if len(f) >= 3 && f[0] == c.String("feature") && containsPair(f, want[0], want[1]) {
+						if gives(l, c.String("feature"), key) {
 							removed++
 							continue
 						}
@@ -167,9 +165,17 @@ EXAMPLES
 	}
 }
 
-func containsPair(fields []string, typ, b64 string) bool {
-	for i := 0; i+1 < len(fields); i++ {
-		if fields[i] == typ && fields[i+1] == b64 {
+// gives reports whether a policy line gives exactly the feature pattern to
+// key (whatever options it carries): what add refuses twice and remove
+// removes.
+func gives(line, feature string, key ssh.PublicKey) bool {
+	f := strings.Fields(line)
+	if len(f) < 3 || f[0] != feature {
+		return false
+	}
+	want := strings.Fields(string(ssh.MarshalAuthorizedKey(key)))
+	for i := 1; i+1 < len(f); i++ {
+		if f[i] == want[0] && f[i+1] == want[1] {
 			return true
 		}
 	}
