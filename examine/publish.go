@@ -222,10 +222,10 @@ func examinationFrom(path string, rec *gitstore.Record) (*Examination, error) {
 		}
 		ex.Texts[i].Text = t
 	}
-	for name := range rec.Payloads {
-		if name != trust.SignaturePayload && !strings.HasPrefix(name, "t") {
-			return nil, malformed(path, "payload %q is not a cited text or a signature", name)
-		}
+	// Exactly t1..tN and an optional signature: a record is pushed by
+	// anyone, and a payload nothing reads is refused, not carried along.
+	if extra := len(rec.Payloads) - len(ex.Texts); extra > 1 || extra == 1 && rec.Payloads[trust.SignaturePayload] == nil {
+		return nil, malformed(path, "it holds payloads other than its %d cited texts and a signature", len(ex.Texts))
 	}
 	var err error
 	if ex.Signature, ex.message, err = signedPayload(rec); err != nil {

@@ -194,6 +194,18 @@ func TestEveryVerbSurvivesEveryDamagedRepositoryAndFsckNamesTheDamage(t *testing
 				return tx.Put(p[:strings.LastIndexByte(p, '/')+1]+"zzzz", rec)
 			})
 		}, `name is "zzzz"`, false},
+		{"an examination carrying a payload nothing reads", func(t *testing.T, dir string) {
+			st := openStore(t, dir)
+			p := published(t, st)
+			damage(t, st, func(tx *gitstore.Tx) error {
+				rec, err := tx.Get(p)
+				if err != nil {
+					return err
+				}
+				rec.Payloads["tx"] = []byte("smuggled")
+				return tx.Put(p, rec)
+			})
+		}, "payloads other than its", false},
 		{"an examination with a short contract_blob", func(t *testing.T, dir string) {
 			st := openStore(t, dir)
 			p := published(t, st)
