@@ -28,6 +28,8 @@ const (
 	PathInvalid            = "PathInvalid"
 	PathUnusable           = "PathUnusable"
 	PolicyRefused          = "PolicyRefused"
+	ProbeRefused           = "ProbeRefused"
+	ReadRefused            = "ReadRefused"
 	RecordMalformed        = "RecordMalformed"
 	RecordTooLarge         = "RecordTooLarge"
 	RefNameInvalid         = "RefNameInvalid"
@@ -50,4 +52,5 @@ const (
 	UnknownVerb            = "UnknownVerb"
 	UnsupportedRepository  = "UnsupportedRepository"
 	WalkLimit              = "WalkLimit"
+	WorkspaceContaminated  = "WorkspaceContaminated"
 )
