@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -23,7 +24,9 @@ type Kind string
 // kept exactly as given (observation text, command output).
 //
 // On disk a record at path P is the tree P/ holding record.json, the
-// canonical envelope {"body":…,"kind":…,"v":…}, and P/payload/<name> blobs.
+// canonical envelope {"body":…,"kind":…,"v":…}, P/payload/<name> blobs,
+// and, for a record that carries one, P/tree: a tree of files already in
+// the object store (see Tree).
 type Record struct {
 	Kind Kind
 	// V is the record's format version; see the kind's declaring package for
@@ -31,6 +34,22 @@ type Record struct {
 	V        int
 	Body     json.RawMessage
 	Payloads map[string][]byte
+	// Tree, given to Put, is a tree the record carries by reference: files
+	// whose blobs are already in the object store (a commit's files, say),
+	// kept under P/tree so that they stay reachable and travel with the
+	// record, without being read or copied. Get leaves it nil and sets
+	// TreeID, the id of P/tree (zero when the record carries none), which
+	// is TreeOf(Tree) for the files given.
+	Tree   []TreeFile
+	TreeID oid.ID
+}
+
+// TreeFile is one file of a tree a record carries: a slash-separated path,
+// ModeFile or ModeExec, and the id of a blob already in the store.
+type TreeFile struct {
+	Path string
+	Mode uint32
+	Blob oid.ID
 }
 
 // JSON is the record's canonical record.json: what a signature of the

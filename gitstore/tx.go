@@ -256,6 +256,11 @@ func (tx *Tx) Get(path string) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record %s in %s: %w", path, tx.ref, err)
 	}
+	if e, found, err := tx.Lookup(path + "/" + recordTreeDir); err != nil {
+		return nil, err
+	} else if found && e.Mode == ModeTree {
+		r.TreeID = e.Hash
+	}
 	names, err := tx.List(path + "/payload")
 	if err != nil {
 		return nil, err
@@ -309,7 +314,109 @@ func (tx *Tx) Put(path string, rec *Record) error {
 			return err
 		}
 	}
+	if rec.Tree != nil {
+		return tx.attachTree(path+"/"+recordTreeDir, rec.Tree)
+	}
 	return nil
+}
+
+// recordTreeDir is where, beside record.json, a record keeps its tree.
+const recordTreeDir = "tree"
+
+// attachTree stages files at dir by reference: each blob must already be
+// in the store (it is freshened, as an update freshens what it reuses, so
+// that a concurrent gc keeps it until the ref makes it reachable). The
+// tree objects themselves are written with the update.
+func (tx *Tx) attachTree(dir string, files []TreeFile) error {
+	if len(files) == 0 {
+		return refusal.New(refusal.PathInvalid, "attach at least one file, or no tree", "record tree at %s is empty", dir)
+	}
+	if _, err := TreeOf(files); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if f.Mode != ModeFile && f.Mode != ModeExec {
+			return refusal.New(refusal.PathInvalid, "attach regular files only",
+				"record tree file %s has mode %o, not a regular file", f.Path, f.Mode)
+		}
+		parts, err := splitPath(f.Path)
+		if err != nil {
+			return err
+		}
+		if len(parts) == 0 {
+			return refusal.New(refusal.PathInvalid, "name each file of a record tree", "record tree file with an empty path")
+		}
+		h := toHash(f.Blob)
+		t, _, err := tx.s.obj.read(h)
+		if err != nil {
+			return fmt.Errorf("record tree file %s: %w", f.Path, err)
+		}
+		if t != plumbing.BlobObject {
+			return fmt.Errorf("record tree file %s: object %s is a %s, not a blob", f.Path, h, t)
+		}
+		tx.s.obj.freshen(h)
+		all, _ := splitPath(dir)
+		all = append(all, parts...)
+		d, trail, err := tx.walk(all[:len(all)-1], true)
+		if err != nil {
+			return err
+		}
+		name := all[len(all)-1]
+		if _, dup := d.entries[name]; dup {
+			return refusal.New(refusal.PathInvalid, "attach each path once", "record tree file %s is given twice", f.Path)
+		}
+		d.entries[name] = &entry{mode: f.Mode, hash: h}
+		tx.touch(trail)
+	}
+	return nil
+}
+
+// TreeOf returns the id of the tree files make, the TreeID of a record
+// that carries them: computed, nothing is written. A path given twice, or
+// one that is both a file and a directory, is refused.
+func TreeOf(files []TreeFile) (oid.ID, error) {
+	type dir struct {
+		files map[string]TreeFile
+		dirs  map[string]*dir
+	}
+	newDir := func() *dir { return &dir{files: map[string]TreeFile{}, dirs: map[string]*dir{}} }
+	root := newDir()
+	for _, f := range files {
+		parts, err := splitPath(f.Path)
+		if err != nil {
+			return oid.ID{}, err
+		}
+		if len(parts) == 0 || (f.Mode != ModeFile && f.Mode != ModeExec) {
+			return oid.ID{}, refusal.New(refusal.PathInvalid, "give regular files with paths", "tree file %q (mode %o) is not a named regular file", f.Path, f.Mode)
+		}
+		d := root
+		for _, c := range parts[:len(parts)-1] {
+			if _, clash := d.files[c]; clash {
+				return oid.ID{}, refusal.New(refusal.PathInvalid, "give each path once", "tree path %s is both a file and a directory", f.Path)
+			}
+			if d.dirs[c] == nil {
+				d.dirs[c] = newDir()
+			}
+			d = d.dirs[c]
+		}
+		name := parts[len(parts)-1]
+		if _, dup := d.files[name]; dup || d.dirs[name] != nil {
+			return oid.ID{}, refusal.New(refusal.PathInvalid, "give each path once", "tree path %s is given twice", f.Path)
+		}
+		d.files[name] = f
+	}
+	var hash func(d *dir) plumbing.Hash
+	hash = func(d *dir) plumbing.Hash {
+		var es []treeEntry
+		for name, f := range d.files {
+			es = append(es, treeEntry{name: name, mode: f.Mode, hash: toHash(f.Blob)})
+		}
+		for name, sub := range d.dirs {
+			es = append(es, treeEntry{name: name, mode: modeTree, hash: hash(sub)})
+		}
+		return hashOf(plumbing.TreeObject, encodeTree(es))
+	}
+	return toID(hash(root)), nil
 }
 
 // writeTrees collects staged blobs and every dirty tree bottom-up into the
