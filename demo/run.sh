@@ -59,8 +59,17 @@ step "Gates: every CHECK runs on the committed tree; MET needs exit 0 and the ma
 run git nwdes gate run --feature greeting
 run git nwdes gate status --feature greeting
 
-step "The examiner adds its own observations and judges every expectation"
-run git nwdes examine observation add --feature greeting --text "$(bin/greet Ada)"
+step "The examiner's workspace: only the public prose and the declared commands"
+show git nwdes examine prompt --feature greeting
+git nwdes examine prompt --feature greeting | tee "$work/bundle"
+W=$(sed -n 's/^WORKSPACE: //p' "$work/bundle")
+run git nwdes examine read --workspace "$W"
+run git nwdes examine read --workspace "$W" docs/guides/greeting.md
+run git nwdes examine probe --workspace "$W" -- greet Ada
+expect_fail git nwdes examine probe --workspace "$W" -- greet ../../etc/passwd
+
+step "The examiner records what it observed and judges every expectation"
+run git nwdes examine observation add --feature greeting --text "$(git nwdes examine probe --workspace "$W" -- greet Ada)"
 run git nwdes examine show --feature greeting
 run git nwdes examine verdict set --feature greeting --expectation E1 --verdict met --observation O1 --observation O3
 run git nwdes examine verdict set --feature greeting --expectation E2 --verdict met --observation O2
@@ -68,8 +77,8 @@ run git nwdes examine verdict set --feature greeting --expectation E2 --verdict 
 step "A close with an expectation left unjudged is refused, and nothing is published"
 expect_fail git nwdes examine close --feature greeting --outcome accepted --diagnostic "too early"
 
-step "An unmet expectation: nwdes derives and publishes 'rejected' (exit 1)"
-run git nwdes examine observation add --feature greeting --text "$(cat README.md)"
+step "An unmet expectation: nwdes derives and publishes 'rejected' (exit 1); the close removes the workspace"
+run git nwdes examine observation add --feature greeting --text "$(git nwdes examine read --workspace "$W" README.md)"
 run git nwdes examine verdict set --feature greeting --expectation E3 --verdict unmet --class observation_gap --observation O4
 expect_fail git nwdes examine close --feature greeting --outcome accepted --diagnostic "E3: not sure the README says enough."
 

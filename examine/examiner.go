@@ -601,6 +601,11 @@ func (x *Examiner) assemble(c *Candidate, d *Draft, diagnostic string) (*Examina
 		verdicts = append(verdicts, v.Verdict)
 	}
 	ex.Outcome = DeriveOutcome(verdicts)
+	seen, err := projectionSeen(x.Store, c.Feature, ex.Candidate)
+	if err != nil {
+		return nil, err
+	}
+	ex.Projection = seen
 	return ex, nil
 }
 

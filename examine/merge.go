@@ -17,11 +17,13 @@ import (
 func Register(r *gitstore.Registry) error {
 	kinds := []gitstore.KindSpec{
 		{Kind: KindDraft, Version: 2, Check: CheckRecord, Merge: resolveDraft},
-		{Kind: KindExamination, Version: 2, Check: CheckRecord},
+		{Kind: KindExamination, Version: 3, Check: CheckRecord},
 		{Kind: KindLatest, Version: 1, Check: CheckRecord, Merge: resolveLatest},
 		{Kind: KindEvidence, Version: 2, Check: CheckRecord},
 		{Kind: KindGateLatest, Version: 1, Check: CheckRecord},
 		{Kind: KindVerifyResult, Version: 1, Check: CheckRecord},
+		{Kind: KindProjection, Version: 1, Check: CheckRecord},
+		{Kind: KindWorkspace, Version: 1, Check: CheckRecord},
 	}
 	for _, k := range kinds {
 		if err := r.DeclareKind(k); err != nil {
@@ -29,10 +31,10 @@ func Register(r *gitstore.Registry) error {
 		}
 	}
 	refs := []gitstore.RefSpec{
-		{Ref: Ref, Policy: gitstore.PolicyMerge, Layout: []string{"drafts", "features", "published"}, Immutable: []string{"published"},
-			Kinds: []gitstore.Kind{KindDraft, KindExamination, KindLatest}},
-		{Ref: DraftsRef, Policy: gitstore.PolicyLocal, Layout: []string{"drafts"},
-			Kinds: []gitstore.Kind{KindDraft}},
+		{Ref: Ref, Policy: gitstore.PolicyMerge, Layout: []string{"drafts", "features", "projections", "published"}, Immutable: []string{"projections", "published"},
+			Kinds: []gitstore.Kind{KindDraft, KindExamination, KindLatest, KindProjection}},
+		{Ref: DraftsRef, Policy: gitstore.PolicyLocal, Layout: []string{"drafts", "workspaces"},
+			Kinds: []gitstore.Kind{KindDraft, KindWorkspace}},
 		{Ref: GateRef, Policy: gitstore.PolicyMerge, Layout: []string{"evidence", "latest", "verify"}, Immutable: []string{"evidence", "verify"},
 			Kinds: []gitstore.Kind{KindEvidence, KindGateLatest, KindVerifyResult}},
 		{Ref: gitstore.NotesRef, Policy: gitstore.PolicyMerge, CheckNote: CheckNote},

@@ -17,8 +17,8 @@ import (
 // The public projection: what an examiner may read of a candidate, its
 // prose, never its source. It holds the committed prose under the default
 // documentation roots, and what the candidate's committed .nwave/config.json
-// declares under examine.public (docs/workspace.md, issue 13: the workspace
-// that shows it is still to come).
+// declares under examine.public (docs/workspace.md). The projection a
+// workspace shows is recorded in the store (projection.go).
 
 // ConfigPath is the committed configuration that may declare public prose.
 const ConfigPath = ".nwave/config.json"
@@ -30,6 +30,7 @@ var DefaultPublicRoots = []string{"docs/guides", "nWave/skills", "nWave/template
 // PublicFile is one file of the projection: a committed regular file.
 type PublicFile struct {
 	Path string
+	Mode uint32
 	Blob oid.ID
 }
 
@@ -162,7 +163,7 @@ func PublicProjection(st *gitstore.Store, commit oid.ID) ([]PublicFile, error) {
 			public = public || p.MatchString(path)
 		}
 		if public {
-			out = append(out, PublicFile{Path: path, Blob: blob})
+			out = append(out, PublicFile{Path: path, Mode: mode, Blob: blob})
 		}
 		return nil
 	})

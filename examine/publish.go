@@ -54,6 +54,9 @@ type Examination struct {
 	ClosedAt     string         `json:"closed_at"`
 	Rows         []PublishedRow `json:"rows"`
 	Texts        []CitedText    `json:"texts"`
+	// Projection is the tree of the public projection the examiner's
+	// workspace showed (v3), "" when the examination used none.
+	Projection string `json:"projection,omitempty"`
 	// Path is where the record lives in Ref (not stored in the body).
 	Path string `json:"-"`
 	// Signature is the record's SSH signature (payload "signature"), nil
@@ -169,7 +172,11 @@ func publish(tx *gitstore.Tx, ex *Examination, signer func([]byte) ([]byte, erro
 			ex.ClosedAt = next.Format(closedLayout)
 		}
 	}
-	rec, err := gitstore.NewRecord(KindExamination, 2, ex)
+	version := 2
+	if ex.Projection != "" {
+		version = 3 // an older nwdes refuses the field it does not know
+	}
+	rec, err := gitstore.NewRecord(KindExamination, version, ex)
 	if err != nil {
 		return err
 	}
@@ -205,7 +212,7 @@ func readExamination(tx *gitstore.Tx, path string) (*Examination, error) {
 
 // examinationFrom decodes and validates an examination record read at path.
 func examinationFrom(path string, rec *gitstore.Record) (*Examination, error) {
-	if rec.Kind != KindExamination || (rec.V != 1 && rec.V != 2) {
+	if rec.Kind != KindExamination || rec.V < 1 || rec.V > 3 {
 		return nil, malformed(path, "a %s v%d record, not an examination", rec.Kind, rec.V)
 	}
 	var ex Examination
@@ -214,6 +221,9 @@ func examinationFrom(path string, rec *gitstore.Record) (*Examination, error) {
 	}
 	if err := ex.validate(path, rec.Body); err != nil {
 		return nil, err
+	}
+	if ex.Projection != "" && (rec.V < 3 || !isHex40(ex.Projection)) {
+		return nil, malformed(path, "projection %q in a v%d examination", ex.Projection, rec.V)
 	}
 	for i := range ex.Texts {
 		t, ok := rec.Payloads["t"+strconv.Itoa(i+1)]
@@ -460,6 +470,9 @@ func RenderBrief(ex *Examination) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## nwdes acceptance brief: %s: %s\n\n", ex.Feature, ex.Outcome)
 	fmt.Fprintf(&b, "- candidate: %s\n- contract: %s (blob %s)\n- closed: %s\n", ex.Candidate, ex.ContractPath, ex.ContractBlob[:12], ex.ClosedAt)
+	if ex.Projection != "" {
+		fmt.Fprintf(&b, "- public projection examined: tree %s\n", ex.Projection)
+	}
 	if s := SignedBy(ex); s != "" {
 		fmt.Fprintf(&b, "- %s\n", s)
 	}
@@ -540,7 +553,7 @@ func CarriedFrom(t CitedText) string {
 // sameJudgment reports whether two examinations of one commit say the
 // same: contract, outcome, diagnostic, rows and cited texts.
 func sameJudgment(a, b *Examination) bool {
-	if a.Candidate != b.Candidate || a.ContractPath != b.ContractPath || a.ContractBlob != b.ContractBlob ||
+	if a.Candidate != b.Candidate || a.ContractPath != b.ContractPath || a.ContractBlob != b.ContractBlob || a.Projection != b.Projection ||
 		a.Outcome != b.Outcome || a.Diagnostic != b.Diagnostic || len(a.Rows) != len(b.Rows) || len(a.Texts) != len(b.Texts) {
 		return false
 	}

@@ -272,6 +272,12 @@ func CheckRecord(tx *gitstore.Tx, path string, rec *gitstore.Record) error {
 	case KindDraft:
 		_, err := draftFrom(path, rec)
 		return err
+	case KindProjection:
+		_, err := projectionFrom(path, rec)
+		return err
+	case KindWorkspace:
+		_, err := workspaceFrom(path, rec)
+		return err
 	case KindEvidence:
 		ev, err := evidenceFrom(path, rec)
 		if err != nil {

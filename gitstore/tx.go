@@ -453,3 +453,6 @@ func (tx *Tx) writeNode(n *node) plumbing.Hash {
 	n.hash, n.dirty = h, false
 	return h
 }
+
+// BlobID is the object id git gives a blob holding data (git hash-object).
+func BlobID(data []byte) oid.ID { return toID(hashOf(plumbing.BlobObject, data)) }

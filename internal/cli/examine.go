@@ -158,7 +158,7 @@ func (s *session) examineCmd() *cli.Command {
 			return nil
 		}
 	}
-	return &cli.Command{
+	cmd := &cli.Command{
 		Name:  "examine",
 		Usage: "record observations and verdicts, and close an examination",
 		Description: `An examiner records what it observed, sets a verdict on every expectation
@@ -358,12 +358,30 @@ EXAMPLES
 					if err != nil {
 						return err
 					}
+					// Only a close that published removes workspaces: a
+					// refused one returned above, keeping them for the retry.
+					swept, err := s.sweepWorkspaces(c, ex.Feature)
+					if err != nil {
+						return err
+					}
 					if asJSON {
-						writeJSON(s.env.Stdout, examinationJSON(ex))
+						out := examinationJSON(ex).(map[string]any)
+						out["workspaces"] = map[string][]string{"removed": nonNil(swept.Removed), "kept": nonNil(swept.Kept), "elsewhere": nonNil(swept.Elsewhere)}
+						writeJSON(s.env.Stdout, out)
 					} else {
 						esc := text.TerminalLine
-						fmt.Fprintf(s.env.Stdout, "published %s at %s\nbrief: git log -1 --notes=nwdes %s\n%s\n",
-							esc(ex.Feature), esc(text.Short(ex.Candidate)), esc(text.Short(ex.Candidate)), esc(string(ex.Outcome)))
+						fmt.Fprintf(s.env.Stdout, "published %s at %s\nbrief: git log -1 --notes=nwdes %s\n",
+							esc(ex.Feature), esc(text.Short(ex.Candidate)), esc(text.Short(ex.Candidate)))
+						for _, w := range swept.Removed {
+							fmt.Fprintf(s.env.Stdout, "removed workspace %s\n", esc(w))
+						}
+						for _, w := range swept.Kept {
+							fmt.Fprintf(s.env.Stdout, "kept workspace %s\n", esc(w))
+						}
+						for _, w := range swept.Elsewhere {
+							fmt.Fprintf(s.env.Stdout, "not removed: workspace %s was made from another checkout; close there to remove it\n", esc(w))
+						}
+						fmt.Fprintf(s.env.Stdout, "%s\n", esc(string(ex.Outcome)))
 					}
 					if ex.Outcome != examine.Accepted {
 						return negative(string(ex.Outcome))
@@ -415,6 +433,15 @@ EXAMPLES
 			},
 		},
 	}
+	cmd.Subcommands = append(cmd.Subcommands, s.workspaceCmds()...)
+	return cmd
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // renderShowTo prints the draft and the published examination for people.
