@@ -23,12 +23,13 @@ func TestImportsPointOneWay(t *testing.T) {
 		"gitstore/oid":       append([]string{"github.com/go-git", mod + "gitstore"}, upper...),
 		"gitstore":           upper,
 		"sandbox":            {mod + "gitstore", mod + "examine", mod + "hooks", mod + "report", mod + "internal/cli"},
-		"examine":            {mod + "hooks", mod + "report", mod + "internal/cli"},
+		"examine":            {mod + "hooks", mod + "report", mod + "internal/cli", mod + "examine/workspace"},
+		"examine/workspace":  {mod + "hooks", mod + "report", mod + "internal/cli"},
 		"hooks":              {mod + "internal/cli"},
 		"report":             {mod + "internal/cli", mod + "hooks"},
 	}
 	// Above the store nothing names go-git directly: ids are oid.IDs.
-	for _, pkg := range []string{"examine", "report", "hooks", "internal/cli", "sandbox", "gitstore/oid"} {
+	for _, pkg := range []string{"examine", "examine/workspace", "report", "hooks", "internal/cli", "sandbox", "gitstore/oid"} {
 		out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", mod+pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list %s: %v\n%s", pkg, err, out)

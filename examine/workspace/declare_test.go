@@ -244,23 +244,6 @@ func TestTheChmodCommandQuotesOnlyWithSingleQuotes(t *testing.T) {
 	}
 }
 
-func TestTheWorkspacePackageImportsNeitherGoGitNorTheStore(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list")
-	}
-	out, err := exec.Command("go", "list", "-deps", "-test", "-f", "{{.ImportPath}}", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		for _, banned := range []string{"github.com/go-git/", "github.com/nwdes/nwdes/gitstore", "github.com/nwdes/nwdes/sandbox", "github.com/nwdes/nwdes/internal/cli", "github.com/nwdes/nwdes/hooks", "github.com/nwdes/nwdes/report"} {
-			if strings.HasPrefix(dep, banned) {
-				t.Errorf("examine/workspace imports %s", dep)
-			}
-		}
-	}
-}
-
 // jsonString writes s as a JSON string literal with every character but
 // the quote and the backslash as it is.
 func jsonString(s string) string {
