@@ -45,6 +45,10 @@ type Enforced struct {
 	// PidsCgroup is set when a pids cgroup caps the job's task count at
 	// Limits.Processes (and lists its processes for the survivors count).
 	PidsCgroup bool `json:"pids_cgroup"`
+	// Launch is "descriptor" when the program was started through
+	// Command.Exec's descriptor, with read and execute granted on that one
+	// file; empty when it was started by its path.
+	Launch string `json:"launch,omitempty"`
 	// Missing lists what was asked for and not enforced; a strict run
 	// never starts with anything here.
 	Missing []string `json:"missing,omitempty"`
@@ -68,6 +72,9 @@ func (e Enforced) Summary() string {
 	}
 	if e.Processes != "" {
 		parts = append(parts, e.Processes)
+	}
+	if e.Launch == "descriptor" {
+		parts = append(parts, "started through its descriptor")
 	}
 	if len(e.Missing) > 0 {
 		parts = append(parts, "NOT ENFORCED: "+strings.Join(e.Missing, "; "))

@@ -38,16 +38,25 @@ func IsHelper(args []string) bool {
 }
 
 // The helper's descriptors: the spec arrives on specFD (then closed), the
-// status goes out on statusFD; 0, 1 and 2 are the program's.
+// status goes out on statusFD; 0, 1 and 2 are the program's, and so is
+// ExecFD when the program is started through its descriptor (it stays on
+// that number from the supervisor's ExtraFiles to the program).
 const (
 	specFD   = 3
 	statusFD = 4
 )
 
+// noFD closes a slot of a ForkExec Files list in the child.
+const noFD = ^uintptr(0)
+
 // helperSpec is what the supervisor tells the helper: the program and the
 // wall around it.
 type helperSpec struct {
-	Program   string   `json:"program"`
+	// Program is the path executed; with ExecFD the helper sets it to
+	// the descriptor's name, /dev/fd/<ExecFD>.
+	Program string `json:"program"`
+	// ExecFD: the program is the file open on ExecFD.
+	ExecFD    bool     `json:"exec_fd,omitempty"`
 	Args      []string `json:"args"`
 	Dir       string   `json:"dir"`
 	Env       []string `json:"env"`
@@ -66,6 +75,10 @@ type helperSpec struct {
 	Missing []string `json:"missing,omitempty"`
 	Limits  Limits   `json:"limits"`
 	Strict  bool     `json:"strict"`
+
+	// execFile is the supervisor's descriptor of the program, passed as
+	// the helper's ExecFD.
+	execFile *os.File
 }
 
 // helperStatus is one line on the status pipe.
@@ -132,6 +145,12 @@ func HelperMain() int {
 			"filesystem view: no mount namespace (the job sees the host's whole tree; chmod, chown and utimes on files its user owns are not walled)",
 			"pid namespace (the job sees every process of the host in /proc)")
 	}
+	if spec.ExecFD {
+		if err := checkExecFD(spec); err != nil {
+			sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error()})
+			return 3
+		}
+	}
 	var pid int
 	if secondStage(spec.Limits) {
 		pid, err = startSecondStage(spec)
@@ -168,8 +187,14 @@ func startProgram(spec *helperSpec) (int, error) {
 		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error(), Enforced: enf})
 		return 0, err
 	}
+	files := []uintptr{0, 1, 2}
+	if spec.ExecFD {
+		// Kept on its number, not close-on-exec: a #! script's
+		// interpreter opens it by name.
+		files = append(files, noFD, noFD, ExecFD)
+	}
 	pid, err := syscall.ForkExec(spec.Program, spec.Args, &syscall.ProcAttr{
-		Dir: spec.Dir, Env: spec.Env, Files: []uintptr{0, 1, 2},
+		Dir: spec.Dir, Env: spec.Env, Files: files,
 		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
@@ -194,8 +219,12 @@ func startSecondStage(spec *helperSpec) (int, error) {
 		_ = json.NewEncoder(specW).Encode(spec)
 		specW.Close()
 	}()
+	files := []uintptr{0, 1, 2, specR.Fd(), statusFD}
+	if spec.ExecFD {
+		files = append(files, ExecFD)
+	}
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{os.Args[0], execVerb}, &syscall.ProcAttr{
-		Dir: "/", Env: helperEnv, Files: []uintptr{0, 1, 2, specR.Fd(), statusFD},
+		Dir: "/", Env: helperEnv, Files: files,
 		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	specR.Close()
@@ -239,6 +268,14 @@ func execMain() int {
 		sendStatus(helperStatus{Stage: "failed", Cause: "exec", Errno: int(errno), Detail: err.Error(), Enforced: enf})
 		return 127
 	}
+	if spec.ExecFD {
+		// buildWall made it close-on-exec with the rest; a #! script's
+		// interpreter opens it by name.
+		if _, err := unix.FcntlInt(ExecFD, unix.F_SETFD, 0); err != nil {
+			sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: "keep the program's descriptor: " + err.Error(), Enforced: enf})
+			return 3
+		}
+	}
 	// The ready line is made before the limits are set: nothing is
 	// allocated between them and the exec.
 	ready, _ := json.Marshal(helperStatus{Stage: "ready", Enforced: enf})
@@ -263,11 +300,34 @@ func readSpec() (*helperSpec, error) {
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("read the wall's spec: %w", err)
 	}
-	if s.Program == "" || len(s.Args) == 0 || s.Dir == "" {
+	if (s.Program == "" && !s.ExecFD) || len(s.Args) == 0 || s.Dir == "" {
 		return nil, errors.New("the wall's spec names no program or directory")
 	}
 	return &s, nil
 }
+
+// checkExecFD makes sure ExecFD is open on a regular file (a rule on a
+// directory would grant read and execute beneath it) and names the
+// program by it: /dev/fd/<ExecFD>, which a #! script's interpreter is
+// handed as the script's path, where /dev/fd exists (the view has it),
+// else /proc/self/fd/<ExecFD>.
+func checkExecFD(s *helperSpec) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(ExecFD, &st); err != nil {
+		return fmt.Errorf("the program's descriptor: %w", err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fmt.Errorf("the program's descriptor is not open on a regular file (mode %o)", st.Mode)
+	}
+	s.Program = execFDName("/dev/fd/")
+	if _, err := os.Stat(s.Program); err != nil {
+		s.Program = execFDName("/proc/self/fd/")
+	}
+	return nil
+}
+
+// execFDName names ExecFD in dir, /dev/fd/ or /proc/self/fd/.
+func execFDName(dir string) string { return dir + strconv.Itoa(ExecFD) }
 
 type unavailableError struct{ what string }
 
@@ -280,7 +340,7 @@ func buildWall(s *helperSpec) (*Enforced, error) {
 	enf := &Enforced{Filesystem: "none", Processes: s.Proc, View: s.View, Network: []string{"open"}}
 	missing := append([]string{}, s.Missing...)
 	// Nothing open here reaches the program but 0, 1 and 2 (the status
-	// pipe closes at the exec).
+	// pipe closes at the exec), and ExecFD, which the start keeps open.
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return enf, fmt.Errorf("close_range: %w", err)
 	}
@@ -338,6 +398,9 @@ func buildWall(s *helperSpec) (*Enforced, error) {
 			missing = append(missing, "network: neither a network namespace nor seccomp (Landlock alone lets UDP and MPTCP through)")
 		}
 	}
+	if s.ExecFD {
+		enf.Launch = "descriptor"
+	}
 	enf.Limits = s.Limits
 	enf.Missing = missing
 	if s.Strict {
@@ -371,6 +434,11 @@ func landlockRuleset(s *helperSpec, abi int) (int, uint32, int, error) {
 		landlock.RWDirs(s.Write...).WithRefer(),
 		landlock.RWFiles(s.DevRW...).IgnoreIfMissing(),
 		landlock.ROFiles(s.DevRO...).IgnoreIfMissing(),
+	}
+	if s.ExecFD {
+		// That one file, named through its descriptor: nothing else of
+		// its directory.
+		rules = append(rules, landlock.ROFiles(execFDName("/proc/self/fd/")))
 	}
 	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
 	return fd, flags, eff, err

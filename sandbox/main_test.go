@@ -26,6 +26,8 @@ func TestMain(m *testing.M) {
 		switch os.Args[1] {
 		case "netprobe":
 			os.Exit(netprobe(os.Args[2], os.Args[3]))
+		case "execfd":
+			os.Exit(execFD(os.Args[2], os.Args[3], os.Args[4], os.Args[5:]))
 		case "supervise":
 			os.Exit(supervise(os.Args[2]))
 		case "keyring":

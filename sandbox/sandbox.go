@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -27,8 +28,23 @@ const (
 // Command is one program to run inside the wall.
 type Command struct {
 	// Args is the program and its arguments. A program without a slash is
-	// looked up on the wall's PATH, never on the caller's.
+	// looked up on the wall's PATH, never on the caller's. With Exec set,
+	// Args[0] is only the program's argv[0] and is never looked up.
 	Args []string
+	// Exec, when set, is the program: the regular file open on this
+	// descriptor (an O_PATH one is enough, such as an openat walk with
+	// O_NOFOLLOW gives), started through the descriptor, never by name.
+	// The wall grants read and execute on that one file and nothing else
+	// of its directory, which need not be in any read set. What it
+	// protects is the inode: renaming or replacing the file's path after
+	// the open does not change what runs. What it does not protect is the
+	// content: bytes rewritten in place in that same file run as
+	// rewritten. The program finds the descriptor open on ExecFD (not
+	// close-on-exec, so that a #! script's interpreter, which is handed
+	// /dev/fd/5 as the script's path, can open it). The caller keeps and
+	// closes the descriptor. A start the kernel refuses ends
+	// EndStartFailed with Result.Errno saying why.
+	Exec *os.File
 	// Dir is the working directory, an absolute path. It is required: the
 	// wall never inherits the caller's directory.
 	Dir string
@@ -51,6 +67,10 @@ type Command struct {
 	// ignored.
 	Stdout, Stderr io.Writer
 }
+
+// ExecFD is the descriptor on which a program started through
+// Command.Exec finds its own file.
+const ExecFD = 5
 
 // Shell returns the arguments that run line with /bin/sh -c.
 func Shell(line string) []string { return []string{"/bin/sh", "-c", line} }
@@ -108,6 +128,15 @@ type Result struct {
 	Signal string
 	// Err says why the start failed, when End is EndStartFailed.
 	Err string
+	// Errno is the kernel's reason when End is EndStartFailed because a
+	// system call refused the start: execve (EACCES or EPERM: refused for
+	// permission, by mode bits, a noexec mount or the wall; ENOEXEC: not a
+	// program; ENOENT: no such program or interpreter), or entering Dir.
+	// It is 0 when the wall refused before asking the kernel (a program
+	// not found on PATH, a directory outside the wall), except that an
+	// Exec descriptor that is not a regular file gives EACCES, as execve
+	// would.
+	Errno syscall.Errno
 	// Refused is set when the output showed the wall refusing a path.
 	Refused *Refusal
 	// Step is the last "STEP <n>" line seen in the output, or "".

@@ -311,8 +311,19 @@ func (j *Job) Run(ctx context.Context, c Command) (Result, error) {
 	outW, errW := det.stream(), det.stream()
 	stdout, stderr := newCapture(tail, c.Stdout, &sinkM, outW), newCapture(tail, c.Stderr, &sinkM, errW)
 	res.Started = w.now()
-	prog, err := lookPath(c.Args[0], spec.pathEnv)
-	if err != nil {
+	var prog string
+	if c.Exec != nil {
+		fi, err := c.Exec.Stat()
+		if err != nil {
+			return Result{}, fmt.Errorf("run %s: the program's descriptor: %w", c.Args[0], err)
+		}
+		if !fi.Mode().IsRegular() {
+			res.End, res.Err, res.Errno = EndStartFailed, fmt.Sprintf("%s: the program's descriptor is not open on a regular file (%s)", c.Args[0], fi.Mode().Type()), syscall.EACCES
+			res.Stdout, res.Stderr = stdout.stream(), stderr.stream()
+			return res, nil
+		}
+		spec.ExecFD, spec.execFile = true, c.Exec
+	} else if prog, err = lookPath(c.Args[0], spec.pathEnv); err != nil {
 		res.End, res.Err = EndStartFailed, err.Error()
 		res.Stdout, res.Stderr = stdout.stream(), stderr.stream()
 		return res, nil
@@ -599,7 +610,7 @@ func (w *Wall) supervise(ctx context.Context, spec *helperSpec, res Result,
 	case failed != nil && failed.Cause == "unavailable":
 		return res, unavailable(failed.Detail)
 	case failed != nil && failed.Cause == "exec":
-		res.End, res.Err = EndStartFailed, failed.Detail
+		res.End, res.Err, res.Errno = EndStartFailed, failed.Detail, syscall.Errno(failed.Errno)
 	case failed != nil:
 		return res, fmt.Errorf("run %s: the wall could not be built: %s", spec.Args[0], failed.Detail)
 	case ready == nil:
@@ -684,7 +695,7 @@ func (w *Wall) startHelper(spec *helperSpec, stdout, stderr *os.File) (*exec.Cmd
 			Env:    helperEnv,
 			Stdin:  null,
 			Stdout: stdout, Stderr: stderr,
-			ExtraFiles:  []*os.File{specR, statusW},
+			ExtraFiles:  extraFiles(specR, statusW, spec.execFile),
 			SysProcAttr: attr,
 		}
 		spec.PIDNS, spec.NetNS = ns, ns && spec.NoNetwork
@@ -705,6 +716,16 @@ func (w *Wall) startHelper(spec *helperSpec, stdout, stderr *os.File) (*exec.Cmd
 		}
 		return nil, nil, nil, err
 	}
+}
+
+// extraFiles are the helper's descriptors from 3 on: its spec, its status
+// and, when the program is started through its descriptor, that one as
+// ExecFD.
+func extraFiles(spec, status, program *os.File) []*os.File {
+	if program == nil {
+		return []*os.File{spec, status}
+	}
+	return []*os.File{spec, status, program}
 }
 
 // namespaceInode is the inode of pid's pid namespace, or 0.
