@@ -53,6 +53,10 @@ type Command struct {
 	// nowhere else. Read is what it may read besides the write set and the
 	// wall's roots.
 	Write, Read []string
+	// Home and Tmp, when set, are the program's HOME and TMPDIR instead
+	// of the job's own: absolute directories inside the write set (an
+	// examination probe's are its workspace's scratch).
+	Home, Tmp string
 	// Env names variables of the caller's environment the program
 	// receives; nothing else passes but PATH, LANG, HOME and TMPDIR.
 	Env []string

@@ -378,7 +378,16 @@ func (w *Wall) spec(j *Job, c Command) (builtSpec, error) {
 		roots = DefaultRoots(path, w.Home)
 	}
 	read = minimalRoots(append(append(read, roots...), "/proc"))
-	env := []string{"PATH=" + path, "LANG=" + orDefault(w.Lang, DefaultLang), "HOME=" + j.Home, "TMPDIR=" + j.Tmp,
+	for _, d := range []string{c.Home, c.Tmp} {
+		if d == "" {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(d); err != nil || !filepath.IsAbs(d) || !within2(r, write) {
+			return builtSpec{}, refusal.New(refusal.PathUnusable, "give a HOME and TMPDIR inside the write set",
+				"%q is not an existing directory inside the write set", d)
+		}
+	}
+	env := []string{"PATH=" + path, "LANG=" + orDefault(w.Lang, DefaultLang), "HOME=" + orDefault(c.Home, j.Home), "TMPDIR=" + orDefault(c.Tmp, j.Tmp),
 		// A git the program runs finds no repository above its directory.
 		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(c.Dir)}
 	for _, name := range c.Env {

@@ -9,3 +9,10 @@ func NewReplacerForTest(w io.Writer, old, new string) interface {
 } {
 	return newReplacer(w, old, new)
 }
+
+// SimulateRefusedDescriptorStart makes p behave as on a system that
+// refuses the descriptor start for permission.
+func SimulateRefusedDescriptorStart(p *Prober) { p.refuseDescriptorStart = true }
+
+// BeforeStart runs fn between the walk and the start.
+func BeforeStart(p *Prober, fn func()) { p.beforeStart = fn }

@@ -30,6 +30,14 @@ type Prober struct {
 	// Python is the interpreter a pyproject.toml console script runs
 	// through ("python3" on the wall's PATH when empty).
 	Python string
+
+	// refuseDescriptorStart stands in, in tests, for a system that
+	// refuses the descriptor start for permission (as macOS refuses a
+	// start through /dev/fd/N): Linux never does, so the path start after
+	// it could not be tested otherwise.
+	refuseDescriptorStart bool
+	// beforeStart, in tests, runs between the walk and the start.
+	beforeStart func()
 }
 
 // Probe is what a probe ran and how it ended.
@@ -174,8 +182,13 @@ func (p *Prober) runDeclared(ctx context.Context, pr *Probe, adm *Admission, w *
 	defer opened.Close()
 	cmd.Args = append([]string{pr.Command}, pr.Args...)
 	cmd.Exec = opened.File
-	res, err := p.Wall.Run(ctx, cmd)
-	if err != nil {
+	if p.beforeStart != nil {
+		p.beforeStart()
+	}
+	var res sandbox.Result
+	if p.refuseDescriptorStart {
+		res = sandbox.Result{End: sandbox.EndStartFailed, Errno: syscall.EACCES, Err: "descriptor start refused (simulated)"}
+	} else if res, err = p.Wall.Run(ctx, cmd); err != nil {
 		return err
 	}
 	pr.Launch = "descriptor"
