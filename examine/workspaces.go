@@ -30,6 +30,10 @@ type Workspace struct {
 	// a close from that checkout removes the workspace.
 	Checkout string `json:"checkout"`
 	Created  string `json:"created"`
+	// Removed is when a close removed the workspace ("" while it is in
+	// use): the record stays, so that every later close of the feature at
+	// the candidate still names the projection its examiner saw.
+	Removed string `json:"removed,omitempty"`
 }
 
 // workspaceName is the last element of a workspace's path, which names its
@@ -88,7 +92,7 @@ func FindWorkspace(st *gitstore.Store, dir string) (*Workspace, error) {
 		return nil, err
 	}
 	for _, w := range ws {
-		if w.Path == dir {
+		if w.Path == dir && w.Removed == "" {
 			return &w, nil
 		}
 	}
@@ -96,14 +100,27 @@ func FindWorkspace(st *gitstore.Store, dir string) (*Workspace, error) {
 		"%s is not an examination workspace recorded in this clone", dir)
 }
 
-// ForgetWorkspaces removes the records of the workspaces at dirs.
-func ForgetWorkspaces(ctx context.Context, st *gitstore.Store, dirs []string) error {
+// MarkRemoved records that the workspaces at dirs were removed at now.
+func MarkRemoved(ctx context.Context, st *gitstore.Store, dirs []string, now time.Time) error {
 	if len(dirs) == 0 {
 		return nil
 	}
-	_, err := st.Update(ctx, DraftsRef, "forget workspaces", func(tx *gitstore.Tx) error {
+	_, err := st.Update(ctx, DraftsRef, "workspaces removed", func(tx *gitstore.Tx) error {
 		for _, d := range dirs {
-			if err := tx.Remove(workspacePath(d)); err != nil {
+			path := workspacePath(d)
+			rec, err := tx.Get(path)
+			if err != nil {
+				return err
+			}
+			w, err := workspaceFrom(path, rec)
+			if err != nil {
+				return err
+			}
+			w.Removed = now.UTC().Format(time.RFC3339Nano)
+			if rec, err = gitstore.NewRecord(KindWorkspace, 1, w); err != nil {
+				return err
+			}
+			if err := tx.Put(path, rec); err != nil {
 				return err
 			}
 		}
@@ -148,6 +165,9 @@ func (w *Workspace) validate(path string) error {
 	}
 	if _, err := time.Parse(time.RFC3339Nano, w.Created); err != nil {
 		return malformed(path, "created %q is not a time", w.Created)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, w.Removed); w.Removed != "" && err != nil {
+		return malformed(path, "removed %q is not a time", w.Removed)
 	}
 	return nil
 }

@@ -313,17 +313,18 @@ type Swept struct {
 // a prompt in this checkout recorded are removed when they still match
 // their projection and kept (and named) when not; those of other
 // checkouts are left alone. The records of removed workspaces, and of
-// those already gone, are forgotten.
-func Sweep(ctx context.Context, st *gitstore.Store, feature, checkout string) (*Swept, error) {
+// those already gone, are marked removed (and kept: the examination of
+// the feature names the projection its examiner saw).
+func Sweep(ctx context.Context, st *gitstore.Store, feature, checkout string, now time.Time) (*Swept, error) {
 	ws, err := examine.Workspaces(st)
 	if err != nil {
 		return nil, err
 	}
 	out := &Swept{}
-	var forget []string
+	var forget []string // removed, or already gone
 	for i := range ws {
 		w := &ws[i]
-		if w.Feature != feature {
+		if w.Feature != feature || w.Removed != "" {
 			continue
 		}
 		if w.Checkout != checkout {
@@ -349,5 +350,5 @@ func Sweep(ctx context.Context, st *gitstore.Store, feature, checkout string) (*
 		out.Removed = append(out.Removed, w.Path)
 		forget = append(forget, w.Path)
 	}
-	return out, examine.ForgetWorkspaces(ctx, st, forget)
+	return out, examine.MarkRemoved(ctx, st, forget, now)
 }

@@ -280,11 +280,11 @@ func TestSweepRemovesCleanWorkspacesKeepsContaminatedOnesAndLeavesOtherCheckouts
 	checkout, st := candidate(t, nil)
 	clean, dirty := prompt(t, st), prompt(t, st)
 	os.Mkdir(filepath.Join(dirty.Workspace, "extra"), 0o755)
-	swept, err := workspace.Sweep(context.Background(), st, "greeting", filepath.Join(checkout, "elsewhere"))
+	swept, err := workspace.Sweep(context.Background(), st, "greeting", filepath.Join(checkout, "elsewhere"), time.Now())
 	if err != nil || len(swept.Removed)+len(swept.Kept) != 0 || len(swept.Elsewhere) != 2 {
 		t.Fatalf("from another checkout: %+v %v", swept, err)
 	}
-	swept, err = workspace.Sweep(context.Background(), st, "greeting", checkout)
+	swept, err = workspace.Sweep(context.Background(), st, "greeting", checkout, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,9 +297,20 @@ func TestSweepRemovesCleanWorkspacesKeepsContaminatedOnesAndLeavesOtherCheckouts
 	if _, err := os.Lstat(dirty.Workspace); err != nil {
 		t.Fatal("the contaminated workspace was removed")
 	}
+	// Both stay recorded (the examination names the projection seen);
+	// only the removed one says so, and only the kept one can be used.
 	ws, _ := examine.Workspaces(st)
-	if len(ws) != 1 || ws[0].Path != dirty.Workspace {
-		t.Fatalf("records after the sweep: %+v", ws)
+	for _, w := range ws {
+		if (w.Path == clean.Workspace) != (w.Removed != "") {
+			t.Errorf("record after the sweep: %+v", w)
+		}
+	}
+	if _, err := examine.FindWorkspace(st, clean.Workspace); refusalName(err) != refusal.MissingFact {
+		t.Errorf("a removed workspace is still found: %v", err)
+	}
+	again, err := workspace.Sweep(context.Background(), st, "greeting", checkout, time.Now())
+	if err != nil || len(again.Removed) != 0 || len(again.Kept) != 1 {
+		t.Fatalf("a second sweep: %+v %v", again, err)
 	}
 }
 

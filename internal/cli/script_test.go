@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -39,6 +40,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"gitdaemon": gitDaemon,
+			"setfrom":   setFrom,
 		},
 		Setup: func(e *testscript.Env) error {
 			home := filepath.Join(e.WorkDir, ".home")
@@ -104,4 +106,18 @@ func gitDaemon(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	ts.Setenv("DAEMON_URL", fmt.Sprintf("git://127.0.0.1:%d", port))
+}
+
+// setFrom sets an environment variable of the script from the last
+// command's stdout: setfrom NAME REGEXP takes the regexp's first group
+// (the line WORKSPACE: <W> of a prompt, say).
+func setFrom(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: setfrom NAME REGEXP")
+	}
+	m := regexp.MustCompile(args[1]).FindStringSubmatch(ts.ReadFile("stdout"))
+	if len(m) < 2 {
+		ts.Fatalf("setfrom: %q matches nothing in stdout", args[1])
+	}
+	ts.Setenv(args[0], m[1])
 }

@@ -183,5 +183,5 @@ func (s *session) sweepWorkspaces(c *cli.Context, feature string) (*workspace.Sw
 	if err != nil {
 		return &workspace.Swept{}, nil // a bare repository made no workspace
 	}
-	return workspace.Sweep(c.Context, st, feature, checkout)
+	return workspace.Sweep(c.Context, st, feature, checkout, s.env.Now())
 }
