@@ -266,6 +266,7 @@ func TestEveryVerbSurvivesEveryDamagedRepositoryAndFsckNamesTheDamage(t *testing
 		{"examine", "close", "--feature", "g", "--outcome", "accepted", "--diagnostic", "d"},
 		{"examine", "observation", "add", "--feature", "g", "--text", "more"},
 		{"examine", "open", "--feature", "f", "--from-current"},
+		{"examine", "prompt", "--feature", "f"},
 	}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {

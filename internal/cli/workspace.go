@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -183,5 +184,9 @@ func (s *session) sweepWorkspaces(c *cli.Context, feature string) (*workspace.Sw
 	if err != nil {
 		return &workspace.Swept{}, nil // a bare repository made no workspace
 	}
-	return workspace.Sweep(c.Context, st, feature, checkout, s.env.Now())
+	now := time.Now()
+	if s.env.Now != nil {
+		now = s.env.Now()
+	}
+	return workspace.Sweep(c.Context, st, feature, checkout, now)
 }
