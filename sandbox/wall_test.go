@@ -702,3 +702,23 @@ func TestJobDirectoriesOfDeadSupervisorsAreSweptAndAnUnusableTMPDIRIsRefused(t *
 		}
 	}
 }
+
+func TestHomeAndTmpMayBeGivenInsideTheWriteSetOnly(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	scratch, _ := filepath.EvalSymlinks(t.TempDir())
+	res := runLine(t, w, sandbox.Command{Dir: scratch, Write: []string{scratch}, Home: scratch, Tmp: scratch},
+		`echo "$HOME $TMPDIR" && touch "$HOME/made"`)
+	if res.ExitCode != 0 || string(res.Stdout.Tail) != scratch+" "+scratch+"\n" {
+		t.Fatalf("HOME and TMPDIR: exit %d %q %q", res.ExitCode, res.Stdout.Tail, res.Stderr.Tail)
+	}
+	if _, err := os.Stat(filepath.Join(scratch, "made")); err != nil {
+		t.Fatal("the program could not write its HOME")
+	}
+	outside := t.TempDir()
+	_, err := w.Run(context.Background(), sandbox.Command{Args: sandbox.Shell("true"), Dir: scratch, Write: []string{scratch}, Home: outside})
+	var r *refusal.Error
+	if !errors.As(err, &r) || r.Name != refusal.PathUnusable {
+		t.Fatalf("a HOME outside the write set: %v, want PathUnusable", err)
+	}
+}
