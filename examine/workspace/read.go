@@ -1,10 +1,9 @@
 package workspace
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -31,8 +30,9 @@ type Content struct {
 // Read returns what public/ of a checked workspace holds at rel, a
 // slash-separated path relative to it ("" or "." for public/ itself). A
 // path that is absolute, leaves the projection, does not exist in it, or
-// passes through a symbolic link is refused (ReadRefused); nothing is
-// followed.
+// passes through a symbolic link is refused (ReadRefused): each name is
+// opened relative to the directory before it without following a link, so
+// nothing renamed between the workspace's check and the read redirects it.
 func Read(w *examine.Workspace, rel string) (*Content, error) {
 	refuse := func(format string, args ...any) error {
 		return refusal.New(refusal.ReadRefused,
@@ -51,27 +51,23 @@ func Read(w *examine.Workspace, rel string) (*Content, error) {
 	if strings.ContainsRune(rel, 0) {
 		return nil, refuse("%q holds a NUL", rel)
 	}
-	path := filepath.Join(w.Path, PublicDir)
-	if clean != "" {
-		for _, seg := range strings.Split(clean, "/") {
-			path = filepath.Join(path, seg)
-			fi, err := os.Lstat(path)
-			if err != nil {
-				return nil, refuse("%q is not in the public projection", rel)
-			}
-			if fi.Mode()&fs.ModeSymlink != 0 {
-				return nil, refuse("%q passes through a symbolic link: nothing is read through one", rel)
-			}
-		}
-	}
-	fi, err := os.Lstat(path)
-	if err != nil {
+	f, err := openInPublic(filepath.Join(w.Path, PublicDir), clean)
+	var link *linkError
+	switch {
+	case errors.As(err, &link):
+		return nil, refuse("%q passes through a symbolic link: nothing is read through one", rel)
+	case err != nil:
 		return nil, refuse("%q is not in the public projection", rel)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
 	}
 	out := &Content{Path: clean}
 	switch {
 	case fi.IsDir():
-		ents, err := os.ReadDir(path)
+		ents, err := f.ReadDir(-1)
 		if err != nil {
 			return nil, err
 		}
@@ -86,13 +82,6 @@ func Read(w *examine.Workspace, rel string) (*Content, error) {
 		}
 		sort.Slice(out.Entries, func(i, j int) bool { return out.Entries[i].Name < out.Entries[j].Name })
 	case fi.Mode().IsRegular():
-		// O_NOFOLLOW: the name was checked above, and is not trusted to
-		// stay what it was.
-		f, err := os.OpenFile(path, os.O_RDONLY|syscallNoFollow, 0)
-		if err != nil {
-			return nil, refuse("%q cannot be opened without following a link: %v", rel, err)
-		}
-		defer f.Close()
 		if out.Data, err = io.ReadAll(f); err != nil {
 			return nil, err
 		}

@@ -200,6 +200,9 @@ func Check(w *examine.Workspace, p *examine.Projection) error {
 	if where := insideCheckout(w.Path, w.Checkout); where != "" {
 		return bad("it lies inside the checkout %s", where)
 	}
+	if fi, err := os.Lstat(w.Path); err != nil || !fi.IsDir() {
+		return bad("it is not a real directory (a symbolic link, or gone)")
+	}
 	top, err := os.ReadDir(w.Path)
 	if err != nil {
 		return bad("it cannot be read: %v", err)
