@@ -26,7 +26,7 @@ func FuzzRecordDecoders(f *testing.F) {
 		{string(KindEvidence), "evidence/01/23/f/E1/x-y", `{"candidate":"` + c + `","end":"wall","state":"MET","feature":"f","expectation":"E1"}`},
 		{string(KindGateLatest), "latest/f", `{"criteria":{"E1":{"candidate":"ab","path":"p","ran_at":"t","state":"MET"}},"feature":"f"}`},
 		{string(KindVerifyResult), "verify/01/23/f/x-y", `{"feature":"f","head":"` + c + `","verdict":"ERROR"}`},
-		{string(KindProjection), "projections/01/23456789abcdef0123456789abcdef01234567/4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+		{string(KindProjection), "projections/01/23456789abcdef0123456789abcdef01234567/4b825dc642cb6eb9a060e54bf8d69288fbee4904-000000000000",
 			`{"candidate":"` + c + `","files":0,"tree":"4b825dc642cb6eb9a060e54bf8d69288fbee4904"}`},
 		{string(KindWorkspace), "workspaces/nwdes-examine-f-1",
 			`{"candidate":"` + c + `","checkout":"/r","created":"2026-01-01T00:00:00Z","feature":"f","path":"/tmp/nwdes-examine-f-1","projection":"` + c + `"}`},
@@ -57,7 +57,7 @@ func FuzzRecordDecoders(f *testing.F) {
 		}
 		_, _ = gateLatestFrom(path, rec)
 		if b, err := projectionFrom(path, rec); err == nil {
-			if _, err := oid.Parse(b.Candidate); err != nil || projectionPath(oid.MustParse(b.Candidate), oid.MustParse(b.Tree)) != path {
+			if _, err := oid.Parse(b.Candidate); err != nil || projectionPath(oid.MustParse(b.Candidate), oid.MustParse(b.Tree), rec.Body) != path {
 				t.Fatalf("accepted a projection stored elsewhere than its name: %+v at %s", b, path)
 			}
 		}

@@ -1,6 +1,7 @@
 package examine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -47,8 +48,19 @@ type projectionBody struct {
 	Files     int    `json:"files"`
 }
 
-func projectionPath(candidate, tree oid.ID) string {
-	return "projections/" + fanout(candidate.String()) + "/" + tree.String()
+// projectionPath names a projection record by its candidate, its tree and
+// the digest of its body: a record pushed under the name ours would take,
+// saying something else, cannot squat on it (its name would not match its
+// body, which readers check).
+func projectionPath(candidate, tree oid.ID, body []byte) string {
+	return "projections/" + fanout(candidate.String()) + "/" + tree.String() + "-" + contentID(body)
+}
+
+func (p *Projection) record() (*gitstore.Record, error) {
+	return gitstore.NewRecord(KindProjection, 1, projectionBody{
+		Candidate: p.Candidate.String(), Config: idOrEmpty(p.Config), Commands: idOrEmpty(p.Commands),
+		Pyproject: idOrEmpty(p.Pyproject), Tree: p.Tree.String(), Files: len(p.Files),
+	})
 }
 
 // ProjectionOf computes commit's public projection from its committed
@@ -86,18 +98,18 @@ func RecordProjection(ctx context.Context, st *gitstore.Store, commit oid.ID) (*
 	if err != nil {
 		return nil, err
 	}
-	path := projectionPath(commit, p.Tree)
+	rec, err := p.record()
+	if err != nil {
+		return nil, err
+	}
+	path := projectionPath(commit, p.Tree, rec.Body)
 	_, err = st.Update(ctx, Ref, "projection "+commit.Short(), func(tx *gitstore.Tx) error {
-		if _, err := tx.Get(path); err == nil {
-			return nil
-		} else if !errors.Is(err, gitstore.ErrNotFound) {
+		if old, err := tx.Get(path); err == nil {
+			// Already recorded; a record there that is not ours (its body
+			// would not match its name) is refused, never built upon.
+			_, err := projectionFrom(path, old)
 			return err
-		}
-		rec, err := gitstore.NewRecord(KindProjection, 1, projectionBody{
-			Candidate: commit.String(), Config: idOrEmpty(p.Config), Commands: idOrEmpty(p.Commands),
-			Pyproject: idOrEmpty(p.Pyproject), Tree: p.Tree.String(), Files: len(p.Files),
-		})
-		if err != nil {
+		} else if !errors.Is(err, gitstore.ErrNotFound) {
 			return err
 		}
 		if len(p.Files) > 0 {
@@ -120,11 +132,23 @@ func RecordProjection(ctx context.Context, st *gitstore.Store, commit oid.ID) (*
 // candidate's committed blobs make now (RecordMalformed otherwise: a
 // record anyone could have pushed is never trusted over the commit).
 func RecordedProjection(st *gitstore.Store, commit, tree oid.ID) (*Projection, error) {
+	p, err := ProjectionOf(st, commit)
+	if err != nil {
+		return nil, err
+	}
+	if p.Tree != tree {
+		return nil, refusal.New(refusal.MissingFact, "make a new workspace with git nwdes examine prompt",
+			"candidate %s makes projection %s now, not %s", commit.Short(), p.Tree.Short(), tree.Short())
+	}
+	want, err := p.record()
+	if err != nil {
+		return nil, err
+	}
 	tx, err := st.View(Ref)
 	if err != nil {
 		return nil, err
 	}
-	path := projectionPath(commit, tree)
+	path := projectionPath(commit, tree, want.Body)
 	rec, err := tx.Get(path)
 	if errors.Is(err, gitstore.ErrNotFound) {
 		return nil, refusal.New(refusal.MissingFact, "make a new workspace with git nwdes examine prompt",
@@ -133,15 +157,10 @@ func RecordedProjection(st *gitstore.Store, commit, tree oid.ID) (*Projection, e
 	if err != nil {
 		return nil, err
 	}
-	b, err := projectionFrom(path, rec)
-	if err != nil {
+	if _, err := projectionFrom(path, rec); err != nil {
 		return nil, err
 	}
-	p, err := ProjectionOf(st, commit)
-	if err != nil {
-		return nil, err
-	}
-	if p.Tree != tree || b.Config != idOrEmpty(p.Config) || b.Commands != idOrEmpty(p.Commands) || b.Pyproject != idOrEmpty(p.Pyproject) {
+	if !bytes.Equal(rec.Body, want.Body) {
 		return nil, malformed(path, "it does not name the projection candidate %s makes (tree %s)", commit.Short(), p.Tree.Short())
 	}
 	return p, nil
@@ -172,7 +191,7 @@ func projectionFrom(path string, rec *gitstore.Record) (*projectionBody, error) 
 			return nil, malformed(path, "declaration blob %q is not an object id", s)
 		}
 	}
-	if path != projectionPath(cand, tree) {
+	if path != projectionPath(cand, tree, rec.Body) {
 		return nil, malformed(path, "it is stored under another name than its candidate and tree")
 	}
 	switch {

@@ -57,6 +57,11 @@ type Command struct {
 	// of the job's own: absolute directories inside the write set (an
 	// examination probe's are its workspace's scratch).
 	Home, Tmp string
+	// Exclude are directories no root of the wall may cover: a root that
+	// holds one of them, or lies inside one, is dropped (a checkout whose
+	// bin is on PATH would otherwise be readable whole). The read and
+	// write sets are what the caller names, and are kept.
+	Exclude []string
 	// Env names variables of the caller's environment the program
 	// receives; nothing else passes but PATH, LANG, HOME and TMPDIR.
 	Env []string
@@ -256,4 +261,32 @@ func orDefault[T comparable](v, def T) T {
 		return def
 	}
 	return v
+}
+
+// excludeRoots drops every root that holds one of the excluded
+// directories or lies inside one (symbolic links in both resolved).
+func excludeRoots(roots, exclude []string) []string {
+	if len(exclude) == 0 {
+		return roots
+	}
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	var out []string
+	for _, r := range roots {
+		rr, keep := real(r), true
+		for _, x := range exclude {
+			xr := real(x)
+			if within(xr, rr) || within(rr, xr) {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -377,6 +377,7 @@ func (w *Wall) spec(j *Job, c Command) (builtSpec, error) {
 	if roots == nil {
 		roots = DefaultRoots(path, w.Home)
 	}
+	roots = excludeRoots(roots, c.Exclude)
 	read = minimalRoots(append(append(read, roots...), "/proc"))
 	for _, d := range []string{c.Home, c.Tmp} {
 		if d == "" {

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -100,6 +101,9 @@ func (p *Prober) Run(ctx context.Context, dir string, args []string) (*Probe, er
 	cmd := sandbox.Command{
 		Dir: scratch, Write: []string{scratch}, Read: []string{filepath.Join(w.Path, PublicDir)},
 		Home: scratch, Tmp: scratch,
+		// No root of the wall covers the checkout (its bin on PATH would
+		// give it whole) or the workspace.
+		Exclude: []string{w.Checkout, w.Path},
 	}
 	out, errw := newReplacer(p.Stdout, w.Checkout, "<candidate>"), newReplacer(p.Stderr, w.Checkout, "<candidate>")
 	cmd.Stdout, cmd.Stderr = out, errw
@@ -114,52 +118,94 @@ func (p *Prober) Run(ctx context.Context, dir string, args []string) (*Probe, er
 	if err != nil {
 		return nil, err
 	}
+	// What the wall reports quotes the program's output and paths: the
+	// checkout is named there as in the streams, <candidate>.
+	hide := func(s string) string { return strings.ReplaceAll(s, w.Checkout, "<candidate>") }
+	pr.Result.Err = hide(pr.Result.Err)
+	if r := pr.Result.Refused; r != nil {
+		pr.Result.Refused = &sandbox.Refusal{Path: hide(r.Path), Line: hide(r.Line), Step: r.Step}
+	}
 	return pr, nil
 }
 
-// argInside says why an argument (or the value of --option=value) does not
-// stay inside the workspace, or "": it must be relative, and resolve, from
-// scratch and through every symbolic link that exists, inside the
-// workspace.
+// argInside says why an argument does not stay inside the workspace, or
+// "". Every part of it a program could take for a path is checked: the
+// argument itself unless it is an option, the value after its first "="
+// (--option=value, and key=value operands such as dd's if=), and what
+// follows a one-letter option (-fVALUE). Each must be relative and, walked
+// from scratch as the kernel walks it (a symbolic link that exists is
+// read before the ".." after it applies), stay inside the workspace.
 func argInside(ws, scratch, arg string) string {
-	v := arg
-	if strings.HasPrefix(arg, "-") {
-		i := strings.IndexByte(arg, '=')
-		if i < 0 {
-			return "" // a flag, not a path
+	var parts []string
+	if !strings.HasPrefix(arg, "-") {
+		parts = append(parts, arg)
+	} else if !strings.HasPrefix(arg, "--") && len(arg) > 2 {
+		parts = append(parts, arg[2:])
+	}
+	if i := strings.IndexByte(arg, '='); i >= 0 {
+		parts = append(parts, arg[i+1:])
+	}
+	for _, v := range parts {
+		if v == "" {
+			continue
 		}
-		v = arg[i+1:]
-	}
-	if v == "" {
-		return ""
-	}
-	if filepath.IsAbs(v) {
-		return "is absolute: arguments are relative to the workspace's scratch"
-	}
-	path := filepath.Join(scratch, v)
-	if !within(path, ws) {
-		return "leaves the workspace"
-	}
-	// The longest part that exists is resolved, links and all; the rest
-	// cannot hold a link yet.
-	existing, rest := path, ""
-	for {
-		if _, err := os.Lstat(existing); err == nil {
-			break
+		if filepath.IsAbs(v) {
+			return "is absolute: arguments are relative to the workspace's scratch"
 		}
-		parent := filepath.Dir(existing)
-		if parent == existing {
-			return "cannot be resolved"
+		if why := resolveInside(ws, scratch, v); why != "" {
+			return why
 		}
-		rest = filepath.Join(filepath.Base(existing), rest)
-		existing = parent
 	}
-	real, err := filepath.EvalSymlinks(existing)
-	if err != nil {
-		return fmt.Sprintf("cannot be resolved: %v", err)
-	}
-	if !within(filepath.Join(real, rest), ws) {
-		return "leaves the workspace through a symbolic link"
+	return ""
+}
+
+// resolveInside walks rel from dir name by name as the kernel would,
+// reading each symbolic link that exists, and says why the walk leaves ws
+// at any step, or "". A name that does not exist ends what can be known:
+// the rest is applied as text.
+func resolveInside(ws, dir, rel string) string {
+	cur := dir
+	pending := strings.Split(rel, "/")
+	links := 0
+	exists := true
+	for len(pending) > 0 {
+		name := pending[0]
+		pending = pending[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+		default:
+			next := filepath.Join(cur, name)
+			if exists {
+				fi, err := os.Lstat(next)
+				switch {
+				case err != nil:
+					exists = false
+				case fi.Mode()&fs.ModeSymlink != 0:
+					target, err := os.Readlink(next)
+					if err != nil {
+						return fmt.Sprintf("cannot be resolved: %v", err)
+					}
+					if links++; links > 40 {
+						return "passes through too many symbolic links"
+					}
+					if filepath.IsAbs(target) {
+						cur = "/"
+					}
+					pending = append(strings.Split(target, "/"), pending...)
+					continue
+				}
+			}
+			cur = next
+		}
+		if !within(cur, ws) {
+			if links > 0 {
+				return "leaves the workspace through a symbolic link"
+			}
+			return "leaves the workspace"
+		}
 	}
 	return ""
 }
@@ -227,40 +273,71 @@ func launchRefused(path string, res sandbox.Result) error {
 		"%s cannot be started (cause %s): %s", path, cause, res.Err)
 }
 
-// pythonBoot runs a console script's entry point as pip's launcher would:
-// argv[1] is the entry point, argv[2] the number n of import roots that
-// follow it, then the command's name and arguments.
-const pythonBoot = `import sys, importlib
-entry, n = sys.argv[1], int(sys.argv[2])
-roots, sys.argv = sys.argv[3:3 + n], sys.argv[3 + n:]
-sys.path[:0] = roots
+// pythonBoot runs a console script's entry point as pip's launcher would,
+// importing its top-level package from the one directory the wall lets it
+// read (the checkout around it stays closed, so the path finder cannot
+// list it): argv[1] is the entry point, argv[2] the package's directory,
+// then the command's name and arguments.
+const pythonBoot = `import sys, os, types, importlib, importlib.util
+entry, pkgdir = sys.argv[1], sys.argv[2]
+sys.argv = sys.argv[3:]
 mod, _, attr = entry.partition(":")
-obj = importlib.import_module(mod.strip())
+mod = mod.strip()
+top = mod.split(".")[0]
+init = os.path.join(pkgdir, "__init__.py")
+if os.path.exists(init):
+    spec = importlib.util.spec_from_file_location(top, init, submodule_search_locations=[pkgdir])
+    pkg = importlib.util.module_from_spec(spec)
+    sys.modules[top] = pkg
+    spec.loader.exec_module(pkg)
+else:
+    pkg = types.ModuleType(top)
+    pkg.__path__ = [pkgdir]
+    sys.modules[top] = pkg
+obj = importlib.import_module(mod)
 for part in attr.strip().split("."):
     if part:
         obj = getattr(obj, part)
 sys.exit(obj())
 `
 
+// entryPoint is what a console script may name: module[:attr].
+var entryPoint = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\s*(:\s*[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\s*)?$`)
+
 // runPython runs a pyproject.toml console script through the current
 // Python with -I -B (isolated: no user site, no PYTHON* variables, no
-// script directory on the path; no bytecode written), importing from the
-// candidate's import roots, which the wall lets it read.
+// script directory on the path; no bytecode written). The wall lets it
+// read the entry point's top-level package directory, found under the
+// import roots the committed wheel declares, and nothing else of the
+// checkout. The interpreter is python3 on the wall's PATH, never one
+// inside the workspace or the checkout.
 func (p *Prober) runPython(ctx context.Context, pr *Probe, adm *Admission, w *examine.Workspace, cmd sandbox.Command) error {
-	python := p.Python
-	if python == "" {
-		python = "python3"
+	entry := adm.Scripts[pr.Command]
+	if !entryPoint.MatchString(entry) {
+		return refusal.NewUnreadable(refusal.InputUnreadable, "name the entry point as module.path:function in [project.scripts]",
+			"%s: the entry point of %q, %q, is not module[:attribute]", PyprojectPath, pr.Command, entry)
 	}
-	var roots []string
+	top := strings.TrimSpace(strings.SplitN(strings.SplitN(entry, ":", 2)[0], ".", 2)[0])
+	pkgdir := ""
 	for _, r := range adm.Roots {
-		dir := filepath.Join(w.Checkout, filepath.FromSlash(r))
-		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-			roots = append(roots, dir)
-			cmd.Read = append(cmd.Read, dir)
+		dir := filepath.Join(w.Checkout, filepath.FromSlash(r), top)
+		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+			pkgdir = dir
+			break
 		}
 	}
-	cmd.Args = append([]string{python, "-I", "-B", "-c", pythonBoot, adm.Scripts[pr.Command], strconv.Itoa(len(roots))}, roots...)
-	cmd.Args = append(append(cmd.Args, pr.Command), pr.Args...)
+	if pkgdir == "" {
+		return refusal.NewUnreadable(refusal.InputUnreadable,
+			"make the console script's module part of a package directory under the import roots the wheel declares",
+			"%s: %q of %q is not a package directory under the import roots (%s): nwdes lets a probed Python command read its package, nothing else of the checkout",
+			PyprojectPath, top, pr.Command, strings.Join(adm.Roots, ", "))
+	}
+	python, err := p.interpreter(w)
+	if err != nil {
+		return err
+	}
+	cmd.Read = append(cmd.Read, pkgdir)
+	cmd.Args = append([]string{python, "-I", "-B", "-c", pythonBoot, entry, pkgdir, pr.Command}, pr.Args...)
 	res, err := p.Wall.Run(ctx, cmd)
 	if err != nil {
 		return err
@@ -271,4 +348,43 @@ func (p *Prober) runPython(ctx context.Context, pr *Probe, adm *Admission, w *ex
 	}
 	pr.Launch, pr.Result = "interpreter", res
 	return nil
+}
+
+// interpreter finds the Python a console script runs through: Python, or
+// python3 on the wall's PATH, skipping every directory inside the
+// workspace or the checkout; the file it resolves to must lie outside
+// both too.
+func (p *Prober) interpreter(w *examine.Workspace) (string, error) {
+	inside := func(path string) bool {
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			real = path
+		}
+		return within(real, w.Path) || within(real, w.Checkout) || within(path, w.Path) || within(path, w.Checkout)
+	}
+	refuse := func(what string) error {
+		return refusal.NewUnreadable(refusal.InputUnreadable,
+			"install Python 3 outside the workspace and the checkout, on PATH",
+			"no Python to run the console script: %s", what)
+	}
+	if p.Python != "" {
+		if !filepath.IsAbs(p.Python) || inside(p.Python) {
+			return "", refuse(fmt.Sprintf("%s is not an absolute path outside the workspace and the checkout", p.Python))
+		}
+		return p.Python, nil
+	}
+	path := p.Wall.Path
+	if path == "" {
+		path = sandbox.DefaultPath
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) || inside(dir) {
+			continue
+		}
+		c := filepath.Join(dir, "python3")
+		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 && !inside(c) {
+			return c, nil
+		}
+	}
+	return "", refuse("python3 is not on PATH " + path)
 }

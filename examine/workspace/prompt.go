@@ -57,6 +57,9 @@ func (p *Prompter) Prompt(ctx context.Context, t examine.Target) (*Bundle, error
 	if err != nil {
 		return nil, err
 	}
+	if _, err := workspaceBase(p.TempDir, checkout); err != nil {
+		return nil, err
+	}
 	if proj, err = examine.RecordProjection(ctx, p.Store, cand.Commit); err != nil {
 		return nil, err
 	}

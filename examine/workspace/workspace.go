@@ -33,17 +33,9 @@ const namePrefix = "nwdes-examine-"
 // checkout. It refuses a tempDir inside a checkout (TempDirUnusable) and
 // leaves nothing behind when it fails.
 func Make(ctx context.Context, st *gitstore.Store, p *examine.Projection, feature, checkout, tempDir string, now time.Time) (*examine.Workspace, error) {
-	if tempDir == "" {
-		tempDir = os.TempDir()
-	}
-	base, err := filepath.EvalSymlinks(tempDir)
-	if err != nil || !filepath.IsAbs(base) {
-		return nil, refusal.New(refusal.TempDirUnusable, "set TMPDIR to an existing absolute directory outside every checkout",
-			"the directory for workspaces, %q, is not an existing absolute directory", tempDir)
-	}
-	if where := insideCheckout(base, checkout); where != "" {
-		return nil, refusal.New(refusal.TempDirUnusable, "set TMPDIR to a directory outside every checkout (the examiner must not see the candidate's files)",
-			"the directory for workspaces, %s, is inside the checkout %s", base, where)
+	base, err := workspaceBase(tempDir, checkout)
+	if err != nil {
+		return nil, err
 	}
 	dir, err := os.MkdirTemp(base, namePrefix+feature+"-")
 	if err != nil {
@@ -71,6 +63,25 @@ func Make(ctx context.Context, st *gitstore.Store, p *examine.Projection, featur
 	}
 	ok = true
 	return &w, nil
+}
+
+// workspaceBase resolves the directory workspaces are made in (os.TempDir
+// when empty): an existing absolute directory outside every checkout, or
+// TempDirUnusable.
+func workspaceBase(tempDir, checkout string) (string, error) {
+	if tempDir == "" {
+		tempDir = os.TempDir()
+	}
+	base, err := filepath.EvalSymlinks(tempDir)
+	if fi, serr := os.Stat(base); err != nil || serr != nil || !fi.IsDir() || !filepath.IsAbs(base) {
+		return "", refusal.New(refusal.TempDirUnusable, "set TMPDIR to an existing absolute directory outside every checkout",
+			"the directory for workspaces, %q, is not an existing absolute directory", tempDir)
+	}
+	if where := insideCheckout(base, checkout); where != "" {
+		return "", refusal.New(refusal.TempDirUnusable, "set TMPDIR to a directory outside every checkout (the examiner must not see the candidate's files)",
+			"the directory for workspaces, %s, is inside the checkout %s", base, where)
+	}
+	return base, nil
 }
 
 // materialise writes files under root from their blobs, then makes every
@@ -344,6 +355,12 @@ func Sweep(ctx context.Context, st *gitstore.Store, feature, checkout string, no
 		}
 		if err != nil {
 			out.Kept = append(out.Kept, fmt.Sprintf("%s (%v)", w.Path, err))
+			continue
+		}
+		// A file system mounted inside the workspace (a fixture in
+		// scratch) is never removed through: the workspace is kept.
+		if m := mountsUnder(w.Path); len(m) > 0 {
+			out.Kept = append(out.Kept, fmt.Sprintf("%s (a file system is mounted at %s: unmount it, then remove the workspace)", w.Path, strings.Join(m, ", ")))
 			continue
 		}
 		if err := sandbox.RemoveAll(w.Path); err != nil {

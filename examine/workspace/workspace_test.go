@@ -317,11 +317,37 @@ func TestSweepRemovesCleanWorkspacesKeepsContaminatedOnesAndLeavesOtherCheckouts
 func TestOutputPathsAreRewrittenAcrossWrites(t *testing.T) {
 	var out bytes.Buffer
 	r := workspace.NewReplacerForTest(&out, "/home/u/repo", "<candidate>")
-	for _, chunk := range []string{"at /home/u/re", "po/bin: ok /home/u/repo", "", "/x /home/u/rep"} {
+	for _, chunk := range []string{"at /home/u/re", "po/bin: ok /home/u/repo", "", "/x /home/u/rep", "o2 /home/u/repo:1 /home/u/rep"} {
 		r.Write([]byte(chunk))
 	}
 	r.Flush()
-	if got := out.String(); got != "at <candidate>/bin: ok <candidate>/x /home/u/rep" {
+	if got := out.String(); got != "at <candidate>/bin: ok <candidate>/x /home/u/repo2 <candidate>:1 /home/u/rep" {
 		t.Fatalf("%q", got)
 	}
+	out.Reset()
+	r.Write([]byte("ends with /home/u/repo"))
+	r.Flush()
+	if got := out.String(); got != "ends with <candidate>" {
+		t.Fatalf("%q", got)
+	}
+}
+
+// However the output is cut into writes, the rewrite is the same.
+func FuzzOutputRewriteIgnoresHowTheStreamIsCut(f *testing.F) {
+	f.Add([]byte("at /home/u/repo/bin and /home/u/repo2 /home/u/repo"), uint8(3))
+	f.Fuzz(func(t *testing.T, data []byte, cut uint8) {
+		var whole, pieces bytes.Buffer
+		w := workspace.NewReplacerForTest(&whole, "/home/u/repo", "<candidate>")
+		w.Write(data)
+		w.Flush()
+		p := workspace.NewReplacerForTest(&pieces, "/home/u/repo", "<candidate>")
+		n := int(cut%16) + 1
+		for i := 0; i < len(data); i += n {
+			p.Write(data[i:min(i+n, len(data))])
+		}
+		p.Flush()
+		if whole.String() != pieces.String() {
+			t.Fatalf("whole %q, in pieces of %d %q", whole.String(), n, pieces.String())
+		}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/examine/workspace"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
@@ -362,7 +363,10 @@ EXAMPLES
 					// refused one returned above, keeping them for the retry.
 					swept, err := s.sweepWorkspaces(c, ex.Feature)
 					if err != nil {
-						return err
+						// The examination is published: what could not be
+						// swept is said, not turned into a failed close.
+						s.printNotices([]string{"workspaces not removed: " + err.Error()})
+						swept = &workspace.Swept{}
 					}
 					if asJSON {
 						out := examinationJSON(ex).(map[string]any)
