@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nwdes/nwdes/examine/workspace"
+	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
 )
 
@@ -38,7 +39,7 @@ EXAMPLES
 			Flags: append(targetFlags(), jsonFlag()),
 			Action: func(c *cli.Context) error {
 				asJSON := s.wantJSON(c)
-				st, err := s.open()
+				st, err := s.openWithoutGitEnv()
 				if err != nil {
 					return err
 				}
@@ -73,7 +74,7 @@ EXAMPLES
 				if c.Args().Len() > 1 {
 					return usagef("read takes at most one PATH")
 				}
-				st, err := s.open()
+				st, err := s.openWithoutGitEnv()
 				if err != nil {
 					return err
 				}
@@ -136,7 +137,7 @@ EXAMPLES
 				if len(args) == 0 {
 					return usagef("name the command after --: git nwdes examine probe --workspace W -- NAME [ARGS...]")
 				}
-				st, err := s.open()
+				st, err := s.openWithoutGitEnv()
 				if err != nil {
 					return err
 				}
@@ -171,6 +172,22 @@ EXAMPLES
 			},
 		},
 	}
+}
+
+// openWithoutGitEnv opens the repository the command runs in as found from
+// its directory alone: the examiner's verbs read git with the ambient
+// GIT_* variables removed (a GIT_DIR or GIT_WORK_TREE left in the
+// examiner's environment, by a hook say, must not show it another
+// repository's projection). The rest of the command sees the same.
+func (s *session) openWithoutGitEnv() (*gitstore.Store, error) {
+	getenv := s.env.Getenv
+	s.env.Getenv = func(k string) string {
+		if strings.HasPrefix(k, "GIT_") {
+			return ""
+		}
+		return getenv(k)
+	}
+	return s.open()
 }
 
 // sweepWorkspaces removes the feature's workspaces after a successful
