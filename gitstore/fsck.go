@@ -122,17 +122,9 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 		return
 	}
 	seen[dir+"\x00"+tree.String()] = true
-	bad := func(path, what string) {
-		rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: commit.String(), Path: path, What: what})
-	}
-	t, b, err := s.obj.read(tree)
-	if err != nil || t != plumbing.TreeObject {
-		bad(dir, fmt.Sprintf("tree %s unreadable: %v", tree, err))
-		return
-	}
-	es, err := decodeTree(tree, b)
-	if err != nil {
-		bad(dir, err.Error())
+	bad := rep.problemAt(ref, commit)
+	es, ok := s.fsckReadTree(tree, dir, bad)
+	if !ok {
 		return
 	}
 	for _, e := range es {
@@ -199,6 +191,29 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 	}
 }
 
+// problemAt returns a function that records a problem at a path of ref's
+// commit.
+func (rep *FsckReport) problemAt(ref RefName, commit plumbing.Hash) func(path, what string) {
+	return func(path, what string) {
+		rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: commit.String(), Path: path, What: what})
+	}
+}
+
+// fsckReadTree reads and decodes a tree, naming it at dir when it cannot.
+func (s *Store) fsckReadTree(tree plumbing.Hash, dir string, bad func(path, what string)) ([]treeEntry, bool) {
+	t, b, err := s.obj.read(tree)
+	if err != nil || t != plumbing.TreeObject {
+		bad(dir, fmt.Sprintf("tree %s unreadable: %v", tree, err))
+		return nil, false
+	}
+	es, err := decodeTree(tree, b)
+	if err != nil {
+		bad(dir, err.Error())
+		return nil, false
+	}
+	return es, true
+}
+
 // fsckCarried checks a tree a record carries: every tree and blob in it
 // is present and of its type.
 func (s *Store) fsckCarried(rep *FsckReport, ref RefName, commit, tree plumbing.Hash, dir string, seen map[string]bool) {
@@ -206,17 +221,9 @@ func (s *Store) fsckCarried(rep *FsckReport, ref RefName, commit, tree plumbing.
 		return
 	}
 	seen["carried\x00"+tree.String()] = true
-	bad := func(path, what string) {
-		rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: commit.String(), Path: path, What: what})
-	}
-	t, b, err := s.obj.read(tree)
-	if err != nil || t != plumbing.TreeObject {
-		bad(dir, fmt.Sprintf("tree %s unreadable: %v", tree, err))
-		return
-	}
-	es, err := decodeTree(tree, b)
-	if err != nil {
-		bad(dir, err.Error())
+	bad := rep.problemAt(ref, commit)
+	es, ok := s.fsckReadTree(tree, dir, bad)
+	if !ok {
 		return
 	}
 	for _, e := range es {
