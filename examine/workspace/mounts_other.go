@@ -3,4 +3,6 @@
 package workspace
 
 // mountsUnder cannot list mounts here: nothing is removed on a guess.
-func mountsUnder(dir string) []string { return []string{dir + " (mounts cannot be listed on this platform)"} }
+func mountsUnder(dir string) []string {
+	return []string{dir + " (mounts cannot be listed on this platform)"}
+}
