@@ -6,6 +6,8 @@ package refusal
 // typed again.
 const (
 	CandidateMoved         = "CandidateMoved"
+	CardExists             = "CardExists"
+	CardInvalid            = "CardInvalid"
 	ChainDiverged          = "ChainDiverged"
 	ConfigurationMalformed = "ConfigurationMalformed"
 	Conflict               = "Conflict"
@@ -19,6 +21,7 @@ const (
 	InputNotUTF8           = "InputNotUTF8"
 	InputUnreadable        = "InputUnreadable"
 	KindNotDeclared        = "KindNotDeclared"
+	LeaseHeld              = "LeaseHeld"
 	LockHeld               = "LockHeld"
 	MissingFact            = "MissingFact"
 	NotARepository         = "NotARepository"
@@ -52,5 +55,6 @@ const (
 	UnknownVerb            = "UnknownVerb"
 	UnsupportedRepository  = "UnsupportedRepository"
 	WalkLimit              = "WalkLimit"
+	WorkerInvalid          = "WorkerInvalid"
 	WorkspaceContaminated  = "WorkspaceContaminated"
 )
