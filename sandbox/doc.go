@@ -1,6 +1,8 @@
 // Package sandbox is the wall: the one place nwdes starts a program it did
 // not write (a contract's CHECK, a probe, a swarm worker). Everything else
-// asks a Wall (or the narrow Runner interface it implements).
+// asks a Wall (or the narrow Runner interface it implements): to run a
+// program to its end (Run), or to start it and keep working while the wall
+// holds it (Start, Process: Wait, Done, Stop, Signal).
 //
 // A run has two halves in two processes. The supervisor (Wall, Job) makes
 // the job directory, holds the deadline, reads the output (digesting it

@@ -37,8 +37,10 @@ func IsHelper(args []string) bool {
 	return len(args) > 1 && (args[1] == HelperVerb || args[1] == execVerb)
 }
 
-// The helper's descriptors: the spec arrives on specFD (then closed), the
-// status goes out on statusFD; 0, 1 and 2 are the program's, and so is
+// The helper's descriptors: the spec arrives on specFD, and after it the
+// supervisor's requests (helperControl lines) until the supervisor closes
+// it (the second stage only reads its spec there); the status goes out on
+// statusFD; 0, 1 and 2 are the program's, and so is
 // ExecFD when the program is started through its descriptor (it stays on
 // that number from the supervisor's ExtraFiles to the program).
 const (
@@ -81,6 +83,12 @@ type helperSpec struct {
 	execFile *os.File
 }
 
+// helperControl is one request of the supervisor after the spec: Signal,
+// a signal to send to every process of the job (Process.Signal).
+type helperControl struct {
+	Signal int `json:"signal,omitempty"`
+}
+
 // helperStatus is one line on the status pipe.
 type helperStatus struct {
 	// Stage is "ready" (the program is about to be executed, Enforced
@@ -115,11 +123,26 @@ func HelperMain() int {
 	// The second stage's parent-death signal is tied to the thread that
 	// forks it: that thread is never given back.
 	runtime.LockOSThread()
-	spec, err := readSpec()
+	specs := os.NewFile(specFD, "spec")
+	dec := json.NewDecoder(specs)
+	spec, err := decodeSpec(dec)
 	if err != nil {
 		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error()})
 		return 3
 	}
+	// The rest of the spec pipe is the supervisor's requests; nothing the
+	// helper starts inherits it.
+	unix.CloseOnExec(specFD)
+	controls := make(chan helperControl, 16)
+	go func() {
+		for {
+			var c helperControl
+			if dec.Decode(&c) != nil {
+				return
+			}
+			controls <- c
+		}
+	}()
 	// Signals first: as a subreaper the default TERM would kill the
 	// helper and orphan the job.
 	sigs := make(chan os.Signal, 64)
@@ -160,7 +183,7 @@ func HelperMain() int {
 	if err != nil {
 		return 3 // the failure is reported
 	}
-	sendStatus(reap(pid, sigs))
+	sendStatus(reap(pid, sigs, controls))
 	return 0
 }
 
@@ -291,11 +314,16 @@ func execMain() int {
 	return 127
 }
 
+// readSpec reads the spec on specFD and closes it.
 func readSpec() (*helperSpec, error) {
 	f := os.NewFile(specFD, "spec")
 	defer f.Close()
+	return decodeSpec(json.NewDecoder(bufio.NewReader(f)))
+}
+
+// decodeSpec reads one spec from dec, and nothing after it.
+func decodeSpec(dec *json.Decoder) (*helperSpec, error) {
 	var s helperSpec
-	dec := json.NewDecoder(bufio.NewReader(f))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("read the wall's spec: %w", err)
@@ -520,13 +548,22 @@ func setLimits(l Limits) error {
 }
 
 // reap waits for the program, forwards the supervisor's TERM (with a CONT,
-// for a stopped job) to every process of the job, kills them all on USR1,
-// and once the program has ended kills and reaps whatever it left. It
-// returns the end to report.
-func reap(pid int, sigs <-chan os.Signal) helperStatus {
+// for a stopped job) and the signals it asks for on the control pipe to
+// every process of the job, kills them all on USR1, and once the program
+// has ended kills and reaps whatever it left. It returns the end to
+// report.
+func reap(pid int, sigs <-chan os.Signal, controls <-chan helperControl) helperStatus {
 	end := helperStatus{Stage: "end", Exit: -1}
 	for {
-		sig := <-sigs
+		var sig os.Signal
+		select {
+		case c := <-controls:
+			if c.Signal > 0 {
+				signalJob(unix.Signal(c.Signal))
+			}
+			continue
+		case sig = <-sigs:
+		}
 		switch sig {
 		case unix.SIGTERM, unix.SIGINT, unix.SIGHUP:
 			signalJob(unix.SIGTERM)

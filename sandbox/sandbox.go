@@ -94,6 +94,9 @@ const (
 	EndSignal End = "signal"
 	// EndDeadline: the supervisor ended the program at its deadline.
 	EndDeadline End = "deadline"
+	// EndStopped: the caller ended the program with Process.Stop, as its
+	// deadline would have; Result.StopReason says why.
+	EndStopped End = "stopped"
 	// EndWall: the program's output shows the kernel refusing it a path
 	// outside its write set (Result.Refused says which); it may have exited
 	// any way after that.
@@ -137,6 +140,9 @@ type Result struct {
 	Signal string
 	// Err says why the start failed, when End is EndStartFailed.
 	Err string
+	// StopReason is the reason given to Process.Stop, when End is
+	// EndStopped.
+	StopReason string
 	// Errno is the kernel's reason when End is EndStartFailed because a
 	// system call refused the start: execve (EACCES or EPERM: refused for
 	// permission, by mode bits, a noexec mount or the wall; ENOEXEC: not a
@@ -174,7 +180,8 @@ type Result struct {
 // itself could not work, when it could not enforce what was asked and is
 // strict (a SandboxUnavailable refusal), or when ctx ended, in which case
 // the program was ended as at its deadline before Run returns. No process
-// of the run outlives Run. Run is safe for concurrent use.
+// of the run outlives Run. Run is safe for concurrent use. Run is Start
+// then Wait (Wall.Start, Job.Start, Process).
 type Runner interface {
 	Run(ctx context.Context, cmd Command) (Result, error)
 }

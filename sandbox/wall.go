@@ -268,39 +268,81 @@ func sweepJobs(tmp string) {
 func (j *Job) Close() error { return RemoveAll(j.Root) }
 
 // Run implements Runner: it runs cmd in a job directory of its own (which
-// is removed afterwards); cmd.Dir must be given.
+// is removed afterwards); cmd.Dir must be given. It is Start then Wait.
 func (w *Wall) Run(ctx context.Context, cmd Command) (Result, error) {
-	j, err := w.NewJob()
+	p, err := w.Start(ctx, cmd)
 	if err != nil {
 		return Result{}, err
 	}
-	defer j.Close()
-	return j.Run(ctx, cmd)
+	return p.Wait()
+}
+
+// Start starts cmd, as Run would, in a job directory of its own, which is
+// removed once everything is reaped, before Wait returns; cmd.Dir must be
+// given. See Job.Start.
+func (w *Wall) Start(ctx context.Context, cmd Command) (*Process, error) {
+	j, err := w.NewJob()
+	if err != nil {
+		return nil, err
+	}
+	p, err := j.start(ctx, cmd, func() { j.Close() })
+	if err != nil {
+		j.Close()
+		return nil, err
+	}
+	return p, nil
 }
 
 // Run runs cmd inside the wall with the job directory in its write set.
-// An empty cmd.Dir is the job's Work directory.
+// An empty cmd.Dir is the job's Work directory. It is Start then Wait.
 func (j *Job) Run(ctx context.Context, c Command) (Result, error) {
+	p, err := j.Start(ctx, c)
+	if err != nil {
+		return Result{}, err
+	}
+	return p.Wait()
+}
+
+// Start starts cmd inside the wall, as Run does, and returns once the
+// helper has reported the program started or failed; the Process then
+// runs under the wall's hold (deadline, ctx, reaping) until Wait's Result
+// is ready. ctx bounds the whole job, not only its start: when it ends,
+// the job is ended as at its deadline and Wait returns ctx's error.
+//
+// Start returns an error, and starts nothing, for what Run refuses before
+// any process exists: no program, a relative directory, a read or write
+// set or variable name it refuses, a strict wall this kernel cannot
+// enforce, ctx already ended, or a helper that could not be started. A
+// program that never ran is a Process, not an error: its Wait returns
+// EndStartFailed (when the start is refused before the program is
+// executed, as almost always, that Process is already done when Start
+// returns). What the helper reports after it started (the wall could not
+// be built, or not strictly) comes from Wait, as from Run.
+func (j *Job) Start(ctx context.Context, c Command) (*Process, error) {
+	return j.start(ctx, c, nil)
+}
+
+func (j *Job) start(ctx context.Context, c Command, cleanup func()) (*Process, error) {
 	w := j.wall
 	if len(c.Args) == 0 {
-		return Result{}, errors.New("run: no program given")
+		return nil, errors.New("run: no program given")
 	}
 	if c.Dir == "" {
 		c.Dir = j.Work
 	}
 	if !filepath.IsAbs(c.Dir) {
-		return Result{}, fmt.Errorf("run %s: working directory %q is not absolute", c.Args[0], c.Dir)
+		return nil, fmt.Errorf("run %s: working directory %q is not absolute", c.Args[0], c.Dir)
 	}
 	if err := ctx.Err(); err != nil {
-		return Result{}, fmt.Errorf("run %s: %w", c.Args[0], err)
+		return nil, fmt.Errorf("run %s: %w", c.Args[0], err)
 	}
 	spec, err := w.spec(j, c)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	if w.Strict {
 		if err := Available(c.NoNetwork); err != nil {
-			return Result{}, err
+			return nil, err
 		}
 	}
 	deadline := orDefault(c.Deadline, DefaultDeadline)
@@ -311,30 +353,34 @@ func (j *Job) Run(ctx context.Context, c Command) (Result, error) {
 	outW, errW := det.stream(), det.stream()
 	stdout, stderr := newCapture(tail, c.Stdout, &sinkM, outW), newCapture(tail, c.Stderr, &sinkM, errW)
 	res.Started = w.now()
+	p := newProcess(c.Args[0], res.Started, cleanup)
+	failed := func(end End, why string, errno syscall.Errno) (*Process, error) {
+		res.End, res.Err, res.Errno = end, why, errno
+		res.Stdout, res.Stderr = stdout.stream(), stderr.stream()
+		p.finish(res, nil)
+		return p, nil
+	}
 	var prog string
 	if c.Exec != nil {
 		fi, err := c.Exec.Stat()
 		if err != nil {
-			return Result{}, fmt.Errorf("run %s: the program's descriptor: %w", c.Args[0], err)
+			return nil, fmt.Errorf("run %s: the program's descriptor: %w", c.Args[0], err)
 		}
 		if !fi.Mode().IsRegular() {
-			res.End, res.Err, res.Errno = EndStartFailed, fmt.Sprintf("%s: the program's descriptor is not open on a regular file (%s)", c.Args[0], fi.Mode().Type()), syscall.EACCES
-			res.Stdout, res.Stderr = stdout.stream(), stderr.stream()
-			return res, nil
+			return failed(EndStartFailed, fmt.Sprintf("%s: the program's descriptor is not open on a regular file (%s)", c.Args[0], fi.Mode().Type()), syscall.EACCES)
 		}
 		spec.ExecFD, spec.execFile = true, c.Exec
 	} else if prog, err = lookPath(c.Args[0], spec.pathEnv); err != nil {
-		res.End, res.Err = EndStartFailed, err.Error()
-		res.Stdout, res.Stderr = stdout.stream(), stderr.stream()
-		return res, nil
+		return failed(EndStartFailed, err.Error(), 0)
 	}
 	if !within2(c.Dir, append(append([]string{}, spec.Write...), spec.Read...)) {
-		res.End, res.Err = EndStartFailed, fmt.Sprintf("working directory %s is outside the wall (name it with --read or --write)", c.Dir)
-		res.Stdout, res.Stderr = stdout.stream(), stderr.stream()
-		return res, nil
+		return failed(EndStartFailed, fmt.Sprintf("working directory %s is outside the wall (name it with --read or --write)", c.Dir), 0)
 	}
 	spec.Program, spec.Args = prog, c.Args
-	return w.supervise(ctx, spec.helperSpec, res, stdout, stderr, []*lineWatch{outW, errW}, det)
+	if err := w.supervise(ctx, p, spec.helperSpec, res, stdout, stderr, []*lineWatch{outW, errW}, det); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // builtSpec is a helper spec plus what only the supervisor needs.
@@ -471,9 +517,32 @@ func (w *Wall) helper() Helper {
 	return h
 }
 
-// supervise starts the helper, holds the deadline and reaps.
-func (w *Wall) supervise(ctx context.Context, spec *helperSpec, res Result,
-	stdout, stderr *capture, watches []*lineWatch, det *detector) (Result, error) {
+// supervise starts the helper on a goroutine of its own, which holds the
+// deadline, ctx and p's Stop, and reaps, and returns once the helper has
+// reported the program started or failed (and, when it failed before the
+// program ran, once everything is reaped), or an error when no helper
+// could be started.
+func (w *Wall) supervise(ctx context.Context, p *Process, spec *helperSpec, res Result,
+	stdout, stderr *capture, watches []*lineWatch, det *detector) error {
+	started := make(chan error, 1)
+	go w.hold(ctx, p, spec, res, stdout, stderr, watches, det, started)
+	if err := <-started; err != nil {
+		return err
+	}
+	select {
+	case <-p.reported:
+		if p.startFailed {
+			<-p.done
+		}
+	case <-p.done:
+	}
+	return nil
+}
+
+// hold starts the helper, says on started whether it could, holds the
+// deadline, ctx and p's Stop, reaps, and finishes p.
+func (w *Wall) hold(ctx context.Context, p *Process, spec *helperSpec, res Result,
+	stdout, stderr *capture, watches []*lineWatch, det *detector, started chan<- error) {
 	// The helper's parent-death signal fires when the thread that started
 	// it ends: keep this goroutine on its thread until the helper is reaped.
 	runtime.LockOSThread()
@@ -481,13 +550,15 @@ func (w *Wall) supervise(ctx context.Context, spec *helperSpec, res Result,
 
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return res, fmt.Errorf("run %s: %w", spec.Args[0], err)
+		started <- fmt.Errorf("run %s: %w", spec.Args[0], err)
+		return
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		return res, fmt.Errorf("run %s: %w", spec.Args[0], err)
+		started <- fmt.Errorf("run %s: %w", spec.Args[0], err)
+		return
 	}
 	// The pids cgroup is joined before the helper reads its spec, so the
 	// program is in it from its first instruction.
@@ -507,8 +578,10 @@ func (w *Wall) supervise(ctx context.Context, spec *helperSpec, res Result,
 		}
 		outR.Close()
 		errR.Close()
-		return res, fmt.Errorf("run %s: start the wall's helper: %w", spec.Args[0], err)
+		started <- fmt.Errorf("run %s: start the wall's helper: %w", spec.Args[0], err)
+		return
 	}
+	p.pid = cmd.Process.Pid
 	var nsIno uint64
 	if spec.PIDNS && cg == nil {
 		nsIno = namespaceInode(cmd.Process.Pid)
@@ -518,37 +591,47 @@ func (w *Wall) supervise(ctx context.Context, spec *helperSpec, res Result,
 	go func() { defer readers.Done(); io.Copy(stdout, outR) }()
 	go func() { defer readers.Done(); io.Copy(stderr, errR) }()
 
-	statuses := make(chan helperStatus, 4)
+	statuses := make(chan []helperStatus, 1)
 	go func() {
-		defer close(statuses)
+		var all []helperStatus
 		sc := bufio.NewScanner(statusR)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			var s helperStatus
 			if json.Unmarshal(sc.Bytes(), &s) == nil {
-				statuses <- s
+				all = append(all, s)
+				if s.Stage == "ready" || s.Stage == "failed" {
+					p.report(s.Stage == "failed")
+				}
 			}
 		}
+		statuses <- all
 	}()
+	// The spec pipe stays open after the spec: it carries Signal's
+	// requests to the helper until the helper has ended.
+	p.ctl, p.specSent = specW, make(chan struct{})
 	go func() {
+		defer close(p.specSent)
 		_ = json.NewEncoder(specW).Encode(spec)
-		specW.Close()
 	}()
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
+	started <- nil
 
 	grace := orDefault(w.Grace, DefaultGrace)
 	timer := time.NewTimer(res.Deadline)
 	defer timer.Stop()
-	var deadlineHit, canceled bool
+	var deadlineHit, canceled, stopped bool
 	select {
 	case <-exited:
 	case <-timer.C:
 		deadlineHit = true
 	case <-ctx.Done():
 		canceled = true
+	case <-p.stop:
+		stopped = true
 	}
-	if deadlineHit || canceled {
+	if deadlineHit || canceled || stopped {
 		// TERM (the helper forwards it, with a CONT, to every process of the
 		// job), the grace, then the end: KILL for a helper that is init
 		// (the kernel kills its namespace with it), USR1 for a subreaper
@@ -566,6 +649,7 @@ func (w *Wall) supervise(ctx context.Context, spec *helperSpec, res Result,
 			<-exited
 		}
 	}
+	p.closeControl()
 	res.Duration = w.now().Sub(res.Started)
 	cgroupSurvivors := 0
 	if cg != nil {
@@ -588,7 +672,7 @@ func (w *Wall) supervise(ctx context.Context, spec *helperSpec, res Result,
 		lw.flush()
 	}
 	var ready, failed, end *helperStatus
-	for s := range statuses {
+	for _, s := range <-statuses {
 		s := s
 		switch s.Stage {
 		case "ready":
@@ -618,13 +702,16 @@ func (w *Wall) supervise(ctx context.Context, spec *helperSpec, res Result,
 	}
 	switch {
 	case failed != nil && failed.Cause == "unavailable":
-		return res, unavailable(failed.Detail)
+		p.finish(res, unavailable(failed.Detail))
+		return
 	case failed != nil && failed.Cause == "exec":
 		res.End, res.Err, res.Errno = EndStartFailed, failed.Detail, syscall.Errno(failed.Errno)
 	case failed != nil:
-		return res, fmt.Errorf("run %s: the wall could not be built: %s", spec.Args[0], failed.Detail)
+		p.finish(res, fmt.Errorf("run %s: the wall could not be built: %s", spec.Args[0], failed.Detail))
+		return
 	case ready == nil:
-		return res, fmt.Errorf("run %s: the wall's helper ended before starting the program (%v)", spec.Args[0], cmd.ProcessState)
+		p.finish(res, fmt.Errorf("run %s: the wall's helper ended before starting the program (%v)", spec.Args[0], cmd.ProcessState))
+		return
 	}
 	if end != nil {
 		res.Survivors = end.Survivors
@@ -641,6 +728,8 @@ func (w *Wall) supervise(ctx context.Context, spec *helperSpec, res Result,
 	}
 	if res.End == "" {
 		switch {
+		case stopped:
+			res.End, res.StopReason = EndStopped, p.stopReason
 		case deadlineHit || canceled:
 			res.End = EndDeadline
 		case res.Refused != nil:
@@ -654,9 +743,10 @@ func (w *Wall) supervise(ctx context.Context, spec *helperSpec, res Result,
 		}
 	}
 	if canceled {
-		return res, fmt.Errorf("run %s: %w", spec.Args[0], ctx.Err())
+		p.finish(res, fmt.Errorf("run %s: %w", spec.Args[0], ctx.Err()))
+		return
 	}
-	return res, nil
+	p.finish(res, nil)
 }
 
 func waitFor(ch <-chan struct{}, d time.Duration) bool {
