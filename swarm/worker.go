@@ -40,7 +40,7 @@ type Worker struct {
 	// own job directory.
 	ReadRoots []string
 	// Env names the variables a job inherits from the supervisor's
-	// environment; never one of ReservedEnv.
+	// environment; never one of ReservedEnv().
 	Env []string
 }
 
@@ -62,9 +62,11 @@ const (
 	ModelPlaceholder  = "{model}"
 )
 
-// ReservedEnv are the variables the machinery sets for every job; a worker
-// may not ask to inherit them.
-var ReservedEnv = []string{"PATH", "HOME", "LANG", "TMPDIR", "XDG_DATA_HOME", "NWDES_JOB_DIR"}
+// ReservedEnv returns the variables the machinery sets for every job; a
+// worker may not ask to inherit them.
+func ReservedEnv() []string {
+	return []string{"PATH", "HOME", "LANG", "TMPDIR", "XDG_DATA_HOME", "NWDES_JOB_DIR"}
+}
 
 // placeholder is what HarnessArgs treats as a placeholder: "{", a letter,
 // then letters, digits, "_" or "-", and "}". Every other brace is literal
@@ -470,7 +472,7 @@ func envProblems(names, bad []string) []string {
 		case !validEnvName(n):
 			p = append(p, fmt.Sprintf("env[%d]: %s does not match %s", i, q, EnvPattern))
 		case isReserved(n):
-			p = append(p, fmt.Sprintf("env[%d]: %s is set by the machinery for every job (%s)", i, n, strings.Join(ReservedEnv, ", ")))
+			p = append(p, fmt.Sprintf("env[%d]: %s is set by the machinery for every job (%s)", i, n, strings.Join(ReservedEnv(), ", ")))
 		default:
 			if j, dup := first[n]; dup {
 				p = append(p, fmt.Sprintf("env[%d]: %s repeats env[%d]", i, n, j))
@@ -497,7 +499,7 @@ func validEnvName(s string) bool {
 }
 
 func isReserved(name string) bool {
-	for _, r := range ReservedEnv {
+	for _, r := range ReservedEnv() {
 		if name == r {
 			return true
 		}
