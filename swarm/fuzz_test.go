@@ -1,0 +1,183 @@
+package swarm
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// FuzzParseWorker feeds the worker reader any description: it must not
+// panic; a refusal is WorkerInvalid with at least one problem; an accepted
+// worker validates, renders as JSON that reads back to an equal worker, and
+// its Args hold no placeholder left unexpanded — with the prompt path and
+// the model both a NUL, which no argument holds, every placeholder-shaped
+// text left would come from the description itself.
+func FuzzParseWorker(f *testing.F) {
+	for _, s := range []string{
+		`{"name": "coder", "harness": "/usr/local/bin/agent", "harness_args": ["--prompt-file", "{prompt}", "--model={model}", "{}", "{{prompt}}"], "model": "m", "deadline": "30m", "slots": 2, "read_roots": ["/usr/share"], "env": ["API_KEY"]}`,
+		`{"name": "w", "harness": "agent", "deadline": "24h"}`,
+		`{"name": "coder", "harness": "bin/agent", "deadline": "48h", "env": ["API_KEY", "HOME"]}`,
+		`{"name": "w", "harness": "agent", "deadline": "1m", "harness_args": ["{promt}", "{x{model}y}", 3]}`,
+		`{"name": "w", "name": "v", "harness": "agent", "deadline": "1m", "slots": 1.5, "x": null}`,
+		`{"name": "w\ud800", "harness": "/a/../b", "deadline": "-1s", "read_roots": ["/", "/a", "/a"]}`,
+		`{"name": "w", "harness": "agent", "deadline": "1m"} {}`,
+		`[]`,
+		``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		w, err := ParseWorker(b)
+		if err != nil {
+			if w != nil {
+				t.Fatal("a refusal returned a worker")
+			}
+			var werr *WorkerError
+			if !refusal.Named(err, refusal.WorkerInvalid) || !errors.As(err, &werr) || len(werr.Problems) == 0 {
+				t.Fatalf("err = %v, want WorkerInvalid with problems", err)
+			}
+			return
+		}
+		if err := w.Validate(); err != nil {
+			t.Fatalf("an accepted worker does not validate: %v", err)
+		}
+		j, err := json.Marshal(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseWorker(j)
+		if err != nil {
+			t.Fatalf("%s does not read back: %v", j, err)
+		}
+		norm := func(w Worker) Worker {
+			for _, l := range []*[]string{&w.HarnessArgs, &w.ReadRoots, &w.Env} {
+				if *l == nil {
+					*l = []string{}
+				}
+			}
+			return w
+		}
+		if !reflect.DeepEqual(norm(*back), norm(*w)) {
+			t.Fatalf("read back %+v, want %+v", *back, *w)
+		}
+		marked := *w
+		marked.Model = "\x00"
+		for _, a := range marked.Args("\x00") {
+			if ph := placeholder.FindString(a); ph != "" {
+				t.Fatalf("Args left %s in %q", ph, a)
+			}
+		}
+		if got := w.Args("/job/prompt.md"); len(got) != len(w.HarnessArgs) {
+			t.Fatalf("Args = %q for %q", got, w.HarnessArgs)
+		}
+	})
+}
+
+// FuzzParseCard feeds the card reader any file: it must not panic; a
+// refusal is CardInvalid with at least one problem; an accepted card's
+// ContractLine is its line 1, Base begins with Sha12, its text is the file,
+// and line 1 is exactly "RESULT: " + Label + " sha=" + Sha12.
+func FuzzParseCard(f *testing.F) {
+	for _, s := range []string{
+		testCard,
+		testLine1 + "\nBASE: " + testBase,
+		testLine1 + "\r\nBASE: " + testBase + "\r\n",
+		"RESULT: a..b sha=XYZ \nBASE: 0123\nbad line\nX: 1\nX: 2\nDEADLINE: 0s\n\nprompt\x00\n",
+		"RESULT: fix sha=aaaaaaaaaaaa\nBASE: " + testBase + "\nDEADLINE: 25h\n",
+		"",
+		"\xff",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseCard(b)
+		if err != nil {
+			if c != nil {
+				t.Fatal("a refusal returned a card")
+			}
+			var cerr *CardError
+			if !refusal.Named(err, refusal.CardInvalid) || !errors.As(err, &cerr) || len(cerr.Problems) == 0 {
+				t.Fatalf("err = %v, want CardInvalid with problems", err)
+			}
+			return
+		}
+		line1, _, _ := strings.Cut(string(b), "\n")
+		switch {
+		case c.ContractLine != line1:
+			t.Fatalf("ContractLine = %q, line 1 = %q", c.ContractLine, line1)
+		case c.ContractLine != ContractPrefix+c.Label+" sha="+c.Sha12:
+			t.Fatalf("ContractLine = %q for label %q and sha %q", c.ContractLine, c.Label, c.Sha12)
+		case len(c.Base) != 40 || c.Base[:12] != c.Sha12:
+			t.Fatalf("Base = %q, Sha12 = %q", c.Base, c.Sha12)
+		case string(c.Text) != string(b):
+			t.Fatal("Text is not the file")
+		case len(b) > MaxCardSize || !utf8.Valid(b) || strings.ContainsRune(string(b), 0):
+			t.Fatal("an unbounded, invalid or NUL-holding card was accepted")
+		case c.Deadline < 0 || c.Deadline > MaxDeadline:
+			t.Fatalf("Deadline = %v", c.Deadline)
+		}
+		if v, ok := c.Lookup(BaseHeader); !ok || v != c.Base {
+			t.Fatalf("Lookup(BASE) = %q, %v", v, ok)
+		}
+		if r := CheckResult(c, MachineryResult(c, "fuzz")); r.Verdict == VerdictOK {
+			t.Fatalf("the machinery's report counted ok: %+v", r)
+		}
+		if r := CheckResult(c, []byte(c.ContractLine+"\nDONE\n")); r.Verdict != VerdictOK {
+			t.Fatalf("the minimal report was not ok: %+v", r)
+		}
+	})
+}
+
+// FuzzCheckResult checks any report against a card: it must not panic; an
+// ok report has the card's contract line as line 1 and DONE opening line 2;
+// a verdict other than ok or blocked names a reason; the machinery's report
+// is never ok.
+func FuzzCheckResult(f *testing.F) {
+	for _, s := range []string{
+		testLine1 + "\nDONE\n",
+		testLine1 + "\nDONE all green\nfindings\n",
+		testLine1 + "\nBLOCKED the base does not build\n",
+		testLine1 + "\nABSTAIN",
+		testLine1 + "\r\nDONE\r\n",
+		testLine1 + "\nDONE \n",
+		"RESULT: BLOCKED no-result fix-lease.1\nwritten-by: nwdes swarm\n",
+		"",
+	} {
+		f.Add([]byte(s))
+	}
+	c, err := ParseCard([]byte(testCard))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := CheckResult(c, b)
+		switch r.Verdict {
+		case VerdictOK:
+			line1, rest, _ := strings.Cut(string(b), "\n")
+			if line1 != c.ContractLine || !strings.HasPrefix(rest, "DONE") || r.Status != StatusDone || r.Reason != "" {
+				t.Fatalf("%q counted ok: %+v", b, r)
+			}
+			if IsMachineryResult(b) {
+				t.Fatalf("the machinery's report %q counted ok", b)
+			}
+		case VerdictBlocked:
+			if r.Status != StatusBlocked && r.Status != StatusAbstain || r.Reason != "" {
+				t.Fatalf("%q: %+v", b, r)
+			}
+		case VerdictRefused:
+			if r.Reason == "" || r.Status != "" {
+				t.Fatalf("%q refused without a reason: %+v", b, r)
+			}
+		default:
+			t.Fatalf("verdict %q", r.Verdict)
+		}
+		if IsMachineryResult(b) && r.Verdict == VerdictOK {
+			t.Fatal("a machinery report counted ok")
+		}
+	})
+}
