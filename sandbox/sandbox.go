@@ -57,6 +57,9 @@ type Command struct {
 	// of the job's own: absolute directories inside the write set (an
 	// examination probe's are its workspace's scratch).
 	Home, Tmp string
+	// Set are variables the program gets with these values ("NAME=value",
+	// a job's own NWDES_JOB_DIR say), besides those Env passes on.
+	Set []string
 	// Exclude are directories no root of the wall may cover: a root that
 	// holds one of them, or lies inside one, is dropped (a checkout whose
 	// bin is on PATH would otherwise be readable whole). The read and

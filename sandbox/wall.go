@@ -453,6 +453,18 @@ func (w *Wall) spec(j *Job, c Command) (builtSpec, error) {
 			env = append(env, name+"="+v)
 		}
 	}
+	for _, kv := range c.Set {
+		name, _, ok := strings.Cut(kv, "=")
+		switch {
+		case !ok || name == "" || strings.ContainsRune(kv, 0):
+			return builtSpec{}, refusal.New(refusal.EnvNameInvalid, "set variables as NAME=value",
+				"%q is not NAME=value", kv)
+		case name == "PATH" || name == "LANG" || name == "HOME" || name == "TMPDIR" || name == "GIT_CEILING_DIRECTORIES":
+			return builtSpec{}, refusal.New(refusal.EnvNameInvalid, "give HOME and TMPDIR with Command.Home and Tmp; the wall sets PATH, LANG and GIT_CEILING_DIRECTORIES",
+				"%s is the wall's to set", name)
+		}
+		env = append(env, kv)
+	}
 	return builtSpec{helperSpec: &helperSpec{
 		Dir: c.Dir, Env: env, Write: write, Read: read, DevRW: devRW, DevRO: devRO,
 		NoNetwork: c.NoNetwork, Limits: w.Limits.withDefaults(), Strict: w.Strict,

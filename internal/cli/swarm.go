@@ -1,0 +1,651 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/internal/text"
+	"github.com/nwdes/nwdes/refusal"
+	"github.com/nwdes/nwdes/swarm"
+)
+
+func (s *session) swarmCmd() *cli.Command {
+	remoteFlag := &cli.StringFlag{Name: "remote", Usage: "keep leases on git remote `NAME` (atomic push with the expected old value)"}
+	return &cli.Command{
+		Name:  "swarm",
+		Usage: "run queued cards with one-task workers, coordinated by leases in git refs",
+		Description: `A card is a task: line 1 is its contract line RESULT: <label> sha=<sha12>,
+then headers (BASE: <commit>, DEADLINE: <duration>), then the task; the whole
+card is the worker's prompt. A worker description says which harness runs
+it. Supervisors take a lease on a card by compare-and-swap (in this
+repository, or with --remote on a git remote that many machines share),
+run the harness inside the wall in a job directory of its own, and record
+how it ended. See docs/swarm.md.
+
+EXAMPLES
+   git nwdes swarm worker check worker.json
+   git nwdes swarm add --card cards/fix-typo.md
+   git nwdes swarm run --worker worker.json --workers 2
+   git nwdes swarm status
+` + exitStatus,
+		Subcommands: []*cli.Command{
+			{
+				Name:  "worker",
+				Usage: "check worker descriptions",
+				Subcommands: []*cli.Command{{
+					Name:      "check",
+					Usage:     "validate a worker description, naming every problem",
+					UsageText: "git nwdes swarm worker check FILE [--json]",
+					Description: `A worker description is one JSON object: name, harness (a program path or
+a name on PATH), harness_args ({prompt} and {model} are replaced), model,
+deadline (a Go duration), slots, read_roots and env (names of variables the
+harness may receive). Unknown fields are refused; every problem is reported
+in one run (WorkerInvalid).
+
+EXAMPLES
+   git nwdes swarm worker check worker.json
+` + exitStatus,
+					Flags: []cli.Flag{jsonFlag()},
+					Action: func(c *cli.Context) error {
+						asJSON := s.wantJSON(c)
+						if c.Args().Len() != 1 {
+							return usagef("name one worker description FILE")
+						}
+						w, err := s.readWorker(c.Args().First())
+						if err != nil {
+							return err
+						}
+						if asJSON {
+							return writeJSON(s.env.Stdout, w)
+						}
+						fmt.Fprintf(s.env.Stdout, "worker %s: %s, deadline %s, %d slots\n", text.TerminalLine(w.Name), text.TerminalLine(w.Harness), w.Deadline, w.Slots)
+						return nil
+					},
+				}},
+			},
+			{
+				Name:      "add",
+				Usage:     "queue a card",
+				UsageText: "git nwdes swarm add --card FILE [--deadline D]",
+				Description: `Queues the card (its label must be new; its BASE: a commit this repository
+has). --deadline overrides the card's DEADLINE: and the worker's.
+
+EXAMPLES
+   git nwdes swarm add --card cards/fix-typo.md
+   git nwdes swarm add --card cards/big.md --deadline 2h
+` + exitStatus,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "card", Usage: "the card `FILE`", Required: true},
+					&cli.DurationFlag{Name: "deadline", Usage: "the job's deadline `D` (default: the card's, else the worker's)"},
+				},
+				Action: func(c *cli.Context) error {
+					st, err := s.open()
+					if err != nil {
+						return err
+					}
+					card, err := s.readCard(c.String("card"))
+					if err != nil {
+						return err
+					}
+					if c.Duration("deadline") < 0 {
+						return usagef("--deadline must be positive")
+					}
+					if err := swarm.Add(c.Context, st, card, c.Duration("deadline"), s.owner(), s.now()); err != nil {
+						return err
+					}
+					fmt.Fprintf(s.env.Stdout, "queued %s at %s\n", text.TerminalLine(card.Label), card.Sha12)
+					return nil
+				},
+			},
+			{
+				Name:      "run",
+				Usage:     "supervise: run queued cards until none is left (or forever with --follow)",
+				UsageText: "git nwdes swarm run --worker FILE [--workers N] [--remote NAME] [--follow] [--best-effort] [--json]",
+				Description: `Takes a lease on each unfinished card in turn, stages its job directory
+(.git/nwdes/swarm/jobs/<label>/<attempt>-<nonce>: the base's checkout in
+repo/, scratch/, a private HOME and XDG_DATA_HOME), runs the harness inside
+the wall with that directory as its write set and the job's deadline,
+renews the lease while it runs, then writes exit.json, checks RESULT.md
+against the card's contract line, records the job (refs/nwdes/swarm/jobs)
+and releases the lease. Several supervisors (processes, or machines with
+--remote) share one queue; no card runs twice. On a terminal it shows a
+live table; --json streams one event per line. A stop record (swarm stop)
+ends running jobs at the next heartbeat.
+
+EXAMPLES
+   git nwdes swarm run --worker worker.json
+   git nwdes swarm run --worker worker.json --workers 4 --remote origin --follow
+` + exitStatus,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "worker", Usage: "the worker description `FILE`", Required: true},
+					&cli.IntFlag{Name: "workers", Usage: "jobs at once (default: the worker's slots)"},
+					remoteFlag,
+					&cli.BoolFlag{Name: "follow", Usage: "keep supervising when the queue is empty"},
+					&cli.BoolFlag{Name: "best-effort", Usage: "run even where the kernel cannot enforce the whole wall"},
+					&cli.DurationFlag{Name: "heartbeat", Usage: "renew leases every `D`", Value: 5 * time.Second, Hidden: true},
+					&cli.DurationFlag{Name: "stale-after", Usage: "a lease from another host is stale after `D` without a heartbeat", Value: swarm.DefaultStaleAfter},
+					jsonFlag(),
+				},
+				Action: func(c *cli.Context) error {
+					asJSON := s.wantJSON(c)
+					st, err := s.open()
+					if err != nil {
+						return err
+					}
+					w, err := s.readWorker(c.String("worker"))
+					if err != nil {
+						return err
+					}
+					strict, err := gateStrict(c, s.cfg)
+					if err != nil {
+						return err
+					}
+					sup, err := s.supervisor(c, st, w, strict)
+					if err != nil {
+						return err
+					}
+					var prog *swarmProgress
+					switch {
+					case asJSON:
+						enc := json.NewEncoder(s.env.Stdout)
+						sup.Events = func(e swarm.Event) { _ = enc.Encode(e) }
+					default:
+						prog = &swarmProgress{w: s.env.Stderr, live: s.env.Terminal, rows: map[string]*progressRow{}}
+						sup.Events = prog.event
+					}
+					sum, err := sup.Run(c.Context)
+					if prog != nil {
+						prog.done()
+					}
+					if err != nil {
+						return err
+					}
+					if !asJSON {
+						fmt.Fprintf(s.env.Stdout, "ran %d jobs (%d stopped)\n", sum.Ran, sum.Stopped)
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "status",
+				Usage:     "the queue, the leases and the finished jobs",
+				UsageText: "git nwdes swarm status [--remote NAME] [--json]",
+				Description: `EXAMPLES
+   git nwdes swarm status
+   git nwdes swarm status --json
+` + exitStatus,
+				Flags: []cli.Flag{remoteFlag, jsonFlag()},
+				Action: func(c *cli.Context) error {
+					asJSON := s.wantJSON(c)
+					st, err := s.open()
+					if err != nil {
+						return err
+					}
+					return s.swarmStatus(c, st, asJSON)
+				},
+			},
+			{
+				Name:      "leases",
+				Usage:     "list every lease with its state",
+				UsageText: "git nwdes swarm leases [--remote NAME] [--json]",
+				Description: `States: live (held by a live process on this host, within its time),
+drift (its holder is alive but past its time), stranded (its holder on this
+host is gone: the card runs again), held (from another host, heartbeat
+within the stale window), stale (no heartbeat for the stale window: may be
+taken over). With --remote the leases are the remote's, as last fetched.
+
+EXAMPLES
+   git nwdes swarm leases
+   git nwdes swarm leases --remote origin --json
+` + exitStatus,
+				Flags: []cli.Flag{remoteFlag, jsonFlag()},
+				Action: func(c *cli.Context) error {
+					asJSON := s.wantJSON(c)
+					st, err := s.open()
+					if err != nil {
+						return err
+					}
+					rows, err := s.leaseRows(c, st)
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						return writeJSON(s.env.Stdout, rows)
+					}
+					for _, r := range rows {
+						fmt.Fprintf(s.env.Stdout, "%-9s %s attempt %d by %s pid %d, heartbeat %s\n", r.State, text.TerminalLine(r.Label), r.Attempt, text.TerminalLine(r.Host), r.PID, r.Heartbeat)
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "release",
+				Usage:     "release a lease (a live one only with --force)",
+				UsageText: "git nwdes swarm release --card LABEL [--force] [--remote NAME]",
+				Description: `EXAMPLES
+   git nwdes swarm release --card fix-typo
+   git nwdes swarm release --card fix-typo --force --remote origin
+` + exitStatus,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "card", Usage: "the card `LABEL`", Required: true},
+					&cli.BoolFlag{Name: "force", Usage: "release it even while its holder lives"},
+					remoteFlag,
+				},
+				Action: func(c *cli.Context) error {
+					st, err := s.open()
+					if err != nil {
+						return err
+					}
+					rows, err := s.leaseRows(c, st)
+					if err != nil {
+						return err
+					}
+					for _, r := range rows {
+						if r.Label != c.String("card") {
+							continue
+						}
+						if (r.State == swarm.Live || r.State == swarm.Drift || r.State == swarm.Held) && !c.Bool("force") {
+							return refusal.New(refusal.LeaseHeld, "stop the card (git nwdes swarm stop --card "+r.Label+"), or release it with --force",
+								"the lease on %s is %s (pid %d on %s)", r.Label, r.State, r.PID, r.Host)
+						}
+						book, err := s.book(c, st)
+						if err != nil {
+							return err
+						}
+						if err := book.Release(c.Context, r.Label, r.tip); err != nil {
+							return err
+						}
+						fmt.Fprintf(s.env.Stdout, "released %s\n", text.TerminalLine(r.Label))
+						return nil
+					}
+					return refusal.New(refusal.MissingFact, "git nwdes swarm leases lists them", "no lease on %q", c.String("card"))
+				},
+			},
+			{
+				Name:      "stop",
+				Usage:     "stop a card, or every card: running jobs end, nothing new is taken",
+				UsageText: "git nwdes swarm stop (--card LABEL | --all) [--reason TEXT]",
+				Description: `Writes a stop record every supervisor honours at its next heartbeat (push
+it with git nwdes push to reach supervisors on other machines). swarm
+resume clears it.
+
+EXAMPLES
+   git nwdes swarm stop --all --reason "rate limited"
+   git nwdes swarm stop --card fix-typo
+` + exitStatus,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "card", Usage: "the card `LABEL`"},
+					&cli.BoolFlag{Name: "all", Usage: "every card"},
+					&cli.StringFlag{Name: "reason", Usage: "why"},
+				},
+				Action: func(c *cli.Context) error {
+					card, err := cardOrAll(c)
+					if err != nil {
+						return err
+					}
+					st, err := s.open()
+					if err != nil {
+						return err
+					}
+					if err := swarm.SetStop(c.Context, st, swarm.Stop{Card: card, At: s.now().UTC().Format(time.RFC3339Nano), By: s.owner(), Reason: c.String("reason")}); err != nil {
+						return err
+					}
+					fmt.Fprintf(s.env.Stdout, "stopped %s\n", text.TerminalLine(card))
+					return nil
+				},
+			},
+			{
+				Name:      "resume",
+				Usage:     "clear a stop record",
+				UsageText: "git nwdes swarm resume (--card LABEL | --all)",
+				Description: `--all clears every stop record.
+
+EXAMPLES
+   git nwdes swarm resume --all
+` + exitStatus,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "card", Usage: "the card `LABEL`"},
+					&cli.BoolFlag{Name: "all", Usage: "every stop record"},
+				},
+				Action: func(c *cli.Context) error {
+					card, err := cardOrAll(c)
+					if err != nil {
+						return err
+					}
+					st, err := s.open()
+					if err != nil {
+						return err
+					}
+					if card == "all" {
+						card = ""
+					}
+					if err := swarm.ClearStop(c.Context, st, card); err != nil {
+						return err
+					}
+					fmt.Fprintln(s.env.Stdout, "resumed")
+					return nil
+				},
+			},
+		},
+	}
+}
+
+func cardOrAll(c *cli.Context) (string, error) {
+	switch {
+	case c.IsSet("card") == c.Bool("all"):
+		return "", usagef("give exactly one of --card LABEL and --all")
+	case c.Bool("all"):
+		return "all", nil
+	}
+	return c.String("card"), nil
+}
+
+func (s *session) now() time.Time {
+	if s.env.Now != nil {
+		return s.env.Now()
+	}
+	return time.Now()
+}
+
+// owner names who queued or stops: git's user.email, else the user.
+func (s *session) owner() string {
+	if s.cfg != nil {
+		if v, _ := s.cfg.Get("user.email"); v != "" {
+			return v
+		}
+	}
+	if u := s.env.Getenv("USER"); u != "" {
+		return u
+	}
+	return "unknown"
+}
+
+func (s *session) readFileArg(p string) ([]byte, error) {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(s.dir, p)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, refusal.NewUnreadable(refusal.InputUnreadable, "name a readable file", "cannot read %s: %v", p, err)
+	}
+	return b, nil
+}
+
+func (s *session) readWorker(p string) (*swarm.Worker, error) {
+	b, err := s.readFileArg(p)
+	if err != nil {
+		return nil, err
+	}
+	return swarm.ParseWorker(b)
+}
+
+func (s *session) readCard(p string) (*swarm.Card, error) {
+	b, err := s.readFileArg(p)
+	if err != nil {
+		return nil, err
+	}
+	return swarm.ParseCard(b)
+}
+
+func (s *session) book(c *cli.Context, st *gitstore.Store) (swarm.Book, error) {
+	if r := c.String("remote"); r != "" {
+		return &swarm.Remote{Store: st, Name: r, Sync: s.syncOptions()}, nil
+	}
+	return &swarm.Local{Store: st}, nil
+}
+
+func (s *session) supervisor(c *cli.Context, st *gitstore.Store, w *swarm.Worker, strict bool) (*swarm.Supervisor, error) {
+	book, err := s.book(c, st)
+	if err != nil {
+		return nil, err
+	}
+	me, err := swarm.Self(s.owner())
+	if err != nil {
+		return nil, err
+	}
+	wall := s.wall(strict)
+	return &swarm.Supervisor{
+		Store: st, Book: book, Remote: c.String("remote"), Sync: s.mergeOptions(st), Wall: wall, Worker: w,
+		Workers: c.Int("workers"), Follow: c.Bool("follow"),
+		JobsDir: filepath.Join(st.Location().CommonDir, "nwdes", "swarm", "jobs"),
+		Holder:  me, StaleAfter: c.Duration("stale-after"), Heartbeat: c.Duration("heartbeat"),
+		Export: examine.ExportTree, Now: s.env.Now,
+	}, nil
+}
+
+// leaseRow is one lease as listed.
+type leaseRow struct {
+	Label     string      `json:"label"`
+	State     swarm.State `json:"state"`
+	Attempt   int         `json:"attempt"`
+	Owner     string      `json:"owner"`
+	Host      string      `json:"host"`
+	PID       int         `json:"pid"`
+	Until     string      `json:"until"`
+	Heartbeat string      `json:"heartbeat"`
+	Error     string      `json:"error,omitempty"`
+	tip       oid.ID
+}
+
+func (s *session) leaseRows(c *cli.Context, st *gitstore.Store) ([]leaseRow, error) {
+	book, err := s.book(c, st)
+	if err != nil {
+		return nil, err
+	}
+	if r := c.String("remote"); r != "" {
+		if _, err := st.Fetch(c.Context, r, s.syncOptions()); err != nil {
+			return nil, err
+		}
+	}
+	entries, err := book.List(c.Context)
+	if err != nil {
+		return nil, err
+	}
+	me, err := swarm.Self(s.owner())
+	if err != nil {
+		return nil, err
+	}
+	rows := []leaseRow{}
+	for _, e := range entries {
+		r := leaseRow{Label: e.Label, tip: e.Tip}
+		l := e.Lease
+		if l == nil {
+			l = &swarm.Lease{}
+			r.Error = e.Err.Error()
+		}
+		r.State = swarm.StateOf(l, e.Written, me, s.now(), c.Duration("stale-after"))
+		r.Attempt, r.Owner, r.Host, r.PID, r.Until, r.Heartbeat = l.Attempt, l.Owner, l.Host, l.PID, l.Until, l.Heartbeat
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+type jobRow struct {
+	Card      string `json:"card"`
+	Attempt   int    `json:"attempt"`
+	End       string `json:"end"`
+	Result    string `json:"result"`
+	Reason    string `json:"reason,omitempty"`
+	Stopped   bool   `json:"stopped,omitempty"`
+	Started   string `json:"started"`
+	Ended     string `json:"ended"`
+	Dir       string `json:"job_dir"`
+	ExitCheck string `json:"exit_check"`
+}
+
+func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) error {
+	if r := c.String("remote"); r != "" {
+		if _, err := st.Fetch(c.Context, r, s.syncOptions()); err != nil {
+			return err
+		}
+	}
+	queue, err := swarm.Queue(st)
+	if err != nil {
+		return err
+	}
+	jobs, err := swarm.Jobs(st)
+	if err != nil {
+		return err
+	}
+	leases, err := s.leaseRows(c, st)
+	if err != nil {
+		return err
+	}
+	stops, err := swarm.Stops(st)
+	if err != nil {
+		return err
+	}
+	finished := map[string]bool{}
+	rows := []jobRow{}
+	for _, j := range jobs {
+		if !j.Stopped {
+			finished[j.Label] = true
+		}
+		check := "ok"
+		if why := swarm.VerifyExit(&j); why != "" {
+			check = why
+		}
+		rows = append(rows, jobRow{Card: j.Label, Attempt: j.Attempt, End: j.End, Result: j.Result, Reason: j.Reason,
+			Stopped: j.Stopped, Started: j.Started, Ended: j.Ended, Dir: j.JobDir, ExitCheck: check})
+	}
+	queued := []string{}
+	for _, q := range queue {
+		if !finished[q.Card.Label] {
+			queued = append(queued, q.Card.Label)
+		}
+	}
+	stopped := []string{}
+	for k := range stops {
+		stopped = append(stopped, k)
+	}
+	sort.Strings(stopped)
+	if asJSON {
+		return writeJSON(s.env.Stdout, map[string]any{"queued": queued, "jobs": rows, "leases": leases, "stopped": stopped})
+	}
+	fmt.Fprintf(s.env.Stdout, "queued: %d", len(queued))
+	if len(queued) > 0 {
+		fmt.Fprintf(s.env.Stdout, " (%s)", text.TerminalLine(strings.Join(queued, ", ")))
+	}
+	fmt.Fprintln(s.env.Stdout)
+	if len(stopped) > 0 {
+		fmt.Fprintf(s.env.Stdout, "stopped: %s\n", text.TerminalLine(strings.Join(stopped, ", ")))
+	}
+	for _, l := range leases {
+		fmt.Fprintf(s.env.Stdout, "lease %-9s %s attempt %d on %s\n", l.State, text.TerminalLine(l.Label), l.Attempt, text.TerminalLine(l.Host))
+	}
+	for _, r := range rows {
+		line := fmt.Sprintf("job %s #%d: %s, result %s", r.Card, r.Attempt, r.End, r.Result)
+		if r.Reason != "" {
+			line += " (" + r.Reason + ")"
+		}
+		if r.ExitCheck != "ok" {
+			line += "; exit record: " + r.ExitCheck
+		}
+		fmt.Fprintln(s.env.Stdout, text.TerminalLine(line))
+	}
+	return nil
+}
+
+// swarmProgress shows a run: on a terminal a table redrawn in place, one
+// row per job (card, state, elapsed of deadline, end and result);
+// otherwise one plain line per event.
+type swarmProgress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	live  bool
+	rows  map[string]*progressRow
+	order []string
+	drawn int
+}
+
+type progressRow struct {
+	state, end, result string
+	attempt            int
+	started            time.Time
+	deadline           time.Duration
+	elapsed            time.Duration
+}
+
+func (p *swarmProgress) event(e swarm.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.live {
+		line := fmt.Sprintf("%s %s", e.Kind, e.Label)
+		if e.Attempt > 0 {
+			line += fmt.Sprintf(" #%d", e.Attempt)
+		}
+		if e.End != "" {
+			line += " " + e.End + ", result " + e.Result
+		}
+		if e.Detail != "" {
+			line += ": " + e.Detail
+		}
+		fmt.Fprintf(p.w, "swarm: %s\n", text.TerminalLine(line))
+		return
+	}
+	key := e.Label
+	r := p.rows[key]
+	if r == nil && key != "" {
+		r = &progressRow{}
+		p.rows[key] = r
+		p.order = append(p.order, key)
+	}
+	if r != nil {
+		r.state = e.Kind
+		if e.Attempt > 0 {
+			r.attempt = e.Attempt
+		}
+		if e.Deadline > 0 {
+			r.deadline = e.Deadline
+		}
+		if e.Kind == "started" {
+			r.started = e.Time
+		}
+		if e.Elapsed > 0 {
+			r.elapsed = e.Elapsed
+		}
+		if e.End != "" {
+			r.end, r.result = e.End, e.Result
+		}
+	}
+	p.redraw()
+}
+
+func (p *swarmProgress) redraw() {
+	var b strings.Builder
+	if p.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA\x1b[J", p.drawn)
+	}
+	counts := map[string]int{}
+	for _, k := range p.order {
+		r := p.rows[k]
+		st := r.state
+		switch st {
+		case "recorded", "released":
+			st = r.result
+		}
+		counts[st]++
+		el := r.elapsed
+		if !r.started.IsZero() && r.end == "" {
+			el = time.Since(r.started).Truncate(time.Second)
+		}
+		fmt.Fprintf(&b, "  %-24s #%-2d %-9s %8s / %-8s %s\n", k, r.attempt, st, el.Truncate(time.Second), r.deadline, r.end)
+	}
+	fmt.Fprintf(&b, "  running %d, done %d, blocked %d, refused %d\n", counts["started"]+counts["renewed"], counts["ok"], counts["blocked"], counts["refused"])
+	p.drawn = len(p.order) + 1
+	io.WriteString(p.w, b.String())
+}
+
+func (p *swarmProgress) done() {}

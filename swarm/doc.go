@@ -1,0 +1,26 @@
+// Package swarm runs one-task workers — coding agents or any command — as
+// a pool, coordinated by leases kept in git refs.
+//
+// A card (ParseCard) is one task: its line 1 is the contract line its
+// RESULT.md must repeat, its headers name the base commit. Queue adds it
+// to refs/nwdes/swarm/queue. A supervisor (Supervisor.Run) takes a lease
+// on a queued card by compare-and-swap — a local ref, or with a remote one
+// atomic push with the expected old value, so supervisors on many machines
+// sharing only a git remote never run a task twice — stages a job
+// directory (the base's checkout, scratch, a private data home), runs the
+// worker's harness (ParseWorker) inside the wall with the job's write set
+// and deadline, renews the lease's heartbeat while it runs, then writes
+// exit.json (attested with a secret only the supervisor held), checks
+// RESULT.md against the card's contract line (CheckResult), records the
+// job in refs/nwdes/swarm/jobs, and releases the lease.
+//
+// Liveness (Lease.State) follows one rule: a lease held on this host is
+// live exactly while its holder process (pid and start time) lives; one
+// from another host is held until its heartbeat is older than the stale
+// window. Heartbeats rewrite a parentless commit (history "latest"), so a
+// year of them leaves nothing to walk.
+//
+// docs/swarm.md describes worker descriptions, cards, leases and their
+// states. The package imports the store, the wall and examine (for its
+// tree export); the CLI is a thin layer over it.
+package swarm

@@ -1,0 +1,407 @@
+package swarm
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/refusal"
+	"github.com/nwdes/nwdes/sandbox"
+)
+
+// How a job ended (Exit.End).
+const (
+	EndDone     = "done"     // the harness exited 0
+	EndFailed   = "failed"   // it exited non-zero, or could not start
+	EndDeadline = "deadline" // the wall ended it at its deadline
+	EndWall     = "wall"     // the wall refused it a path outside its write set
+	EndUnknown  = "unknown"  // anything else: a signal, survivors, a stop
+)
+
+// Exit is a job's exit record: exit.json in its job directory, written by
+// the supervisor after every process of the job was reaped. Secret is the
+// attestation secret the supervisor minted in memory when it took the
+// lease, whose SHA-256 the lease recorded before the job started; MAC is
+// HMAC-SHA256 over the record without MAC. A job cannot know the secret,
+// so an exit record it wrote itself cannot carry one that verifies.
+type Exit struct {
+	Label     string `json:"label"`
+	Attempt   int    `json:"attempt"`
+	Nonce     string `json:"nonce"`
+	End       string `json:"end"`
+	ExitCode  int    `json:"exit_code"`
+	Signal    string `json:"signal,omitempty"`
+	Survivors int    `json:"survivors"`
+	Started   string `json:"started"`
+	Ended     string `json:"ended"`
+	Reason    string `json:"reason,omitempty"`
+	Secret    string `json:"secret"`
+	MAC       string `json:"mac,omitempty"`
+}
+
+func (e Exit) mac(secret []byte) (string, error) {
+	e.MAC = ""
+	b, err := gitstore.Canonical(e)
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, secret)
+	m.Write(b)
+	return hex.EncodeToString(m.Sum(nil)), nil
+}
+
+// newSecret mints an attestation secret and its hash.
+func newSecret() ([]byte, string) {
+	s := make([]byte, 32)
+	if _, err := rand.Read(s); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	h := sha256.Sum256(s)
+	return s, hex.EncodeToString(h[:])
+}
+
+func newNonce() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// endOf maps what the wall reported to a job's end.
+func endOf(r sandbox.Result) (string, string) {
+	switch {
+	case r.End == sandbox.EndStopped:
+		return EndUnknown, "stopped: " + r.StopReason
+	case r.Survivors > 0:
+		return EndUnknown, fmt.Sprintf("%d processes survived the reaping", r.Survivors)
+	case r.End == sandbox.EndDeadline:
+		return EndDeadline, ""
+	case r.End == sandbox.EndWall:
+		reason := ""
+		if r.Refused != nil {
+			reason = "the wall refused " + r.Refused.Path
+		}
+		return EndWall, reason
+	case r.End == sandbox.EndStartFailed:
+		return EndFailed, "did not start: " + r.Err
+	case r.End == sandbox.EndExit && r.ExitCode == 0:
+		return EndDone, ""
+	case r.End == sandbox.EndExit:
+		return EndFailed, fmt.Sprintf("exit %d", r.ExitCode)
+	}
+	return EndUnknown, string(r.End)
+}
+
+// Job is the record of one finished attempt at a card, in JobsRef.
+type Job struct {
+	Label     string `json:"label"`
+	Attempt   int    `json:"attempt"`
+	Nonce     string `json:"nonce"`
+	Worker    string `json:"worker"`
+	Holder    Holder `json:"holder"`
+	Started   string `json:"started"`
+	Ended     string `json:"ended"`
+	End       string `json:"end"`
+	ExitCode  int    `json:"exit_code"`
+	Signal    string `json:"signal,omitempty"`
+	Survivors int    `json:"survivors"`
+	// Result is the RESULT.md check: ok, refused or blocked.
+	Result string `json:"result"`
+	Reason string `json:"reason,omitempty"`
+	// Stopped: a stop record or a lost lease ended the job; the card
+	// stays queued.
+	Stopped bool `json:"stopped,omitempty"`
+	// Forged names what the job wrote that only the machinery may (an
+	// exit.json of its own): the result is refused.
+	Forged []string `json:"forged,omitempty"`
+	// Attest is the SHA-256 of the attestation secret; ExitSHA256 the
+	// digest of exit.json as the supervisor wrote it.
+	Attest     string `json:"attest"`
+	ExitSHA256 string `json:"exit_sha256"`
+	JobDir     string `json:"job_dir"`
+}
+
+func jobPath(label string, attempt int, nonce string) string {
+	return fmt.Sprintf("jobs/%s/%d-%s", label, attempt, nonce)
+}
+
+// Payloads of a job record: exit.json and RESULT.md as the supervisor
+// read them (the report bounded).
+const (
+	exitPayload   = "exit.json"
+	resultPayload = "RESULT.md"
+)
+
+func jobFrom(path string, rec *gitstore.Record) (*Job, error) {
+	if rec.Kind != KindJob || rec.V != 1 {
+		return nil, malformed(path, "a %s v%d record, not a job", rec.Kind, rec.V)
+	}
+	var j Job
+	if err := rec.Decode(&j); err != nil {
+		return nil, err
+	}
+	if path != jobPath(j.Label, j.Attempt, j.Nonce) {
+		return nil, malformed(path, "a job of %s attempt %d belongs under %s", j.Label, j.Attempt, jobPath(j.Label, j.Attempt, j.Nonce))
+	}
+	switch j.End {
+	case EndDone, EndFailed, EndDeadline, EndWall, EndUnknown:
+	default:
+		return nil, malformed(path, "end %q is not done, failed, deadline, wall or unknown", j.End)
+	}
+	switch j.Result {
+	case "ok", "refused", "blocked":
+	default:
+		return nil, malformed(path, "result %q is not ok, refused or blocked", j.Result)
+	}
+	exit, ok := rec.Payloads[exitPayload]
+	if !ok {
+		return nil, malformed(path, "it holds no exit record")
+	}
+	if d := sha256.Sum256(exit); hex.EncodeToString(d[:]) != j.ExitSHA256 {
+		return nil, malformed(path, "its exit record is not the one it names")
+	}
+	for name := range rec.Payloads {
+		if name != exitPayload && name != resultPayload {
+			return nil, malformed(path, "it holds a payload %q", name)
+		}
+	}
+	return &j, nil
+}
+
+// Jobs lists the recorded jobs, by label then attempt.
+func Jobs(st *gitstore.Store) ([]Job, error) {
+	tx, err := st.View(JobsRef)
+	if err != nil {
+		return nil, err
+	}
+	labels, err := tx.List("jobs")
+	if err != nil {
+		return nil, err
+	}
+	var out []Job
+	for _, l := range labels {
+		names, err := tx.List("jobs/" + l)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			path := "jobs/" + l + "/" + n
+			rec, err := tx.Get(path)
+			if err != nil {
+				return nil, err
+			}
+			j, err := jobFrom(path, rec)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, *j)
+		}
+	}
+	sort.SliceStable(out, func(i, k int) bool {
+		if out[i].Label != out[k].Label {
+			return out[i].Label < out[k].Label
+		}
+		return out[i].Attempt < out[k].Attempt
+	})
+	return out, nil
+}
+
+// recordJob writes j with its payloads; a job already recorded (the same
+// attempt and nonce) is left as it is.
+func recordJob(ctx context.Context, st *gitstore.Store, j *Job, exit, result []byte) error {
+	rec, err := gitstore.NewRecord(KindJob, 1, j)
+	if err != nil {
+		return err
+	}
+	rec.Payloads = map[string][]byte{exitPayload: exit}
+	if result != nil {
+		rec.Payloads[resultPayload] = result
+	}
+	path := jobPath(j.Label, j.Attempt, j.Nonce)
+	_, err = st.Update(ctx, JobsRef, "job "+j.Label, func(tx *gitstore.Tx) error {
+		if _, err := tx.Get(path); err == nil {
+			return nil
+		} else if !errors.Is(err, gitstore.ErrNotFound) {
+			return err
+		}
+		return tx.Put(path, rec)
+	})
+	return err
+}
+
+// writeExit writes exit.json into dir, replacing whatever the job left at
+// that name (which is reported: only the machinery writes it), never
+// through a link. It returns the bytes written and what was found.
+func writeExit(dir string, e Exit, secret []byte) ([]byte, []string, error) {
+	var forged []string
+	path := filepath.Join(dir, "exit.json")
+	if fi, err := os.Lstat(path); err == nil {
+		forged = append(forged, fmt.Sprintf("exit.json was already there (a %s the job wrote)", fi.Mode().Type()))
+		if err := os.RemoveAll(path); err != nil {
+			return nil, forged, err
+		}
+	}
+	e.Secret = hex.EncodeToString(secret)
+	mac, err := e.mac(secret)
+	if err != nil {
+		return nil, forged, err
+	}
+	e.MAC = mac
+	b, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return nil, forged, err
+	}
+	b = append(b, '\n')
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o444)
+	if err != nil {
+		return nil, forged, err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, forged, err
+	}
+	return b, forged, f.Close()
+}
+
+// VerifyExit checks the exit.json on disk in a recorded job's directory
+// against the job record: the bytes the supervisor wrote, a secret whose
+// hash the lease recorded, and a MAC that holds. "" when it does, else
+// what is wrong (a job, or anyone, rewrote it).
+func VerifyExit(j *Job) string {
+	b, err := os.ReadFile(filepath.Join(j.JobDir, "exit.json"))
+	if err != nil {
+		return "exit.json cannot be read: " + err.Error()
+	}
+	if d := sha256.Sum256(b); hex.EncodeToString(d[:]) != j.ExitSHA256 {
+		return "exit.json is not the one the supervisor wrote (rewritten)"
+	}
+	return checkExitBytes(b, j.Attest)
+}
+
+// checkExitBytes verifies an exit record's secret and MAC.
+func checkExitBytes(b []byte, attest string) string {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var e Exit
+	if err := dec.Decode(&e); err != nil {
+		return "exit.json does not parse: " + err.Error()
+	}
+	secret, err := hex.DecodeString(e.Secret)
+	if err != nil {
+		return "exit.json's secret is not hex"
+	}
+	if h := sha256.Sum256(secret); hex.EncodeToString(h[:]) != attest {
+		return "exit.json's secret is not the one the lease attested"
+	}
+	mac, err := e.mac(secret)
+	if err != nil || !hmac.Equal([]byte(mac), []byte(e.MAC)) {
+		return "exit.json's MAC does not hold (edited)"
+	}
+	return ""
+}
+
+// finishedLabels are the cards a job finished (a stopped job does not).
+func finishedLabels(jobs []Job) map[string]bool {
+	out := map[string]bool{}
+	for _, j := range jobs {
+		if !j.Stopped {
+			out[j.Label] = true
+		}
+	}
+	return out
+}
+
+// Stop is a stop record: every supervisor ends the named card's job (or
+// every job, for "all") at once and takes nothing it names.
+type Stop struct {
+	Card   string `json:"card"` // a label, or "all"
+	At     string `json:"at"`
+	By     string `json:"by"`
+	Reason string `json:"reason,omitempty"`
+}
+
+func stopPath(card string) string { return "stop/" + card }
+
+func stopFrom(path string, rec *gitstore.Record) (*Stop, error) {
+	if rec.Kind != KindStop || rec.V != 1 {
+		return nil, malformed(path, "a %s v%d record, not a stop", rec.Kind, rec.V)
+	}
+	var s Stop
+	if err := rec.Decode(&s); err != nil {
+		return nil, err
+	}
+	if path != stopPath(s.Card) || (s.Card != "all" && !labelName.MatchString(s.Card)) {
+		return nil, malformed(path, "a stop of %q belongs under %s", s.Card, stopPath(s.Card))
+	}
+	return &s, nil
+}
+
+// SetStop writes a stop record for card ("all" for every card).
+func SetStop(ctx context.Context, st *gitstore.Store, s Stop) error {
+	if s.Card != "all" && (!labelName.MatchString(s.Card) || strings.Contains(s.Card, "..")) {
+		return refusal.New(refusal.CardInvalid, "name a card label, or --all", "%q is not a card label", s.Card)
+	}
+	rec, err := gitstore.NewRecord(KindStop, 1, s)
+	if err != nil {
+		return err
+	}
+	_, err = st.Update(ctx, ControlRef, "stop "+s.Card, func(tx *gitstore.Tx) error { return tx.Put(stopPath(s.Card), rec) })
+	return err
+}
+
+// ClearStop removes the stop record for card ("all", or every one when
+// card is "").
+func ClearStop(ctx context.Context, st *gitstore.Store, card string) error {
+	_, err := st.Update(ctx, ControlRef, "resume", func(tx *gitstore.Tx) error {
+		if card != "" {
+			return tx.Remove(stopPath(card))
+		}
+		return tx.Remove("stop")
+	})
+	return err
+}
+
+// Stops reads the stop records: by card label, "all" for every card.
+func Stops(st *gitstore.Store) (map[string]Stop, error) {
+	tx, err := st.View(ControlRef)
+	if err != nil {
+		return nil, err
+	}
+	names, err := tx.List("stop")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]Stop{}
+	for _, n := range names {
+		rec, err := tx.Get(stopPath(n))
+		if err != nil {
+			return nil, err
+		}
+		s, err := stopFrom(stopPath(n), rec)
+		if err != nil {
+			return nil, err
+		}
+		out[s.Card] = *s
+	}
+	return out, nil
+}
+
+func now(f func() time.Time) time.Time {
+	if f != nil {
+		return f()
+	}
+	return time.Now()
+}

@@ -1,0 +1,369 @@
+package swarm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// DefaultStaleAfter is how long a lease from another host (or one that does
+// not parse) is held after its last heartbeat.
+const DefaultStaleAfter = 10 * time.Minute
+
+// Lease is who holds a card, and until when.
+type Lease struct {
+	Label string `json:"label"`
+	Holder
+	// Nonce names this taking: a renewal or release of another taking (a
+	// lease lost and taken again) is refused.
+	Nonce   string `json:"nonce"`
+	Attempt int    `json:"attempt"`
+	Taken   string `json:"taken"`
+	// Until is when the lease ends unless renewed: the job's deadline plus
+	// the grace to end it. A live holder past it is DRIFT.
+	Until     string `json:"until"`
+	Heartbeat string `json:"heartbeat"`
+	// Attest is the SHA-256 of the secret the supervisor keeps in memory
+	// and reveals only in the job's exit record: a job cannot forge one.
+	Attest string `json:"attest"`
+	JobDir string `json:"job_dir,omitempty"`
+}
+
+// State is what a lease means now.
+type State string
+
+const (
+	// Free: no lease.
+	Free State = "free"
+	// Live: held by a process on this host that is alive, within Until.
+	Live State = "live"
+	// Drift: the holder is alive but past Until.
+	Drift State = "drift"
+	// Stranded: held on this host by a process that is gone: the card is
+	// queued again.
+	Stranded State = "stranded"
+	// Held: held from another host (or unreadable), its heartbeat within
+	// the stale window.
+	Held State = "held"
+	// Stale: held from another host (or unreadable) with no heartbeat for
+	// the stale window: it may be taken over.
+	Stale State = "stale"
+)
+
+// Takeable reports whether a card whose lease is in state s may be taken.
+func (s State) Takeable() bool { return s == Free || s == Stranded || s == Stale }
+
+const stamp = time.RFC3339Nano
+
+// StateOf decides a lease's state (nil is Free) for a supervisor that is
+// here, at now. written is when the lease's ref was last moved: the
+// heartbeat of a lease that does not parse.
+func StateOf(l *Lease, written time.Time, here Holder, now time.Time, staleAfter time.Duration) State {
+	if l == nil {
+		return Free
+	}
+	if staleAfter <= 0 {
+		staleAfter = DefaultStaleAfter
+	}
+	if l.Host == here.Host && l.Boot == here.Boot && l.Boot != "" {
+		if !alive(l.Holder) {
+			return Stranded
+		}
+		if until, err := time.Parse(stamp, l.Until); err != nil || now.After(until) {
+			return Drift
+		}
+		return Live
+	}
+	beat, err := time.Parse(stamp, l.Heartbeat)
+	if err != nil {
+		beat = written
+	}
+	if now.Sub(beat) > staleAfter {
+		return Stale
+	}
+	return Held
+}
+
+var labelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+
+func (l *Lease) validate(path string) error {
+	switch {
+	case !labelName.MatchString(l.Label) || strings.Contains(l.Label, ".."):
+		return malformed(path, "label %q is not a card label", l.Label)
+	case l.Nonce == "" || l.Attest == "" || l.Attempt < 1:
+		return malformed(path, "a lease needs a nonce, an attestation hash and an attempt")
+	}
+	for _, s := range []string{l.Taken, l.Until, l.Heartbeat} {
+		if _, err := time.Parse(stamp, s); err != nil {
+			return malformed(path, "%q is not a time", s)
+		}
+	}
+	return nil
+}
+
+func malformed(path, format string, args ...any) error {
+	return refusal.NewUnreadable(refusal.RecordMalformed, "run git nwdes fsck; release the lease (git nwdes swarm release --force) if it is damaged",
+		"%s: %s", path, fmt.Sprintf(format, args...))
+}
+
+const leasePath = "lease"
+
+func leaseFrom(rec *gitstore.Record) (*Lease, error) {
+	if rec.Kind != KindLease || rec.V != 1 {
+		return nil, malformed(leasePath, "a %s v%d record, not a lease", rec.Kind, rec.V)
+	}
+	var l Lease
+	if err := rec.Decode(&l); err != nil {
+		return nil, err
+	}
+	if len(rec.Payloads) != 0 {
+		return nil, malformed(leasePath, "a lease holds no payloads")
+	}
+	return &l, l.validate(leasePath)
+}
+
+// LeaseEntry is one lease as listed.
+type LeaseEntry struct {
+	Label string
+	Tip   oid.ID
+	// Lease is nil when the record does not parse (Err says why).
+	Lease   *Lease
+	Err     error
+	Written time.Time
+}
+
+// Book keeps the leases: in this repository (Local) or on a remote
+// (Remote). Every move is a compare-and-swap; losing one is an answer.
+type Book interface {
+	// Take puts l on label when decide accepts what is there now (nil:
+	// free; a lease that does not parse is given with its error).
+	Take(ctx context.Context, label string, l *Lease, decide func(cur *Lease, curErr error, written time.Time) error) (oid.ID, error)
+	// Renew replaces the lease the caller holds (at tip) with l; ErrLost
+	// when it no longer holds it.
+	Renew(ctx context.Context, label string, tip oid.ID, l *Lease) (oid.ID, error)
+	// Release removes the lease at tip; ErrLost when it moved.
+	Release(ctx context.Context, label string, tip oid.ID) error
+	// List reads every lease this repository knows.
+	List(ctx context.Context) ([]LeaseEntry, error)
+}
+
+// ErrLost: the lease moved under its holder (released by force, taken over
+// as stale).
+var ErrLost = errors.New("the lease was lost")
+
+// ErrNotTaken: decide refused what is there.
+var ErrNotTaken = errors.New("not taken")
+
+// Local keeps leases in this repository's refs/nwdes-local/swarm/leases/.
+type Local struct {
+	Store *gitstore.Store
+}
+
+func leaseRef(family gitstore.RefName, label string) gitstore.RefName {
+	return gitstore.RefName(string(family) + label)
+}
+
+func leaseRecord(l *Lease) (*gitstore.Record, error) { return gitstore.NewRecord(KindLease, 1, l) }
+
+// readLease reads the lease in a view: nil when there is none.
+func readLease(tx *gitstore.Tx) (*Lease, error) {
+	rec, err := tx.Get(leasePath)
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return leaseFrom(rec)
+}
+
+func (b *Local) written(tip oid.ID) time.Time {
+	if tip.IsZero() {
+		return time.Time{}
+	}
+	_, t, err := b.Store.Parents(tip)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// Take implements Book.
+func (b *Local) Take(ctx context.Context, label string, l *Lease, decide func(*Lease, error, time.Time) error) (oid.ID, error) {
+	return b.Store.Update(ctx, leaseRef(LocalLeases, label), "take "+label, func(tx *gitstore.Tx) error {
+		cur, err := readLease(tx)
+		var rerr *refusal.Error
+		if err != nil && !errors.As(err, &rerr) {
+			return err // unreadable objects: never guessed about
+		}
+		if err := decide(cur, err, b.written(tx.Base())); err != nil {
+			return err
+		}
+		rec, err := leaseRecord(l)
+		if err != nil {
+			return err
+		}
+		return tx.Put(leasePath, rec)
+	})
+}
+
+// Renew implements Book.
+func (b *Local) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) (oid.ID, error) {
+	return b.Store.Update(ctx, leaseRef(LocalLeases, label), "renew "+label, func(tx *gitstore.Tx) error {
+		cur, err := readLease(tx)
+		if err != nil || cur == nil || cur.Nonce != l.Nonce {
+			return ErrLost
+		}
+		rec, err := leaseRecord(l)
+		if err != nil {
+			return err
+		}
+		return tx.Put(leasePath, rec)
+	})
+}
+
+// Release implements Book: the lease record is removed (the ref keeps one
+// parentless commit of an empty tree).
+func (b *Local) Release(ctx context.Context, label string, tip oid.ID) error {
+	_, err := b.Store.Update(ctx, leaseRef(LocalLeases, label), "release "+label, func(tx *gitstore.Tx) error {
+		if tx.Base() != tip {
+			return ErrLost
+		}
+		return tx.Remove(leasePath)
+	}, gitstore.NoRetry())
+	var ce *gitstore.ConflictError
+	if errors.As(err, &ce) || errors.Is(err, gitstore.ErrConflict) {
+		return ErrLost
+	}
+	return err
+}
+
+// List implements Book.
+func (b *Local) List(ctx context.Context) ([]LeaseEntry, error) {
+	return listLeases(b.Store, LocalLeases, b.written)
+}
+
+func listLeases(st *gitstore.Store, family gitstore.RefName, written func(oid.ID) time.Time) ([]LeaseEntry, error) {
+	refs, err := st.Refs().List(string(family))
+	if err != nil {
+		return nil, err
+	}
+	var out []LeaseEntry
+	for name, tip := range refs {
+		label := strings.TrimPrefix(string(name), string(family))
+		tx, err := st.ViewAt(name, tip)
+		if err != nil {
+			return nil, err
+		}
+		l, err := readLease(tx)
+		if err == nil && l == nil {
+			continue // released
+		}
+		var rerr *refusal.Error
+		if err != nil && !errors.As(err, &rerr) {
+			return nil, err
+		}
+		out = append(out, LeaseEntry{Label: label, Tip: tip, Lease: l, Err: err, Written: written(tip)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Label < out[j].Label })
+	return out, nil
+}
+
+// Remote keeps leases on a remote: each move is one atomic push of the
+// card's lease ref with the expected old value (gitstore.Store.SwapRemote),
+// so supervisors sharing only the remote never both hold a card.
+type Remote struct {
+	Store  *gitstore.Store
+	Name   string
+	Sync   gitstore.SyncOptions
+	Tries  int // rounds of take against a remote that keeps moving (default 4)
+	locals Local
+}
+
+func (b *Remote) written(tip oid.ID) time.Time {
+	b.locals.Store = b.Store
+	return b.locals.written(tip)
+}
+
+// Take implements Book: from the value this clone last saw of the remote
+// lease; losing the push mirrors the remote's value, which is decided on
+// again.
+func (b *Remote) Take(ctx context.Context, label string, l *Lease, decide func(*Lease, error, time.Time) error) (oid.ID, error) {
+	ref := leaseRef(RemoteLeases, label)
+	tries := b.Tries
+	if tries <= 0 {
+		tries = 4
+	}
+	for i := 0; ; i++ {
+		tip, err := b.Store.Tip(ref)
+		if err != nil {
+			return oid.ID{}, err
+		}
+		var cur *Lease
+		var curErr error
+		if !tip.IsZero() {
+			tx, err := b.Store.ViewAt(ref, tip)
+			if err != nil {
+				return oid.ID{}, err
+			}
+			cur, curErr = readLease(tx)
+			var rerr *refusal.Error
+			if curErr != nil && !errors.As(curErr, &rerr) {
+				return oid.ID{}, curErr
+			}
+		}
+		if err := decide(cur, curErr, b.written(tip)); err != nil {
+			return oid.ID{}, err
+		}
+		next, err := b.Store.SwapRemote(ctx, b.Name, ref, tip, "take "+label, func(tx *gitstore.Tx) error {
+			rec, err := leaseRecord(l)
+			if err != nil {
+				return err
+			}
+			return tx.Put(leasePath, rec)
+		}, b.Sync)
+		if err == nil {
+			return next, nil
+		}
+		if !errors.Is(err, gitstore.ErrConflict) || i+1 >= tries {
+			return oid.ID{}, err
+		}
+	}
+}
+
+// Renew implements Book.
+func (b *Remote) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) (oid.ID, error) {
+	next, err := b.Store.SwapRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, "renew "+label, func(tx *gitstore.Tx) error {
+		rec, err := leaseRecord(l)
+		if err != nil {
+			return err
+		}
+		return tx.Put(leasePath, rec)
+	}, b.Sync)
+	if errors.Is(err, gitstore.ErrConflict) {
+		return oid.ID{}, ErrLost
+	}
+	return next, err
+}
+
+// Release implements Book.
+func (b *Remote) Release(ctx context.Context, label string, tip oid.ID) error {
+	err := b.Store.DeleteRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, b.Sync)
+	if errors.Is(err, gitstore.ErrConflict) {
+		return ErrLost
+	}
+	return err
+}
+
+// List implements Book: the leases as this clone last fetched them.
+func (b *Remote) List(ctx context.Context) ([]LeaseEntry, error) {
+	return listLeases(b.Store, RemoteLeases, b.written)
+}

@@ -1,0 +1,157 @@
+package swarm
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// Queued is one card in the queue.
+type Queued struct {
+	Card *Card
+	// Deadline is the card's own (DEADLINE: or swarm add --deadline), zero
+	// for the worker's.
+	Deadline time.Duration
+	Added    time.Time
+	By       string
+}
+
+type cardBody struct {
+	Label    string `json:"label"`
+	Base     string `json:"base"`
+	Contract string `json:"contract"`
+	Deadline string `json:"deadline,omitempty"`
+	Added    string `json:"added"`
+	By       string `json:"by"`
+}
+
+const cardPayload = "card"
+
+func cardPath(label string) string { return "cards/" + label }
+
+// Add queues card (its text parsed by ParseCard; its base must be a commit
+// this repository has). A label already queued is refused (CardExists).
+func Add(ctx context.Context, st *gitstore.Store, c *Card, deadline time.Duration, by string, now time.Time) error {
+	base, err := oid.Parse(c.Base)
+	if err == nil {
+		_, _, err = st.Parents(base)
+	}
+	if err != nil {
+		return refusal.New(refusal.CardInvalid, "fetch the base commit, or name one this repository has in BASE:",
+			"card %s: its base %s is not a commit of this repository", c.Label, c.Base)
+	}
+	if deadline == 0 {
+		deadline = c.Deadline
+	}
+	body := cardBody{Label: c.Label, Base: c.Base, Contract: c.ContractLine, Added: now.UTC().Format(stamp), By: by}
+	if deadline > 0 {
+		body.Deadline = deadline.String()
+	}
+	rec, err := gitstore.NewRecord(KindCard, 1, body)
+	if err != nil {
+		return err
+	}
+	rec.Payloads = map[string][]byte{cardPayload: c.Text}
+	_, err = st.Update(ctx, QueueRef, "queue "+c.Label, func(tx *gitstore.Tx) error {
+		if _, err := tx.Get(cardPath(c.Label)); err == nil {
+			return refusal.New(refusal.CardExists, "give the card another label (line 1: RESULT: <label> sha=<sha12>)",
+				"card %s is already queued", c.Label)
+		} else if !errors.Is(err, gitstore.ErrNotFound) {
+			return err
+		}
+		return tx.Put(cardPath(c.Label), rec)
+	})
+	return err
+}
+
+// Queue lists the queued cards, oldest first (then by label).
+func Queue(st *gitstore.Store) ([]Queued, error) {
+	tx, err := st.View(QueueRef)
+	if err != nil {
+		return nil, err
+	}
+	names, err := tx.List("cards")
+	if err != nil {
+		return nil, err
+	}
+	var out []Queued
+	for _, n := range names {
+		q, err := queuedFrom(cardPath(n), tx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *q)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].Added.Equal(out[j].Added) {
+			return out[i].Added.Before(out[j].Added)
+		}
+		return out[i].Card.Label < out[j].Card.Label
+	})
+	return out, nil
+}
+
+func queuedFrom(path string, tx *gitstore.Tx) (*Queued, error) {
+	rec, err := tx.Get(path)
+	if err != nil {
+		return nil, err
+	}
+	return cardRecord(path, rec)
+}
+
+// cardRecord decodes a queued card and checks it against its own text:
+// the stored label, base and contract line are what the text says.
+func cardRecord(path string, rec *gitstore.Record) (*Queued, error) {
+	if rec.Kind != KindCard || rec.V != 1 {
+		return nil, malformed(path, "a %s v%d record, not a card", rec.Kind, rec.V)
+	}
+	var b cardBody
+	if err := rec.Decode(&b); err != nil {
+		return nil, err
+	}
+	text, ok := rec.Payloads[cardPayload]
+	if !ok || len(rec.Payloads) != 1 {
+		return nil, malformed(path, "a card record holds exactly its text")
+	}
+	c, err := ParseCard(text)
+	if err != nil {
+		return nil, malformed(path, "its text is not a card: %v", err)
+	}
+	if c.Label != b.Label || c.Base != b.Base || c.ContractLine != b.Contract || path != cardPath(c.Label) {
+		return nil, malformed(path, "the record does not say what its card says")
+	}
+	q := &Queued{Card: c, By: b.By}
+	if q.Added, err = time.Parse(stamp, b.Added); err != nil {
+		return nil, malformed(path, "added %q is not a time", b.Added)
+	}
+	if b.Deadline != "" {
+		if q.Deadline, err = time.ParseDuration(b.Deadline); err != nil || q.Deadline <= 0 {
+			return nil, malformed(path, "deadline %q is not a duration", b.Deadline)
+		}
+	}
+	return q, nil
+}
+
+// checkRecord is fsck's check of every swarm record.
+func checkRecord(tx *gitstore.Tx, path string, rec *gitstore.Record) error {
+	switch rec.Kind {
+	case KindCard:
+		_, err := cardRecord(path, rec)
+		return err
+	case KindLease:
+		_, err := leaseFrom(rec)
+		return err
+	case KindJob:
+		_, err := jobFrom(path, rec)
+		return err
+	case KindStop:
+		_, err := stopFrom(path, rec)
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,60 @@
+package swarm
+
+import "github.com/nwdes/nwdes/gitstore"
+
+// Refs of the swarm.
+const (
+	// QueueRef holds the queued cards (cards/<label>): merged between
+	// clones, each card immutable once queued.
+	QueueRef gitstore.RefName = "refs/nwdes/swarm/queue"
+	// JobsRef holds one record per finished job (jobs/<label>/<attempt>-<nonce>).
+	JobsRef gitstore.RefName = "refs/nwdes/swarm/jobs"
+	// ControlRef holds stop records (stop/all, stop/<label>).
+	ControlRef gitstore.RefName = "refs/nwdes/swarm/control"
+	// LocalLeases is the family of this repository's leases, one ref per
+	// card: never pushed, moved by compare-and-swap of the local ref.
+	LocalLeases gitstore.RefName = "refs/nwdes-local/swarm/leases/"
+	// RemoteLeases is the family of leases kept on a remote, one ref per
+	// card: moved only by an atomic push with the expected old value.
+	RemoteLeases gitstore.RefName = "refs/nwdes/swarm/leases/"
+)
+
+// Record kinds.
+//
+// swarm.card v1: a queued card: label, base, contract line, deadline,
+// when and by whom; payload "card" is the card's text.
+// swarm.lease v1: who holds a card (Lease).
+// swarm.job v1: how one attempt at a card ended (Job).
+// swarm.stop v1: a stop record (Stop).
+const (
+	KindCard  gitstore.Kind = "swarm.card"
+	KindLease gitstore.Kind = "swarm.lease"
+	KindJob   gitstore.Kind = "swarm.job"
+	KindStop  gitstore.Kind = "swarm.stop"
+)
+
+// Register declares the swarm's kinds and refs.
+func Register(r *gitstore.Registry) error {
+	for _, k := range []gitstore.KindSpec{
+		{Kind: KindCard, Version: 1, Check: checkRecord},
+		{Kind: KindLease, Version: 1, Check: checkRecord},
+		{Kind: KindJob, Version: 1, Check: checkRecord},
+		{Kind: KindStop, Version: 1, Check: checkRecord},
+	} {
+		if err := r.DeclareKind(k); err != nil {
+			return err
+		}
+	}
+	for _, spec := range []gitstore.RefSpec{
+		{Ref: QueueRef, Policy: gitstore.PolicyMerge, Layout: []string{"cards"}, Immutable: []string{"cards"}, Kinds: []gitstore.Kind{KindCard}},
+		{Ref: JobsRef, Policy: gitstore.PolicyMerge, Layout: []string{"jobs"}, Immutable: []string{"jobs"}, Kinds: []gitstore.Kind{KindJob}},
+		{Ref: ControlRef, Policy: gitstore.PolicyMerge, Layout: []string{"stop"}, Kinds: []gitstore.Kind{KindStop}},
+		{Ref: LocalLeases, Policy: gitstore.PolicyLocal, History: gitstore.HistoryLatest, Layout: []string{"lease"}, Kinds: []gitstore.Kind{KindLease}},
+		{Ref: RemoteLeases, Policy: gitstore.PolicySwap, Layout: []string{"lease"}, Kinds: []gitstore.Kind{KindLease}},
+	} {
+		if err := r.DeclareRef(spec); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,479 @@
+package swarm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/sandbox"
+)
+
+// Supervisor runs queued cards with one worker description, as many at a
+// time as Workers, until no card is left to run (or forever with Follow).
+type Supervisor struct {
+	Store *gitstore.Store
+	// Book keeps the leases: Local, or Remote for supervisors on many
+	// machines sharing a remote.
+	Book Book
+	// Remote, when set, is fetched before each look at the queue and
+	// pushed to after each recorded job, so that clones sharing it see
+	// one queue and one ledger.
+	Remote string
+	Sync   gitstore.SyncOptions
+	Wall   *sandbox.Wall
+	Worker *Worker
+	// Workers is how many jobs run at once (the worker's slots when 0).
+	Workers int
+	Follow  bool
+	// JobsDir is where job directories are made.
+	JobsDir string
+	Holder  Holder
+	// StaleAfter is the stale window for leases from other hosts.
+	StaleAfter time.Duration
+	// Heartbeat is how often a running job's lease is renewed and the
+	// stop records read (default 5s); Poll how often an idle supervisor
+	// looks at the queue again (default 1s).
+	Heartbeat, Poll time.Duration
+	// Grace is added to a job's deadline for its lease's Until.
+	Grace time.Duration
+	// Export writes a commit's tree into a directory (examine.ExportTree).
+	Export func(st *gitstore.Store, commit oid.ID, dir string) error
+	// Events, when set, receives what happens, in order per job.
+	Events func(Event)
+	Now    func() time.Time
+
+	mu sync.Mutex // serialises Events and the taking of cards
+}
+
+// Event is one thing a supervisor did.
+type Event struct {
+	Time    time.Time     `json:"time"`
+	Kind    string        `json:"kind"` // taken, started, renewed, ended, recorded, released, lost, stopped, idle, error
+	Label   string        `json:"label,omitempty"`
+	Attempt int           `json:"attempt,omitempty"`
+	End     string        `json:"end,omitempty"`
+	Result  string        `json:"result,omitempty"`
+	Detail  string        `json:"detail,omitempty"`
+	Elapsed time.Duration `json:"elapsed_ns,omitempty"`
+	// Deadline is the job's deadline, on taken and started.
+	Deadline time.Duration `json:"deadline_ns,omitempty"`
+}
+
+func (s *Supervisor) emit(e Event) {
+	if s.Events == nil {
+		return
+	}
+	e.Time = now(s.Now)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Events(e)
+}
+
+// Summary is what a run did.
+type Summary struct {
+	Ran, Stopped int
+}
+
+// Run supervises until no queued card is left unfinished (or, with
+// Follow, until ctx ends). A stop record for every card ends the running
+// jobs and the run.
+func (s *Supervisor) Run(ctx context.Context) (*Summary, error) {
+	n := s.Workers
+	if n <= 0 {
+		n = s.Worker.Slots
+	}
+	if n <= 0 {
+		n = 1
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		sum  Summary
+		errs []error
+	)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				q, lease, tip, secret, done, err := s.next(ctx)
+				if err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+					return
+				}
+				if done {
+					return
+				}
+				if q == nil {
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(s.poll()):
+					}
+					continue
+				}
+				stopped, err := s.runJob(ctx, q, lease, tip, secret)
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				} else if stopped {
+					sum.Stopped++
+				} else {
+					sum.Ran++
+				}
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return &sum, errors.Join(errs...)
+}
+
+func (s *Supervisor) poll() time.Duration {
+	if s.Poll > 0 {
+		return s.Poll
+	}
+	return time.Second
+}
+
+func (s *Supervisor) heartbeat() time.Duration {
+	if s.Heartbeat > 0 {
+		return s.Heartbeat
+	}
+	return 5 * time.Second
+}
+
+// next takes a lease on the next card to run. It returns done when
+// nothing is left (and not Follow), or a nil card when every unfinished
+// card is held by someone else for now.
+func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, oid.ID{}, nil, true, nil
+	}
+	if s.Remote != "" {
+		if _, err := s.Store.Fetch(ctx, s.Remote, s.Sync); err != nil {
+			return nil, nil, oid.ID{}, nil, false, err
+		}
+	}
+	stops, err := Stops(s.Store)
+	if err != nil {
+		return nil, nil, oid.ID{}, nil, false, err
+	}
+	if _, all := stops["all"]; all {
+		return nil, nil, oid.ID{}, nil, true, nil
+	}
+	queue, err := Queue(s.Store)
+	if err != nil {
+		return nil, nil, oid.ID{}, nil, false, err
+	}
+	jobs, err := Jobs(s.Store)
+	if err != nil {
+		return nil, nil, oid.ID{}, nil, false, err
+	}
+	finished := finishedLabels(jobs)
+	attempts := map[string]int{}
+	for _, j := range jobs {
+		attempts[j.Label] = max(attempts[j.Label], j.Attempt)
+	}
+	waiting := false
+	for i := range queue {
+		q := &queue[i]
+		label := q.Card.Label
+		if finished[label] {
+			continue
+		}
+		if _, stopped := stops[label]; stopped {
+			continue
+		}
+		waiting = true
+		secret, attest := newSecret()
+		t := now(s.Now)
+		deadline := s.deadline(q)
+		l := &Lease{
+			Label: label, Holder: s.Holder, Nonce: newNonce(), Attempt: attempts[label] + 1,
+			Taken: t.UTC().Format(stamp), Heartbeat: t.UTC().Format(stamp),
+			Until: t.Add(deadline + s.grace()).UTC().Format(stamp), Attest: attest,
+		}
+		tip, err := s.Book.Take(ctx, label, l, func(cur *Lease, curErr error, written time.Time) error {
+			st := StateOf(cur, written, s.Holder, now(s.Now), s.StaleAfter)
+			if curErr != nil {
+				st = StateOf(&Lease{}, written, s.Holder, now(s.Now), s.StaleAfter)
+			}
+			if !st.Takeable() {
+				return ErrNotTaken
+			}
+			if cur != nil && cur.Attempt >= l.Attempt {
+				l.Attempt = cur.Attempt + 1
+			}
+			return nil
+		})
+		if errors.Is(err, ErrNotTaken) || errors.Is(err, gitstore.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, oid.ID{}, nil, false, err
+		}
+		// Someone may have finished it between the look and the take: a
+		// holder records its job (and pushes it) before it releases, so
+		// once the lease is ours the record is there to be seen.
+		if s.Remote != "" {
+			if _, err := s.Store.Fetch(ctx, s.Remote, s.Sync); err != nil {
+				_ = s.Book.Release(ctx, label, tip)
+				return nil, nil, oid.ID{}, nil, false, err
+			}
+		}
+		if fin, err := s.finished(label); err != nil || fin {
+			_ = s.Book.Release(ctx, label, tip)
+			if err != nil {
+				return nil, nil, oid.ID{}, nil, false, err
+			}
+			continue
+		}
+		s.emit(Event{Kind: "taken", Label: label, Attempt: l.Attempt, Deadline: deadline})
+		return q, l, tip, secret, false, nil
+	}
+	if !waiting && !s.Follow {
+		return nil, nil, oid.ID{}, nil, true, nil
+	}
+	return nil, nil, oid.ID{}, nil, false, nil
+}
+
+func (s *Supervisor) finished(label string) (bool, error) {
+	jobs, err := Jobs(s.Store)
+	if err != nil {
+		return false, err
+	}
+	return finishedLabels(jobs)[label], nil
+}
+
+func (s *Supervisor) deadline(q *Queued) time.Duration {
+	if q.Deadline > 0 {
+		return q.Deadline
+	}
+	return s.Worker.Deadline
+}
+
+func (s *Supervisor) grace() time.Duration {
+	if s.Grace > 0 {
+		return s.Grace
+	}
+	return time.Minute
+}
+
+// runJob stages the job, runs the harness in the wall while renewing the
+// lease, records how it ended and releases the lease. stopped is set when
+// a stop record or a lost lease ended it.
+func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID, secret []byte) (bool, error) {
+	label := q.Card.Label
+	dir := filepath.Join(s.JobsDir, label, fmt.Sprintf("%d-%s", l.Attempt, l.Nonce))
+	tl := &timeline{}
+	tl.add(now(s.Now), "taken", "")
+	j, err := stage(s.Store, s.Export, q.Card, dir, s.Worker)
+	if err != nil {
+		_ = s.Book.Release(ctx, label, tip)
+		return false, fmt.Errorf("stage %s: %w", label, err)
+	}
+	l.JobDir = dir
+	tl.add(now(s.Now), "staged", "")
+	deadline := s.deadline(q)
+	cmd := sandbox.Command{
+		Args: append([]string{s.Worker.Harness}, s.Worker.Args(j.Prompt)...), Dir: j.Repo, Write: []string{dir},
+		// The checkout borrows this repository's objects (alternates):
+		// the harness reads them, and writes its own commits in repo/.
+		Read: append([]string{s.Store.Location().Objects()}, s.Worker.ReadRoots...),
+		Env: s.Worker.Env, Home: j.Home, Tmp: j.Scratch, Deadline: deadline,
+		Set:    []string{"NWDES_JOB_DIR=" + dir, "XDG_DATA_HOME=" + j.Data},
+		Stdout: j.Log, Stderr: j.Log,
+	}
+	job, err := s.Wall.NewJob()
+	if err != nil {
+		j.Log.Close()
+		_ = s.Book.Release(ctx, label, tip)
+		return false, err
+	}
+	defer job.Close()
+	proc, err := job.Start(ctx, cmd)
+	if err != nil {
+		j.Log.Close()
+		_ = s.Book.Release(ctx, label, tip)
+		return false, err
+	}
+	started := now(s.Now)
+	tl.add(started, "started", "")
+	s.emit(Event{Kind: "started", Label: label, Attempt: l.Attempt, Deadline: deadline})
+
+	// Hold the lease while the job runs: renew it, and end the job at once
+	// when a stop record names it or the lease is lost.
+	stopped, stopReason := false, ""
+	tick := time.NewTicker(s.heartbeat())
+	defer tick.Stop()
+loop:
+	for {
+		select {
+		case <-proc.Done():
+			break loop
+		case <-tick.C:
+			t := now(s.Now)
+			l.Heartbeat = t.UTC().Format(stamp)
+			next, err := s.Book.Renew(ctx, label, tip, l)
+			if err != nil {
+				stopped, stopReason = true, "lease lost: "+err.Error()
+				proc.Stop(stopReason)
+				s.emit(Event{Kind: "lost", Label: label, Attempt: l.Attempt, Detail: err.Error()})
+				break loop
+			}
+			tip = next
+			if s.Remote != "" {
+				_, _ = s.Store.Fetch(ctx, s.Remote, s.Sync)
+			}
+			stops, err := Stops(s.Store)
+			if err == nil {
+				if st, ok := stops["all"]; ok {
+					stopped, stopReason = true, "stop requested for every card: "+st.Reason
+				} else if st, ok := stops[label]; ok {
+					stopped, stopReason = true, "stop requested: "+st.Reason
+				}
+			}
+			if stopped {
+				proc.Stop(stopReason)
+				s.emit(Event{Kind: "stopped", Label: label, Attempt: l.Attempt, Detail: stopReason})
+				break loop
+			}
+			tl.add(t, "renewed", "")
+			s.emit(Event{Kind: "renewed", Label: label, Attempt: l.Attempt, Elapsed: t.Sub(started), Deadline: deadline})
+		}
+	}
+	res, err := proc.Wait()
+	j.Log.Close()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		_ = s.Book.Release(ctx, label, tip)
+		return false, err
+	}
+	ended := now(s.Now)
+	tl.add(ended, "ended", string(res.End))
+	end, reason := endOf(res)
+	if stopped {
+		end, reason = EndUnknown, stopReason
+	}
+	exit := Exit{Label: label, Attempt: l.Attempt, Nonce: l.Nonce, End: end, ExitCode: res.ExitCode, Signal: res.Signal,
+		Survivors: res.Survivors, Started: started.UTC().Format(stamp), Ended: ended.UTC().Format(stamp), Reason: reason}
+	exitBytes, forged, err := writeExit(dir, exit, secret)
+	if err != nil {
+		_ = s.Book.Release(ctx, label, tip)
+		return false, fmt.Errorf("write exit record of %s: %w", label, err)
+	}
+	verdict, why, report := s.result(q.Card, dir)
+	if len(forged) > 0 {
+		verdict, why = "refused", strings.Join(forged, "; ")
+	}
+	tl.add(now(s.Now), "checked", verdict)
+	_ = writeUsage(dir, res, started, ended)
+	_ = tl.write(dir)
+	d := sha256.Sum256(exitBytes)
+	rec := &Job{
+		Label: label, Attempt: l.Attempt, Nonce: l.Nonce, Worker: s.Worker.Name, Holder: s.Holder,
+		Started: exit.Started, Ended: exit.Ended, End: end, ExitCode: res.ExitCode, Signal: res.Signal,
+		Survivors: res.Survivors, Result: verdict, Reason: joinReasons(reason, why), Stopped: stopped, Forged: forged,
+		Attest: l.Attest, ExitSHA256: hex.EncodeToString(d[:]), JobDir: dir,
+	}
+	lost := strings.HasPrefix(stopReason, "lease lost")
+	if !lost {
+		// A job whose lease was lost is not recorded: the card is someone
+		// else's now.
+		if err := recordJob(ctx, s.Store, rec, exitBytes, report); err != nil {
+			_ = s.Book.Release(ctx, label, tip)
+			return false, err
+		}
+		if s.Remote != "" {
+			if _, err := s.Store.Push(ctx, s.Remote, s.Sync); err != nil {
+				_ = s.Book.Release(ctx, label, tip)
+				return false, err
+			}
+		}
+		s.emit(Event{Kind: "recorded", Label: label, Attempt: l.Attempt, End: end, Result: verdict, Elapsed: ended.Sub(started), Detail: rec.Reason})
+		if err := s.Book.Release(ctx, label, tip); err != nil && !errors.Is(err, ErrLost) {
+			return stopped, err
+		}
+		s.emit(Event{Kind: "released", Label: label, Attempt: l.Attempt})
+	}
+	return stopped, nil
+}
+
+// joinReasons says why the job ended as it did, then why its result is
+// what it is.
+func joinReasons(rs ...string) string {
+	var out []string
+	for _, r := range rs {
+		if r != "" {
+			out = append(out, r)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// result checks the job's RESULT.md against the card; a card that
+// published none gets the machinery's, which can never count as ok.
+func (s *Supervisor) result(c *Card, dir string) (verdict, why string, report []byte) {
+	b, err := FindResult(dir)
+	if err != nil {
+		reason := "no-result"
+		if !errors.Is(err, ErrNoResult) {
+			reason = "unreadable-result"
+		}
+		m := MachineryResult(c, reason)
+		path := filepath.Join(dir, "RESULT.md")
+		_ = os.RemoveAll(path)
+		_ = os.WriteFile(path, m, 0o444)
+		return "blocked", reason, m
+	}
+	r := CheckResult(c, b)
+	if len(b) > 64<<10 {
+		b = b[:64<<10]
+	}
+	return string(r.Verdict), r.Reason, b
+}
+
+// timeline is the job's timeline.tsv: when each step happened.
+type timeline struct{ rows []string }
+
+func (t *timeline) add(at time.Time, what, detail string) {
+	t.rows = append(t.rows, at.UTC().Format(stamp)+"\t"+what+"\t"+strings.NewReplacer("\t", " ", "\n", " ").Replace(detail))
+}
+
+func (t *timeline) write(dir string) error {
+	return writeMachineFile(dir, "timeline.tsv", "time\tstep\tdetail\n"+strings.Join(t.rows, "\n")+"\n")
+}
+
+// writeUsage writes usage.tsv: what the job used, as the wall measured it.
+func writeUsage(dir string, r sandbox.Result, started, ended time.Time) error {
+	return writeMachineFile(dir, "usage.tsv", fmt.Sprintf("wall_ms\tstdout_bytes\tstderr_bytes\tsurvivors\n%d\t%d\t%d\t%d\n",
+		ended.Sub(started).Milliseconds(), r.Stdout.Bytes, r.Stderr.Bytes, r.Survivors))
+}
+
+// writeMachineFile writes a file only the machinery writes, replacing
+// (never writing through) whatever the job left at its name.
+func writeMachineFile(dir, name, body string) error {
+	path := filepath.Join(dir, name)
+	_ = os.RemoveAll(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(f, body)
+	return errors.Join(err, f.Close())
+}
