@@ -296,7 +296,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 		// The checkout borrows this repository's objects (alternates):
 		// the harness reads them, and writes its own commits in repo/.
 		Read: append([]string{s.Store.Location().Objects()}, s.Worker.ReadRoots...),
-		Env: s.Worker.Env, Home: j.Home, Tmp: j.Scratch, Deadline: deadline,
+		Env:  s.Worker.Env, Home: j.Home, Tmp: j.Scratch, Deadline: deadline,
 		Set:    []string{"NWDES_JOB_DIR=" + dir, "XDG_DATA_HOME=" + j.Data},
 		Stdout: j.Log, Stderr: j.Log,
 	}
