@@ -1,0 +1,164 @@
+package swarm_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/swarm"
+)
+
+// Lease take + release round trips, with 1 and 4 supervisors competing
+// for the same cards, in one repository (Local) and through a bare remote
+// (Remote); beside each, the git CLI doing the same moves in the same run
+// (twins named GitCLI). The figure is round trips per second
+// (b.ReportMetric "trips/s"); docs/swarm.md records a run.
+func BenchmarkLeaseRoundTrip(b *testing.B) {
+	for _, mode := range []string{"Local", "Remote"} {
+		for _, n := range []int{1, 4} {
+			b.Run(fmt.Sprintf("%s/supervisors=%d", mode, n), func(b *testing.B) { benchLeases(b, mode, n) })
+			b.Run(fmt.Sprintf("GitCLI%s/supervisors=%d", mode, n), func(b *testing.B) { benchGitLeases(b, mode, n) })
+		}
+	}
+}
+
+// setupLeases gives n stores (one repository, or n clones of one bare
+// remote) and the books that move their leases.
+func setupLeases(b *testing.B, mode string, n int) ([]swarm.Book, string, []string) {
+	b.Helper()
+	env := gittest.Env(os.TempDir())
+	var books []swarm.Book
+	var dirs []string
+	bare := ""
+	switch mode {
+	case "Local":
+		dir := gittest.Init(b, false)
+		for range n {
+			st, err := openStore(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { st.Close() })
+			books = append(books, &swarm.Local{Store: st})
+		}
+		dirs = append(dirs, dir)
+	default:
+		bare = gittest.Init(b, true)
+		origin := gittest.Init(b, false)
+		gittest.Git(b, origin, "push", "-q", bare, "main")
+		for i := range n {
+			c := fmt.Sprintf("%s/clone%d", b.TempDir(), i)
+			gittest.Git(b, os.TempDir(), "clone", "-q", bare, c)
+			st, err := openStore(c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { st.Close() })
+			books = append(books, &swarm.Remote{Store: st, Name: "origin", Sync: gitstore.SyncOptions{Environ: env}, Tries: 1})
+			dirs = append(dirs, c)
+		}
+	}
+	return books, bare, dirs
+}
+
+func benchLeases(b *testing.B, mode string, n int) {
+	books, _, _ := setupLeases(b, mode, n)
+	me, _ := swarm.Self("bench")
+	const cards = 4
+	var trips atomic.Int64
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	per := (b.N + n - 1) / n
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; k < per; {
+				label := fmt.Sprintf("card%d", (i+k)%cards)
+				l := lease(me, label, time.Now(), time.Hour)
+				l.Nonce = fmt.Sprintf("%d-%d", i, k)
+				tip, err := books[i].Take(context.Background(), label, l, takeFree)
+				if errors.Is(err, swarm.ErrNotTaken) || errors.Is(err, gitstore.ErrConflict) {
+					k++ // lost to a competitor: a round trip too, of another kind
+					continue
+				}
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if err := books[i].Release(context.Background(), label, tip); err != nil {
+					b.Error(err)
+					return
+				}
+				trips.Add(1)
+				k++
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(trips.Load())/time.Since(start).Seconds(), "trips/s")
+}
+
+// benchGitLeases moves the same leases with the git CLI: a lease commit
+// (hash-object, mktree, commit-tree) then update-ref with the old value,
+// or push --force-with-lease to the remote, and a delete the same way.
+func benchGitLeases(b *testing.B, mode string, n int) {
+	_, bare, dirs := setupLeases(b, mode, n)
+	const cards = 4
+	var trips atomic.Int64
+	git := func(dir string, stdin string, args ...string) (string, error) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = gittest.Env(os.TempDir())
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.Output()
+		return strings.TrimSpace(string(out)), err
+	}
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	per := (b.N + n - 1) / n
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dir := dirs[i%len(dirs)]
+			for k := 0; k < per; k++ {
+				ref := fmt.Sprintf("refs/nwdes/bench/card%d", (i+k)%cards)
+				blob, err := git(dir, fmt.Sprintf(`{"nonce":"%d-%d"}`, i, k), "hash-object", "-w", "--stdin")
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				tree, _ := git(dir, "100644 blob "+blob+"\tlease\n", "mktree")
+				commit, _ := git(dir, "", "commit-tree", "-m", "lease", tree)
+				if mode == "Local" {
+					if _, err := git(dir, "", "update-ref", ref, commit, strings.Repeat("0", 40)); err != nil {
+						continue // lost
+					}
+					git(dir, "", "update-ref", "-d", ref, commit)
+				} else {
+					if _, err := git(dir, "", "push", "-q", "--force-with-lease="+ref+":", bare, commit+":"+ref); err != nil {
+						continue
+					}
+					git(dir, "", "push", "-q", "--force-with-lease="+ref+":"+commit, bare, ":"+ref)
+				}
+				trips.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(trips.Load())/time.Since(start).Seconds(), "trips/s")
+}
