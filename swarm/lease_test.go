@@ -44,19 +44,19 @@ func TestEveryLeaseStateAsTheRuleDecidesIt(t *testing.T) {
 		written time.Time
 		want    swarm.State
 	}{
-		"no lease":                               {nil, time.Time{}, swarm.Free},
-		"this process, within its time":          {lease(me, "a", now, time.Hour), time.Time{}, swarm.Live},
-		"this process, past its time":            {lease(me, "a", now.Add(-2*time.Hour), time.Hour), time.Time{}, swarm.Drift},
-		"a process of this host that is gone":    {lease(dead, "a", now, time.Hour), time.Time{}, swarm.Stranded},
-		"a pid now another process's":            {lease(reused, "a", now, time.Hour), time.Time{}, swarm.Stranded},
-		"another host, a recent heartbeat":       {lease(other, "a", now.Add(-time.Minute), time.Hour), time.Time{}, swarm.Held},
-		"another host, no heartbeat for 11m":     {lease(other, "a", now.Add(-11*time.Minute), time.Hour), time.Time{}, swarm.Stale},
-		"this host before a reboot":              {lease(rebooted, "a", now.Add(-time.Minute), time.Hour), time.Time{}, swarm.Held},
-		"unreadable, written a minute ago":       {&swarm.Lease{}, now.Add(-time.Minute), swarm.Held},
-		"unreadable, written 11 minutes ago":     {&swarm.Lease{}, now.Add(-11 * time.Minute), swarm.Stale},
-		"another host, heartbeat not a time":     {&swarm.Lease{Holder: other, Heartbeat: "soon"}, now, swarm.Held},
-		"another host, in the future (skewed)":   {lease(other, "a", now.Add(time.Hour), time.Hour), time.Time{}, swarm.Held},
-		"another host, within a shorter window":  {lease(other, "a", now.Add(-2*time.Minute), time.Hour), time.Time{}, swarm.Held},
+		"no lease":                                {nil, time.Time{}, swarm.Free},
+		"this process, within its time":           {lease(me, "a", now, time.Hour), time.Time{}, swarm.Live},
+		"this process, past its time":             {lease(me, "a", now.Add(-2*time.Hour), time.Hour), time.Time{}, swarm.Drift},
+		"a process of this host that is gone":     {lease(dead, "a", now, time.Hour), time.Time{}, swarm.Stranded},
+		"a pid now another process's":             {lease(reused, "a", now, time.Hour), time.Time{}, swarm.Stranded},
+		"another host, a recent heartbeat":        {lease(other, "a", now.Add(-time.Minute), time.Hour), time.Time{}, swarm.Held},
+		"another host, no heartbeat for 11m":      {lease(other, "a", now.Add(-11*time.Minute), time.Hour), time.Time{}, swarm.Stale},
+		"this host before a reboot":               {lease(rebooted, "a", now.Add(-time.Minute), time.Hour), time.Time{}, swarm.Held},
+		"unreadable, written a minute ago":        {&swarm.Lease{}, now.Add(-time.Minute), swarm.Held},
+		"unreadable, written 11 minutes ago":      {&swarm.Lease{}, now.Add(-11 * time.Minute), swarm.Stale},
+		"another host, heartbeat not a time":      {&swarm.Lease{Holder: other, Heartbeat: "soon"}, now, swarm.Held},
+		"another host, in the future (skewed)":    {lease(other, "a", now.Add(time.Hour), time.Hour), time.Time{}, swarm.Held},
+		"another host, within a shorter window":   {lease(other, "a", now.Add(-2*time.Minute), time.Hour), time.Time{}, swarm.Held},
 		"another host, with a stale heartbeat 1h": {lease(other, "a", now.Add(-time.Hour), time.Hour), time.Time{}, swarm.Stale},
 	} {
 		if got := swarm.StateOf(c.l, c.written, me, now, 0); got != c.want {
