@@ -25,11 +25,12 @@ func TestImportsPointOneWay(t *testing.T) {
 		"sandbox":            {mod + "gitstore", mod + "examine", mod + "hooks", mod + "report", mod + "internal/cli"},
 		"examine":            {mod + "hooks", mod + "report", mod + "internal/cli", mod + "examine/workspace"},
 		"examine/workspace":  {mod + "hooks", mod + "report", mod + "internal/cli"},
+		"swarm":              {mod + "hooks", mod + "report", mod + "internal/cli", mod + "examine/workspace"},
 		"hooks":              {mod + "internal/cli"},
 		"report":             {mod + "internal/cli", mod + "hooks"},
 	}
 	// Above the store nothing names go-git directly: ids are oid.IDs.
-	for _, pkg := range []string{"examine", "examine/workspace", "report", "hooks", "internal/cli", "sandbox", "gitstore/oid"} {
+	for _, pkg := range []string{"examine", "examine/workspace", "swarm", "report", "hooks", "internal/cli", "sandbox", "gitstore/oid"} {
 		out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", mod+pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
