@@ -184,7 +184,7 @@ func Append(ctx context.Context, st *gitstore.Store, name string, event []byte) 
 			return err
 		}
 		if last != nil {
-			if err := checkBucket(tx, last.Seq); err != nil {
+			if err := checkTail(tx, last); err != nil {
 				return err
 			}
 		}
@@ -230,47 +230,29 @@ func lastEntry(tx *gitstore.Tx) (*Entry, error) {
 	return e, nil
 }
 
-// checkBucket checks, before an append, the chain of the last bucket
-// (up to 256 entries) and its link to the bucket before: the ledger's
-// newest part, which the append builds on. Verify checks the whole.
-func checkBucket(tx *gitstore.Tx, lastSeq int) error {
-	first := lastSeq &^ 0xff
-	if first == 0 {
-		first = 1
-	}
-	prev := Genesis
-	if first > 1 {
-		rec, err := tx.Get(entryPath(first - 1))
-		if err != nil {
-			return broken(tx.Ref(), "entry %d is missing: dropped", first-1)
+// checkTail checks, before an append, the entry the append builds on and
+// its link to the one before it: two reads, whatever the ledger's length.
+// Verify (and fsck) check the whole chain.
+func checkTail(tx *gitstore.Tx, last *Entry) error {
+	if last.Seq == 1 {
+		if last.Prev != Genesis {
+			return broken(tx.Ref(), "entry 1 names an entry before it")
 		}
-		p, err := entryFrom(entryPath(first-1), rec)
-		if err != nil {
-			return broken(tx.Ref(), "%v", err)
-		}
-		prev = p.Digest
+		return nil
 	}
-	names, err := tx.List(fmt.Sprintf("entries/%06x", lastSeq>>8))
+	rec, err := tx.Get(entryPath(last.Seq - 1))
+	if errors.Is(err, gitstore.ErrNotFound) {
+		return broken(tx.Ref(), "entry %d is missing: dropped", last.Seq-1)
+	}
 	if err != nil {
 		return err
 	}
-	for i, n := range names {
-		seq := first + i
-		if n != fmt.Sprintf("%010d", seq) {
-			return broken(tx.Ref(), "entry %d is missing or out of place: dropped or reordered", seq)
-		}
-		rec, err := tx.Get(entryPath(seq))
-		if err != nil {
-			return err
-		}
-		e, err := entryFrom(entryPath(seq), rec)
-		if err != nil {
-			return broken(tx.Ref(), "%v", err)
-		}
-		if e.Prev != prev {
-			return broken(tx.Ref(), "entry %d does not follow the entry before it: dropped, reordered or edited", seq)
-		}
-		prev = e.Digest
+	p, err := entryFrom(entryPath(last.Seq-1), rec)
+	if err != nil {
+		return broken(tx.Ref(), "%v", err)
+	}
+	if p.Digest != last.Prev {
+		return broken(tx.Ref(), "entry %d does not follow entry %d: reordered or edited", last.Seq, p.Seq)
 	}
 	return nil
 }
