@@ -510,4 +510,3 @@ func check(tx *gitstore.Tx, path string, rec *gitstore.Record) error {
 	}
 	return nil
 }
-
