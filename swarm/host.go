@@ -15,6 +15,10 @@ type Holder struct {
 	// Boot is the host's boot id: a pid is only meaningful within one boot.
 	Boot string `json:"boot"`
 	PID  int    `json:"pid"`
+	// NS is the inode of the process's pid namespace: supervisors in
+	// containers sharing a kernel (and a boot id, and maybe a host name)
+	// do not see each other's pids.
+	NS uint64 `json:"ns,omitempty"`
 	// Start is the process's start time in clock ticks since boot
 	// (/proc/<pid>/stat field 22): with the pid, it names one process, not
 	// whichever process reuses the pid later.
@@ -31,7 +35,7 @@ func Self(owner string) (Holder, error) {
 	if err != nil {
 		return Holder{}, err
 	}
-	return Holder{Owner: owner, Host: host, Boot: bootID(), PID: os.Getpid(), Start: start}, nil
+	return Holder{Owner: owner, Host: host, Boot: bootID(), NS: pidNamespace(), PID: os.Getpid(), Start: start}, nil
 }
 
 // bootID is this boot's id ("" where the kernel has none).
@@ -75,4 +79,14 @@ func alive(h Holder) bool {
 	}
 	start, err := processStart(h.PID)
 	return err == nil && start == h.Start
+}
+
+// pidNamespace is the inode of this process's pid namespace (0 when it
+// cannot be read).
+func pidNamespace() uint64 {
+	var st syscall.Stat_t
+	if err := syscall.Stat("/proc/self/ns/pid", &st); err != nil {
+		return 0
+	}
+	return st.Ino
 }

@@ -3,6 +3,7 @@ package swarm
 import (
 	"bytes"
 	"context"
+	"io"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -181,31 +182,46 @@ func jobFrom(path string, rec *gitstore.Record) (*Job, error) {
 	return &j, nil
 }
 
-// Jobs lists the recorded jobs, by label then attempt.
+// Jobs lists the recorded jobs, by label then attempt. A record that does
+// not parse is left out (JobProblems names it; fsck too): one bad record
+// anyone pushed must not stop every supervisor. An object that cannot be
+// read is an error.
 func Jobs(st *gitstore.Store) ([]Job, error) {
+	jobs, _, err := JobProblems(st)
+	return jobs, err
+}
+
+// JobProblems is Jobs, with the records it left out and why.
+func JobProblems(st *gitstore.Store) ([]Job, []string, error) {
 	tx, err := st.View(JobsRef)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	labels, err := tx.List("jobs")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []Job
+	var problems []string
 	for _, l := range labels {
 		names, err := tx.List("jobs/" + l)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, n := range names {
 			path := "jobs/" + l + "/" + n
 			rec, err := tx.Get(path)
 			if err != nil {
-				return nil, err
+				if _, ok := refusal.As(err); ok {
+					problems = append(problems, err.Error())
+					continue
+				}
+				return nil, nil, err
 			}
 			j, err := jobFrom(path, rec)
 			if err != nil {
-				return nil, err
+				problems = append(problems, err.Error())
+				continue
 			}
 			out = append(out, *j)
 		}
@@ -216,7 +232,7 @@ func Jobs(st *gitstore.Store) ([]Job, error) {
 		}
 		return out[i].Attempt < out[k].Attempt
 	})
-	return out, nil
+	return out, problems, nil
 }
 
 // recordJob writes j with its payloads; a job already recorded (the same
@@ -281,7 +297,21 @@ func writeExit(dir string, e Exit, secret []byte) ([]byte, []string, error) {
 // hash the lease recorded, and a MAC that holds. "" when it does, else
 // what is wrong (a job, or anyone, rewrote it).
 func VerifyExit(j *Job) string {
-	b, err := os.ReadFile(filepath.Join(j.JobDir, "exit.json"))
+	// JobDir comes from a record anyone could have pushed: only a job
+	// directory is read, and only a regular file in it, never through a
+	// link, never a FIFO, bounded.
+	if !filepath.IsAbs(j.JobDir) || filepath.Clean(j.JobDir) != j.JobDir || !strings.Contains(j.JobDir, "/nwdes/swarm/jobs/") {
+		return "the record names no job directory of a supervisor"
+	}
+	f, err := os.OpenFile(filepath.Join(j.JobDir, "exit.json"), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return "exit.json cannot be read: " + err.Error()
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "exit.json is not a regular file"
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
 	if err != nil {
 		return "exit.json cannot be read: " + err.Error()
 	}
@@ -387,12 +417,17 @@ func Stops(st *gitstore.Store) (map[string]Stop, error) {
 	out := map[string]Stop{}
 	for _, n := range names {
 		rec, err := tx.Get(stopPath(n))
-		if err != nil {
-			return nil, err
+		var s *Stop
+		if err == nil {
+			s, err = stopFrom(stopPath(n), rec)
 		}
-		s, err := stopFrom(stopPath(n), rec)
 		if err != nil {
-			return nil, err
+			if _, ok := refusal.As(err); !ok && !errors.Is(err, gitstore.ErrNotFound) {
+				return nil, err
+			}
+			// A stop record that does not parse still stops what its
+			// name names: failing safe is not running.
+			s = &Stop{Card: n, Reason: "an unreadable stop record: " + err.Error()}
 		}
 		out[s.Card] = *s
 	}

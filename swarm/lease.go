@@ -73,7 +73,7 @@ func StateOf(l *Lease, written time.Time, here Holder, now time.Time, staleAfter
 	if staleAfter <= 0 {
 		staleAfter = DefaultStaleAfter
 	}
-	if l.Host == here.Host && l.Boot == here.Boot && l.Boot != "" {
+	if l.Host == here.Host && l.Boot == here.Boot && l.Boot != "" && l.NS == here.NS {
 		if !alive(l.Holder) {
 			return Stranded
 		}
@@ -86,7 +86,10 @@ func StateOf(l *Lease, written time.Time, here Holder, now time.Time, staleAfter
 	if err != nil {
 		beat = written
 	}
-	if now.Sub(beat) > staleAfter {
+	// A clock running a little ahead is tolerated; a heartbeat further
+	// ahead than the whole window is no heartbeat (it would hold the card
+	// for as long as its writer chose).
+	if now.Sub(beat) > staleAfter || beat.Sub(now) > staleAfter {
 		return Stale
 	}
 	return Held

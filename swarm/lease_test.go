@@ -55,7 +55,8 @@ func TestEveryLeaseStateAsTheRuleDecidesIt(t *testing.T) {
 		"unreadable, written a minute ago":        {&swarm.Lease{}, now.Add(-time.Minute), swarm.Held},
 		"unreadable, written 11 minutes ago":      {&swarm.Lease{}, now.Add(-11 * time.Minute), swarm.Stale},
 		"another host, heartbeat not a time":      {&swarm.Lease{Holder: other, Heartbeat: "soon"}, now, swarm.Held},
-		"another host, in the future (skewed)":    {lease(other, "a", now.Add(time.Hour), time.Hour), time.Time{}, swarm.Held},
+		"another host, a clock 5m ahead":          {lease(other, "a", now.Add(5*time.Minute), time.Hour), time.Time{}, swarm.Held},
+		"another host, a heartbeat 1h ahead":      {lease(other, "a", now.Add(time.Hour), time.Hour), time.Time{}, swarm.Stale},
 		"another host, within a shorter window":   {lease(other, "a", now.Add(-2*time.Minute), time.Hour), time.Time{}, swarm.Held},
 		"another host, with a stale heartbeat 1h": {lease(other, "a", now.Add(-time.Hour), time.Hour), time.Time{}, swarm.Stale},
 	} {

@@ -69,7 +69,8 @@ func Add(ctx context.Context, st *gitstore.Store, c *Card, deadline time.Duratio
 	return err
 }
 
-// Queue lists the queued cards, oldest first (then by label).
+// Queue lists the queued cards, oldest first (then by label); a card
+// record that does not parse is left out (fsck names it).
 func Queue(st *gitstore.Store) ([]Queued, error) {
 	tx, err := st.View(QueueRef)
 	if err != nil {
@@ -82,6 +83,9 @@ func Queue(st *gitstore.Store) ([]Queued, error) {
 	var out []Queued
 	for _, n := range names {
 		q, err := queuedFrom(cardPath(n), tx)
+		if _, ok := refusal.As(err); ok {
+			continue // a card record that does not parse is fsck's to name, not a stop for every card
+		}
 		if err != nil {
 			return nil, err
 		}

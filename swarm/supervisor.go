@@ -52,7 +52,47 @@ type Supervisor struct {
 	Events func(Event)
 	Now    func() time.Time
 
-	mu sync.Mutex // serialises Events and the taking of cards
+	mu      sync.Mutex // serialises Events
+	state   sync.Mutex // guards running and skipped
+	running map[string]bool   // nonces of this supervisor's running jobs
+	skipped map[string]string // cards this run cannot stage, and why
+}
+
+func (s *Supervisor) setRunning(nonce string, on bool) {
+	s.state.Lock()
+	defer s.state.Unlock()
+	if s.running == nil {
+		s.running = map[string]bool{}
+	}
+	if on {
+		s.running[nonce] = true
+	} else {
+		delete(s.running, nonce)
+	}
+}
+
+// orphan reports a lease this very process holds for no job it runs (a
+// job whose renewal or release failed): it may take it again.
+func (s *Supervisor) orphan(l *Lease) bool {
+	s.state.Lock()
+	defer s.state.Unlock()
+	return l != nil && l.Holder == s.Holder && !s.running[l.Nonce]
+}
+
+func (s *Supervisor) skip(label, why string) {
+	s.state.Lock()
+	defer s.state.Unlock()
+	if s.skipped == nil {
+		s.skipped = map[string]string{}
+	}
+	s.skipped[label] = why
+}
+
+func (s *Supervisor) isSkipped(label string) bool {
+	s.state.Lock()
+	defer s.state.Unlock()
+	_, ok := s.skipped[label]
+	return ok
 }
 
 // Event is one thing a supervisor did.
@@ -82,10 +122,14 @@ func (s *Supervisor) emit(e Event) {
 // Summary is what a run did.
 type Summary struct {
 	Ran, Stopped int
+	// Skipped are the cards this run could not stage (a base this clone
+	// lacks, say), each with why; they stay queued.
+	Skipped map[string]string
 }
 
-// Run supervises until no queued card is left unfinished (or, with
-// Follow, until ctx ends). A stop record for every card ends the running
+// Run supervises until no unfinished card can be taken: every card is
+// finished, or held by another supervisor (its to run), stopped or
+// skipped. With Follow it keeps watching until ctx ends. A stop record for every card ends the running
 // jobs and the run.
 func (s *Supervisor) Run(ctx context.Context) (*Summary, error) {
 	n := s.Workers
@@ -141,6 +185,12 @@ func (s *Supervisor) Run(ctx context.Context) (*Summary, error) {
 		}()
 	}
 	wg.Wait()
+	s.state.Lock()
+	sum.Skipped = s.skipped
+	s.state.Unlock()
+	if err := ctx.Err(); err != nil && len(errs) == 0 {
+		return &sum, err
+	}
 	return &sum, errors.Join(errs...)
 }
 
@@ -158,15 +208,16 @@ func (s *Supervisor) heartbeat() time.Duration {
 	return 5 * time.Second
 }
 
-// next takes a lease on the next card to run. It returns done when
-// nothing is left (and not Follow), or a nil card when every unfinished
-// card is held by someone else for now.
+// next takes a lease on the next card to run. It returns done when none
+// can be taken (and not Follow), or a nil card to look again later.
 func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, oid.ID{}, nil, true, nil
 	}
 	if s.Remote != "" {
-		if _, err := s.Store.Fetch(ctx, s.Remote, s.Sync); err != nil {
+		// Push, not just fetch: a job record an earlier push could not
+		// deliver reaches the remote before anything else is taken.
+		if _, err := s.Store.Push(ctx, s.Remote, s.Sync); err != nil {
 			return nil, nil, oid.ID{}, nil, false, err
 		}
 	}
@@ -190,7 +241,6 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 	for _, j := range jobs {
 		attempts[j.Label] = max(attempts[j.Label], j.Attempt)
 	}
-	waiting := false
 	for i := range queue {
 		q := &queue[i]
 		label := q.Card.Label
@@ -200,7 +250,9 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 		if _, stopped := stops[label]; stopped {
 			continue
 		}
-		waiting = true
+		if s.isSkipped(label) {
+			continue
+		}
 		secret, attest := newSecret()
 		t := now(s.Now)
 		deadline := s.deadline(q)
@@ -214,7 +266,7 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 			if curErr != nil {
 				st = StateOf(&Lease{}, written, s.Holder, now(s.Now), s.StaleAfter)
 			}
-			if !st.Takeable() {
+			if !st.Takeable() && !s.orphan(cur) {
 				return ErrNotTaken
 			}
 			if cur != nil && cur.Attempt >= l.Attempt {
@@ -247,10 +299,9 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 		s.emit(Event{Kind: "taken", Label: label, Attempt: l.Attempt, Deadline: deadline})
 		return q, l, tip, secret, false, nil
 	}
-	if !waiting && !s.Follow {
-		return nil, nil, oid.ID{}, nil, true, nil
-	}
-	return nil, nil, oid.ID{}, nil, false, nil
+	// Nothing can be taken now: what is left is held by others (theirs
+	// to run), stopped or skipped. Without Follow the run is over.
+	return nil, nil, oid.ID{}, nil, !s.Follow, nil
 }
 
 func (s *Supervisor) finished(label string) (bool, error) {
@@ -285,9 +336,16 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	tl.add(now(s.Now), "taken", "")
 	j, err := stage(s.Store, s.Export, q.Card, dir, s.Worker)
 	if err != nil {
+		// A card this clone cannot stage (its base is not here) is left
+		// for others, and this run goes on with the rest.
+		_ = os.RemoveAll(dir)
 		_ = s.Book.Release(ctx, label, tip)
-		return false, fmt.Errorf("stage %s: %w", label, err)
+		s.skip(label, err.Error())
+		s.emit(Event{Kind: "skipped", Label: label, Attempt: l.Attempt, Detail: err.Error()})
+		return false, nil
 	}
+	s.setRunning(l.Nonce, true)
+	defer s.setRunning(l.Nonce, false)
 	l.JobDir = dir
 	tl.add(now(s.Now), "staged", "")
 	deadline := s.deadline(q)
@@ -331,6 +389,16 @@ loop:
 			t := now(s.Now)
 			l.Heartbeat = t.UTC().Format(stamp)
 			next, err := s.Book.Renew(ctx, label, tip, l)
+			if err != nil && !errors.Is(err, ErrLost) {
+				// A renewal that failed (a network blip, a rate limit) is
+				// tried again at the next heartbeat, until the lease's own
+				// time is nearly out.
+				until, _ := time.Parse(stamp, l.Until)
+				s.emit(Event{Kind: "renew-failed", Label: label, Attempt: l.Attempt, Detail: err.Error()})
+				if t.Add(2 * s.heartbeat()).Before(until) {
+					continue
+				}
+			}
 			if err != nil {
 				stopped, stopReason = true, "lease lost: "+err.Error()
 				proc.Stop(stopReason)
@@ -393,6 +461,17 @@ loop:
 	}
 	lost := strings.HasPrefix(stopReason, "lease lost")
 	if !lost {
+		// Record under the lease: a job whose lease was taken over while
+		// it ran is someone else's card now.
+		l.Heartbeat = now(s.Now).UTC().Format(stamp)
+		if next, err := s.Book.Renew(ctx, label, tip, l); err != nil {
+			lost = true
+			s.emit(Event{Kind: "lost", Label: label, Attempt: l.Attempt, Detail: err.Error()})
+		} else {
+			tip = next
+		}
+	}
+	if !lost {
 		// A job whose lease was lost is not recorded: the card is someone
 		// else's now.
 		if err := recordJob(ctx, s.Store, rec, exitBytes, report); err != nil {
@@ -400,18 +479,42 @@ loop:
 			return false, err
 		}
 		if s.Remote != "" {
-			if _, err := s.Store.Push(ctx, s.Remote, s.Sync); err != nil {
-				_ = s.Book.Release(ctx, label, tip)
-				return false, err
+			// The lease is released only once the record is on the
+			// remote: a released card with no record there runs again.
+			if err := s.pushRecord(ctx); err != nil {
+				return false, fmt.Errorf("job %s is recorded here but could not be pushed (its lease is kept; the next run pushes it first): %w", label, err)
 			}
 		}
 		s.emit(Event{Kind: "recorded", Label: label, Attempt: l.Attempt, End: end, Result: verdict, Elapsed: ended.Sub(started), Detail: rec.Reason})
-		if err := s.Book.Release(ctx, label, tip); err != nil && !errors.Is(err, ErrLost) {
+		switch err := s.Book.Release(ctx, label, tip); {
+		case errors.Is(err, ErrLost):
+			s.emit(Event{Kind: "lost", Label: label, Attempt: l.Attempt, Detail: "the lease moved before its release"})
+		case err != nil:
 			return stopped, err
+		default:
+			s.emit(Event{Kind: "released", Label: label, Attempt: l.Attempt})
 		}
-		s.emit(Event{Kind: "released", Label: label, Attempt: l.Attempt})
 	}
 	return stopped, nil
+}
+
+// pushRecord pushes the job ledger, trying again a few times with backoff
+// (a remote's transient refusal, a rate limit).
+func (s *Supervisor) pushRecord(ctx context.Context) error {
+	var err error
+	wait := 200 * time.Millisecond
+	for i := 0; i < 5; i++ {
+		if _, err = s.Store.Push(ctx, s.Remote, s.Sync); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+	return err
 }
 
 // joinReasons says why the job ended as it did, then why its result is
@@ -436,9 +539,7 @@ func (s *Supervisor) result(c *Card, dir string) (verdict, why string, report []
 			reason = "unreadable-result"
 		}
 		m := MachineryResult(c, reason)
-		path := filepath.Join(dir, "RESULT.md")
-		_ = os.RemoveAll(path)
-		_ = os.WriteFile(path, m, 0o444)
+		_ = writeMachineFile(dir, "RESULT.md", string(m))
 		return "blocked", reason, m
 	}
 	r := CheckResult(c, b)

@@ -174,6 +174,9 @@ EXAMPLES
 					}
 					if !asJSON {
 						fmt.Fprintf(s.env.Stdout, "ran %d jobs (%d stopped)\n", sum.Ran, sum.Stopped)
+						for label, why := range sum.Skipped {
+							fmt.Fprintf(s.env.Stderr, "skipped %s: %s\n", text.TerminalLine(label), text.TerminalLine(why))
+						}
 					}
 					return nil
 				},
