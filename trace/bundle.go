@@ -105,7 +105,8 @@ func invalid(format string, args ...any) error {
 // validated against, its sealed count and final digest (with the session
 // and attempt, the replay key a later consumer uses once) and the rules
 // applied. Its canonical JSON (Bytes) depends only on those, so validating
-// the same bytes again gives the same receipt, byte for byte.
+// the same bytes again gives the same receipt, byte for byte. Bytes and ID
+// are what was issued: changing a field afterwards changes neither.
 type Receipt struct {
 	Attempt      string `json:"attempt"`
 	BundleBytes  int    `json:"bundle_bytes"`
