@@ -14,7 +14,7 @@ func TestImportsPointOneWay(t *testing.T) {
 		t.Skip("runs go list")
 	}
 	const mod = "github.com/nwdes/nwdes/"
-	upper := []string{mod + "examine", mod + "hooks", mod + "report", mod + "internal/cli", mod + "sandbox"}
+	upper := []string{mod + "examine", mod + "hooks", mod + "report", mod + "internal/cli", mod + "sandbox", mod + "trace"}
 	rules := map[string][]string{
 		"refusal":            {mod},
 		"gitstore/gitrepo":   append([]string{"github.com/go-git", mod + "gitstore"}, upper...),
@@ -28,9 +28,10 @@ func TestImportsPointOneWay(t *testing.T) {
 		"swarm":              {mod + "hooks", mod + "report", mod + "internal/cli", mod + "examine/workspace"},
 		"hooks":              {mod + "internal/cli"},
 		"report":             {mod + "internal/cli", mod + "hooks"},
+		"trace":              {mod + "examine", mod + "swarm", mod + "sandbox", mod + "hooks", mod + "report", mod + "internal/cli"},
 	}
 	// Above the store nothing names go-git directly: ids are oid.IDs.
-	for _, pkg := range []string{"examine", "examine/workspace", "swarm", "report", "hooks", "internal/cli", "sandbox", "gitstore/oid"} {
+	for _, pkg := range []string{"examine", "examine/workspace", "swarm", "trace", "report", "hooks", "internal/cli", "sandbox", "gitstore/oid"} {
 		out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", mod+pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list %s: %v\n%s", pkg, err, out)
