@@ -372,7 +372,7 @@ func (r *Readings) Reading(name ReadingName) (Reading, bool) {
 	return Reading{}, false
 }
 
-const stamp = time.RFC3339Nano
+const readingStamp = time.RFC3339Nano
 
 type readingsJSON struct {
 	Ready    bool          `json:"ready"`
@@ -401,11 +401,11 @@ type spanJSON struct {
 //	 "span":{"first":"…","last":"…","duration_ms":1234}}
 func (r *Readings) JSON() []byte {
 	out := readingsJSON{Ready: r.Ready(), Readings: []readingJSON{}, Span: spanJSON{
-		First: r.Span.First.UTC().Format(stamp), Last: r.Span.Last.UTC().Format(stamp),
+		First: r.Span.First.UTC().Format(readingStamp), Last: r.Span.Last.UTC().Format(readingStamp),
 		DurationMS: r.Span.Last.Sub(r.Span.First).Milliseconds(),
 	}}
 	for _, x := range r.List {
-		out.Readings = append(out.Readings, readingJSON{Name: x.Name, Answer: x.Answer, Detail: x.Detail, At: x.At.UTC().Format(stamp)})
+		out.Readings = append(out.Readings, readingJSON{Name: x.Name, Answer: x.Answer, Detail: x.Detail, At: x.At.UTC().Format(readingStamp)})
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
