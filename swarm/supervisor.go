@@ -52,8 +52,8 @@ type Supervisor struct {
 	Events func(Event)
 	Now    func() time.Time
 
-	mu      sync.Mutex // serialises Events
-	state   sync.Mutex // guards running and skipped
+	mu      sync.Mutex        // serialises Events
+	state   sync.Mutex        // guards running and skipped
 	running map[string]bool   // nonces of this supervisor's running jobs
 	skipped map[string]string // cards this run cannot stage, and why
 }
