@@ -261,6 +261,7 @@ func TestEveryVerbSurvivesEveryDamagedRepositoryAndFsckNamesTheDamage(t *testing
 		{"export", "--commit", "HEAD", "--format", "markdown"}, {"export", "--commit", "HEAD", "--format", "junit"},
 		{"export", "--commit", "HEAD", "--format", "intoto"}, {"gate", "status", "--feature", "f"},
 		{"verify", "--feature", "f", "--diff", "HEAD~1...HEAD"},
+		{"swarm", "status", "--json"}, {"swarm", "leases"}, {"ledger", "show", "--ledger", "x"}, {"trace", "list", "--store", "x"},
 	}
 	writers := [][]string{
 		{"examine", "close", "--feature", "g", "--outcome", "accepted", "--diagnostic", "d"},
