@@ -32,6 +32,10 @@ type Examiner struct {
 	// the fingerprint of the key Sign signs with.
 	Sign    func(message []byte) ([]byte, error)
 	SignKey string
+	// DisplayRef, when set, is a notes ref plain git log and forges read
+	// (refs/notes/commits): every close also writes the brief there, as
+	// one block of the note (SyncDisplay).
+	DisplayRef gitstore.RefName
 }
 
 // signedAlike reports whether prev carries the signature a close would
@@ -513,6 +517,11 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 	}
 	if err := x.writeBrief(ctx, ex.Candidate); err != nil {
 		return ex, res.Notices, fmt.Errorf("examination published, but the brief note was not written: %w (closing again rewrites it)", err)
+	}
+	if x.DisplayRef != "" {
+		if _, err := SyncDisplay(ctx, x.Store, x.DisplayRef, []oid.ID{oid.MustParse(ex.Candidate)}); err != nil {
+			res.Notices = append(res.Notices, fmt.Sprintf("the brief was not written to %s: %v (git nwdes notes sync writes it)", x.DisplayRef, err))
+		}
 	}
 	if ex.Outcome == Indeterminate {
 		var open []string

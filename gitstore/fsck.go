@@ -58,10 +58,12 @@ func (s *Store) Fsck() (*FsckReport, error) {
 	for name, h := range local {
 		refs[name] = h
 	}
-	if h, err := s.refs.read(NotesRef); err != nil {
-		return nil, err
-	} else if !h.IsZero() {
-		refs[NotesRef] = h
+	for _, n := range append([]RefName{NotesRef}, s.opts.Registry.NotesRefs()...) {
+		if h, err := s.refs.read(n); err != nil {
+			return nil, err
+		} else if !h.IsZero() {
+			refs[n] = h
+		}
 	}
 	rep := &FsckReport{Problems: []Problem{}}
 	// Seen trees and blobs are keyed by path and id: a record's validity
@@ -155,7 +157,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 			continue
 		}
 		switch {
-		case ref == NotesRef:
+		case s.opts.Registry.isNotes(ref):
 			rep.Notes++
 			id := strings.ReplaceAll(p, "/", "")
 			if !isHex40(id) {

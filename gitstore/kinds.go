@@ -107,9 +107,16 @@ type RefSpec struct {
 	// evidence): a server refuses a push whose tree drops or alters one,
 	// even as a fast-forward (see Store.Altered).
 	Immutable []string
-	// CheckNote, on NotesRef only, is fsck's check of each note at the tip
-	// against the records it should be rendered from.
+	// CheckNote, on a notes ref only, is fsck's check of each note at the
+	// tip against the records it should be rendered from.
 	CheckNote func(s *Store, commit oid.ID, note []byte) error
+	// Notes declares a notes ref besides NotesRef (git's notes layout,
+	// under refs/notes/): a display ref such as refs/notes/commits, which
+	// plain git log and forges read. It is pushed and fetched with the
+	// rest; notes both clones changed are joined by MergeNote (given the
+	// common base, nil when there was none), or concatenated when nil.
+	Notes     bool
+	MergeNote func(base, ours, theirs []byte) ([]byte, error)
 }
 
 // Family reports whether the spec declares every ref under a prefix.
@@ -195,7 +202,10 @@ func (r *Registry) DeclareRef(spec RefSpec) error {
 		return bad("%v", err)
 	}
 	local := strings.HasPrefix(string(spec.Ref), LocalPrefix)
-	shared := strings.HasPrefix(string(spec.Ref), "refs/nwdes/") || spec.Ref == NotesRef
+	if spec.Notes && (!strings.HasPrefix(string(spec.Ref), "refs/notes/") || spec.Family() || spec.Ref == NotesRef || spec.Policy != PolicyMerge) {
+		return bad("a notes ref is one ref under refs/notes/, other than %s, merged", NotesRef)
+	}
+	shared := strings.HasPrefix(string(spec.Ref), "refs/nwdes/") || spec.Ref == NotesRef || spec.Notes
 	switch spec.Policy {
 	case PolicyLocal:
 		if !local {
@@ -217,8 +227,8 @@ func (r *Registry) DeclareRef(spec RefSpec) error {
 	default:
 		return bad("unknown history %q", spec.History)
 	}
-	if spec.CheckNote != nil && spec.Ref != NotesRef {
-		return bad("only %s holds notes", NotesRef)
+	if (spec.CheckNote != nil || spec.MergeNote != nil) && spec.Ref != NotesRef && !spec.Notes {
+		return bad("only a notes ref holds notes")
 	}
 	for _, l := range spec.Layout {
 		if l == "" || strings.ContainsAny(l, "/\x00") || l == "." || l == ".." {
@@ -363,4 +373,25 @@ func (r *Registry) resolve(ref RefName, path string, ours, theirs *Record) (Side
 		}
 	}
 	return DefaultResolve(ref, path, ours, theirs)
+}
+
+// NotesRefs are the notes refs declared besides NotesRef, sorted.
+func (r *Registry) NotesRefs() []RefName {
+	var out []RefName
+	for name, spec := range r.refs {
+		if spec.Notes {
+			out = append(out, name)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// isNotes reports a notes ref: NotesRef or one declared Notes.
+func (r *Registry) isNotes(ref RefName) bool {
+	if ref == NotesRef {
+		return true
+	}
+	spec, ok := r.refs[ref]
+	return ok && spec.Notes
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/refusal"
 )
 
 // NotesRef is where nwdes keeps its notes, in git's notes layout, so that
@@ -39,8 +40,12 @@ func noteAt(tx *Tx, commit oid.ID) ([]byte, string, error) {
 
 // Note returns the note nwdes keeps on commit, or an error wrapping
 // ErrNotFound.
-func (s *Store) Note(commit oid.ID) ([]byte, error) {
-	tx, err := s.View(NotesRef)
+func (s *Store) Note(commit oid.ID) ([]byte, error) { return s.NoteIn(NotesRef, commit) }
+
+// NoteIn returns the note on commit in the notes ref ref (NotesRef, or a
+// declared display ref), or an error wrapping ErrNotFound.
+func (s *Store) NoteIn(ref RefName, commit oid.ID) ([]byte, error) {
+	tx, err := s.View(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +59,16 @@ func (s *Store) Note(commit oid.ID) ([]byte, error) {
 // goes under a one-level fanout (xx/38 hex digits), which git reads at any
 // size; an existing note is rewritten where it already is.
 func (s *Store) UpdateNote(ctx context.Context, commit oid.ID, message string, fn func(old []byte, found bool) ([]byte, error), opts ...UpdateOption) (oid.ID, error) {
-	return s.Update(ctx, NotesRef, message, func(tx *Tx) error {
+	return s.UpdateNoteIn(ctx, NotesRef, commit, message, fn, opts...)
+}
+
+// UpdateNoteIn is UpdateNote on the notes ref ref (NotesRef, or a
+// declared display ref).
+func (s *Store) UpdateNoteIn(ctx context.Context, ref RefName, commit oid.ID, message string, fn func(old []byte, found bool) ([]byte, error), opts ...UpdateOption) (oid.ID, error) {
+	if !s.opts.Registry.isNotes(ref) {
+		return oid.ID{}, refusal.New(refusal.RefNotDeclared, "declare the display notes ref (git config nwdes.displayRef)", "%s is not a notes ref nwdes keeps", ref)
+	}
+	return s.Update(ctx, ref, message, func(tx *Tx) error {
 		old, path, err := noteAt(tx, commit)
 		found := err == nil
 		if err != nil && !errors.Is(err, ErrNotFound) {

@@ -146,12 +146,20 @@ type RemoteSetup struct {
 // remote without nwdes notes yet does not make `git fetch` fail (an exact
 // refspec for a missing ref does); it may also bring other notes refs whose
 // names start with "nwdes", which only ever land in the tracking namespace.
-func FetchRefspecs(remote string) []string {
+// notes are the display notes refs declared besides (refs/notes/commits,
+// say): each is fetched by the same pattern trick, refs/notes/<name>*, so
+// that a remote without it does not fail the fetch.
+func FetchRefspecs(remote string, notes ...RefName) []string {
 	base := TrackingPrefix + remote + "/"
-	return []string{
+	out := []string{
 		"+refs/nwdes/*:" + base + "nwdes/*",
 		"+refs/notes/nwdes*:" + base + "notes/nwdes*",
 	}
+	for _, n := range notes {
+		rest := strings.TrimPrefix(string(n), "refs/")
+		out = append(out, "+"+string(n)+"*:"+base+rest+"*")
+	}
+	return out
 }
 
 // TrackingRef is where the remote's value of a local nwdes ref is kept.
@@ -170,6 +178,8 @@ func localOf(remote string, tracking RefName) RefName {
 		return RefName("refs/" + rest)
 	case rest == "notes/nwdes":
 		return NotesRef
+	case strings.HasPrefix(rest, "notes/"):
+		return RefName("refs/" + rest) // a display notes ref; callers check it is declared
 	}
 	return ""
 }
@@ -327,7 +337,7 @@ func (s *Store) SetupRemote(ctx context.Context, remote string, o SyncOptions) (
 				remote, spec, remote, regexpQuote(spec)))
 		}
 	}
-	for _, spec := range FetchRefspecs(remote) {
+	for _, spec := range FetchRefspecs(remote, s.opts.Registry.NotesRefs()...) {
 		if slices.Contains(have, spec) {
 			res.Present = append(res.Present, spec)
 			continue
@@ -383,7 +393,7 @@ func (s *Store) Fetch(ctx context.Context, remote string, o SyncOptions) (*SyncR
 
 func (s *Store) fetchAndMerge(ctx context.Context, remote string, o SyncOptions) ([]RefSync, error) {
 	args := append([]string{"fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head",
-		"--no-recurse-submodules", remote}, FetchRefspecs(remote)...)
+		"--no-recurse-submodules", remote}, FetchRefspecs(remote, s.opts.Registry.NotesRefs()...)...)
 	if _, err := s.git(ctx, o, args...); err != nil {
 		return nil, transportRefusal("fetch", remote, err)
 	}
@@ -682,10 +692,12 @@ func (s *Store) Push(ctx context.Context, remote string, o SyncOptions) (*SyncRe
 		if err != nil {
 			return nil, err
 		}
-		if h, err := s.refs.read(NotesRef); err != nil {
-			return nil, err
-		} else if !h.IsZero() {
-			locals[NotesRef] = h
+		for _, n := range append([]RefName{NotesRef}, s.opts.Registry.NotesRefs()...) {
+			if h, err := s.refs.read(n); err != nil {
+				return nil, err
+			} else if !h.IsZero() {
+				locals[n] = h
+			}
 		}
 		args := []string{"push", "--no-verify", "--atomic", "--porcelain", "--no-recurse-submodules"}
 		var specs []string
@@ -858,8 +870,12 @@ func (m *merger) commit(ours, theirs, base plumbing.Hash, message string) (plumb
 	}
 	// Records are decided whole, by their kind's rule; notes both sides
 	// changed keep both texts.
-	rules := treemerge.Rules{Notes: m.ref == NotesRef, Decide: m.record}
-	if m.ref != NotesRef {
+	notes := m.s.opts.Registry.isNotes(m.ref)
+	rules := treemerge.Rules{Notes: notes, Decide: m.record}
+	if spec, ok := m.s.opts.Registry.Ref(m.ref); ok && notes {
+		rules.NoteMerge = spec.MergeNote
+	}
+	if !notes {
 		rules.Unit = isRecordDir
 	}
 	tree, resolved, err := treemerge.Merge(mergeObjects{m.s}, bt, ot, tt, rules)

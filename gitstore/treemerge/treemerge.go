@@ -37,6 +37,9 @@ type Rules struct {
 	// Notes makes two versions of one file the concatenation of both texts
 	// (a notes tree), rather than a choice.
 	Notes bool
+	// NoteMerge, with Notes, joins two versions of one note given their
+	// common base (nil when there was none) instead of concatenating them.
+	NoteMerge func(base, ours, theirs []byte) ([]byte, error)
 	// Unit reports whether a directory (below the root) is decided whole.
 	Unit func(entries map[string]Entry) bool
 	// Decide picks the unit directory at path that both sides changed; it
@@ -162,6 +165,13 @@ func (m *merger) entry(path string, b, o, t Entry) (Entry, bool, error) {
 		return t, true, nil // deleted here, changed there: keep the change
 	case !present(t):
 		return o, true, nil
+	case m.rules.Notes && m.rules.NoteMerge != nil && !o.IsTree() && !t.IsTree():
+		h, err := m.noteMerge(b, o.Hash, t.Hash)
+		if err != nil {
+			return Entry{}, false, err
+		}
+		m.resolved = append(m.resolved, path)
+		return Entry{Mode: ModeBlob, Hash: h}, true, nil
 	case m.rules.Notes && !o.IsTree() && !t.IsTree():
 		h, err := m.concat(o.Hash, t.Hash)
 		if err != nil {
@@ -178,6 +188,30 @@ func (m *merger) entry(path string, b, o, t Entry) (Entry, bool, error) {
 		}
 		return t, true, nil
 	}
+}
+
+// noteMerge joins two versions of a note by the caller's rule.
+func (m *merger) noteMerge(b Entry, o, t plumbing.Hash) (plumbing.Hash, error) {
+	var base []byte
+	if b.Mode != 0 && !b.IsTree() {
+		var err error
+		if base, err = m.objs.Blob(b.Hash); err != nil {
+			return plumbing.ZeroHash, err
+		}
+	}
+	x, err := m.objs.Blob(o)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	y, err := m.objs.Blob(t)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	out, err := m.rules.NoteMerge(base, x, y)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return m.objs.WriteBlob(out)
 }
 
 // concat merges two versions of one note without losing either: when one

@@ -150,7 +150,7 @@ func setUsageErrors(cmd *cli.Command) {
 }
 
 func (s *session) commands() []*cli.Command {
-	cmds := []*cli.Command{s.examineCmd(), s.fsckCmd(), s.gateCmd(), s.verifyCmd(), s.hooksCmd(), s.hookCmd(), s.statusCmd(), s.featuresCmd(), s.contractCmd(), s.exportCmd(), s.remoteCmd(), s.syncCmd("fetch"), s.syncCmd("push"), s.trustCmd(), s.sandboxCmd(), s.swarmCmd(), s.ledgerCmd(), s.traceCmd(), s.trialCmd(), s.completionCmd(), s.versionCmd()}
+	cmds := []*cli.Command{s.examineCmd(), s.fsckCmd(), s.gateCmd(), s.verifyCmd(), s.hooksCmd(), s.hookCmd(), s.statusCmd(), s.featuresCmd(), s.contractCmd(), s.exportCmd(), s.remoteCmd(), s.syncCmd("fetch"), s.syncCmd("push"), s.trustCmd(), s.sandboxCmd(), s.swarmCmd(), s.ledgerCmd(), s.traceCmd(), s.trialCmd(), s.notesCmd(), s.completionCmd(), s.versionCmd()}
 	cmds = append(cmds, s.hiddenCommands()...)
 	return cmds
 }

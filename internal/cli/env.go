@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -58,7 +59,13 @@ func newStyle(e Env) style {
 // storeOptions takes the store's tuning from git config (nwdes.durable,
 // nwdes.maxRecordBytes, nwdes.maxWalk). Durable is on unless set false.
 func storeOptions(cfg *gitrepo.Config, now func() time.Time) (gitstore.Options, error) {
-	reg, err := registry()
+	var display gitstore.RefName
+	if cfg != nil {
+		if v, ok := cfg.Get("nwdes.displayRef"); ok {
+			display = gitstore.RefName(strings.TrimSpace(v))
+		}
+	}
+	reg, err := registry(display)
 	if err != nil {
 		return gitstore.Options{}, err
 	}

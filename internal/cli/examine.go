@@ -66,7 +66,17 @@ func (s *session) examiner() (*examine.Examiner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &examine.Examiner{Store: st, Now: s.env.Now}, nil
+	return &examine.Examiner{Store: st, Now: s.env.Now, DisplayRef: s.displayRef()}, nil
+}
+
+// displayRef is git config nwdes.displayRef ("" when unset): the notes
+// ref every close also writes the brief into, for plain git log and forges.
+func (s *session) displayRef() gitstore.RefName {
+	if s.cfg == nil {
+		return ""
+	}
+	v, _ := s.cfg.Get("nwdes.displayRef")
+	return gitstore.RefName(strings.TrimSpace(v))
 }
 
 // readText takes --text or --text-file (read byte for byte, relative to -C).

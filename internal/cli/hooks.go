@@ -27,7 +27,19 @@ func (s *session) syncOptions() gitstore.SyncOptions {
 func (s *session) mergeOptions(st *gitstore.Store) gitstore.SyncOptions {
 	o := s.syncOptions()
 	x := &examine.Examiner{Store: st, Now: s.env.Now}
-	o.AfterMerge = x.RefreshBriefs
+	display := s.displayRef()
+	o.AfterMerge = func(ctx context.Context) error {
+		if err := x.RefreshBriefs(ctx); err != nil {
+			return err
+		}
+		if display == "" {
+			return nil
+		}
+		// Two clones' display notes were joined (a person's text kept);
+		// nwdes's block is written again from the merged records.
+		_, err := examine.SyncDisplay(ctx, st, display, nil)
+		return err
+	}
 	return o
 }
 

@@ -11,6 +11,11 @@ import (
 
 // registry declares every kind of record and every ref this build keeps
 // (gitstore.Registry): each package that stores records adds its own.
-func registry() (*gitstore.Registry, error) {
-	return gitstore.NewRegistry(examine.Register, swarm.Register, ledger.Register, trace.Register, trial.Register)
+// display, when set, is the display notes ref (git config nwdes.displayRef).
+func registry(display gitstore.RefName) (*gitstore.Registry, error) {
+	declare := []func(*gitstore.Registry) error{examine.Register, swarm.Register, ledger.Register, trace.Register, trial.Register}
+	if display != "" {
+		declare = append(declare, examine.RegisterDisplay(display))
+	}
+	return gitstore.NewRegistry(declare...)
 }
