@@ -158,3 +158,26 @@ git update-ref "$L" $(git commit-tree -m unseal -p $(git rev-parse "$L") $(GIT_I
 		})
 	}
 }
+
+// SealLedger seals an empty ledger (count 0, final the genesis digest, a
+// case chain handles on purpose), but Verify then calls what nwdes itself
+// wrote broken: its first commit holds the seal, not entry 1.
+func TestAnEmptyLedgerNwdesSealedVerifies(t *testing.T) {
+	dir := gittest.Init(t, false)
+	st := open(t, dir)
+	s, err := ledger.SealLedger(context.Background(), st, "empty", time.Now())
+	if err != nil {
+		t.Skipf("sealing an empty ledger is refused (fine): %v", err)
+	}
+	if s.Count != 0 {
+		t.Fatalf("%+v", s)
+	}
+	if rep, err := ledger.Verify(st, "empty"); err != nil {
+		t.Fatalf("verify of the empty ledger nwdes sealed: %v", err)
+	} else if !rep.Sealed || rep.Entries != 0 {
+		t.Fatalf("%+v", rep)
+	}
+	if rep, err := st.Fsck(); err != nil || !rep.OK() {
+		t.Fatalf("fsck: %+v %v", rep, err)
+	}
+}
