@@ -120,10 +120,13 @@ func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip plumbing.Hash, seen ma
 // fsckTree checks one tree of a ref's commit; atTip is set for the ref's
 // current commit (notes are checked against the records there only).
 func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tree plumbing.Hash, dir string, seen map[string]bool, atTip bool) {
-	if k := dir + "\x00" + tree.String(); seen[k] {
+	// Keyed by ref too: a record's check may read its neighbours (a
+	// ledger entry its predecessor), which another ref holding the same
+	// tree does not vouch for.
+	if k := string(ref) + "\x00" + dir + "\x00" + tree.String(); seen[k] {
 		return
 	}
-	seen[dir+"\x00"+tree.String()] = true
+	seen[string(ref)+"\x00"+dir+"\x00"+tree.String()] = true
 	bad := rep.problemAt(ref, commit)
 	es, ok := s.fsckReadTree(tree, dir, bad)
 	if !ok {
@@ -147,10 +150,10 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 			s.fsckTree(rep, spec, ref, commit, e.hash, p, seen, atTip)
 			continue
 		}
-		if k := p + "\x00" + e.hash.String(); seen[k] {
+		if k := string(ref) + "\x00" + p + "\x00" + e.hash.String(); seen[k] {
 			continue
 		}
-		seen[p+"\x00"+e.hash.String()] = true
+		seen[string(ref)+"\x00"+p+"\x00"+e.hash.String()] = true
 		bt, blob, err := s.obj.read(e.hash)
 		if err != nil || bt != plumbing.BlobObject {
 			bad(p, fmt.Sprintf("blob %s unreadable: %v", e.hash, err))

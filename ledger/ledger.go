@@ -174,6 +174,25 @@ func Append(ctx context.Context, st *gitstore.Store, name string, event []byte) 
 	}
 	var e *Entry
 	_, err = st.Update(ctx, ref, "append", func(tx *gitstore.Tx) error {
+		// The commit the append builds on must not have removed or changed
+		// what its own parent held (a seal dropped, an entry rewritten by
+		// a commit on top): the cost is what that commit changed.
+		if tip := tx.Base(); !tip.IsZero() {
+			parents, _, err := st.Parents(tip)
+			if err != nil {
+				return err
+			}
+			if len(parents) > 1 {
+				return broken(ref, "its tip %s merges %d parents: a ledger is one line", tip.Short(), len(parents))
+			}
+			if len(parents) == 1 {
+				if what, err := st.Altered(parents[0], tip, []string{"entries", "seal"}); err != nil {
+					return err
+				} else if what != "" {
+					return broken(ref, "its tip %s removes or changes %s, which its parent held: history rewritten", tip.Short(), what)
+				}
+			}
+		}
 		if _, err := tx.Get(sealPath); err == nil {
 			return refusal.New(refusal.LedgerSealed, "start another ledger", "ledger %s is sealed", name)
 		} else if !errors.Is(err, gitstore.ErrNotFound) {
@@ -466,8 +485,9 @@ func Verify(st *gitstore.Store, name string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	first, _, err := chain(rtx)
-	if err != nil || len(first) != 1 {
+	first, firstSeal, err := chain(rtx)
+	emptySealed := err == nil && len(first) == 0 && firstSeal != nil && firstSeal.Count == 0 && len(commits) == 1
+	if !emptySealed && (err != nil || len(first) != 1 || firstSeal != nil) {
 		return nil, broken(ref, "its first commit %s does not hold exactly entry 1: a foreign parent", root.Commit.Short())
 	}
 	want := len(entries)

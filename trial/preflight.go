@@ -574,10 +574,6 @@ func runState(letter byte) (Answer, string) {
 		return AnswerFalse, "stopped by a tracer"
 	case 'X', 'x':
 		return AnswerFalse, "dead"
-	case 'K':
-		return AnswerFalse, "being killed"
-	case 'P':
-		return AnswerFalse, "parked"
 	}
 	return AnswerUnknown, "in a state this reader does not know"
 }

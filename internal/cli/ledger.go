@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -179,9 +180,10 @@ EXAMPLES
 					&cli.StringFlag{Name: "start", Usage: "the trial's start record `FILE`", Required: true},
 					&cli.StringFlag{Name: "ledger", Usage: "the ledger `NAME`"},
 					&cli.StringFlag{Name: "file", Usage: "a ledger `FILE` of JSON lines"},
+					&cli.TimestampFlag{Name: "at", Usage: "grade as of `TIME` (RFC 3339; default now): the output is then the same bytes on every run", Layout: time.RFC3339Nano},
 					jsonFlag(),
 				},
-				Action: func(c *cli.Context) error {
+				Action: refusedUnlessJudged(func(c *cli.Context) error {
 					asJSON := s.wantJSON(c)
 					if c.IsSet("ledger") == c.IsSet("file") {
 						return usagef("give exactly one of --ledger and --file")
@@ -214,12 +216,22 @@ EXAMPLES
 							return err
 						}
 						for _, e := range entries {
-							var kind struct {
-								Kind string `json:"kind"`
-							}
-							_ = json.Unmarshal(e.Event, &kind)
-							if kind.Kind == "preflight" {
-								cites = append(cites, map[string]any{"seq": e.Seq, "digest": e.Digest})
+							// The kind by its exact key (encoding/json would
+							// also take "KIND"): a preflight is cited, with
+							// its time, not graded.
+							var fields map[string]json.RawMessage
+							_ = json.Unmarshal(e.Event, &fields)
+							if string(fields["kind"]) == `"preflight"` {
+								var at string
+								if json.Unmarshal(fields["at"], &at) != nil {
+									return refusal.New(refusal.TrialInvalid, "append preflights with git nwdes trial preflight --ledger",
+										"ledger-malformed (ledger entry %d): a preflight without a time", e.Seq)
+								}
+								if _, err := time.Parse(time.RFC3339Nano, at); err != nil {
+									return refusal.New(refusal.TrialInvalid, "append preflights with git nwdes trial preflight --ledger",
+										"ledger-malformed (ledger entry %d): the preflight's time %q is not RFC 3339", e.Seq, at)
+								}
+								cites = append(cites, map[string]any{"seq": e.Seq, "digest": e.Digest, "at": at})
 								continue
 							}
 							var ev trial.Event
@@ -231,7 +243,19 @@ EXAMPLES
 							events = append(events, ev)
 						}
 					}
-					rep, err := trial.Grade(start, events, s.now())
+					at := s.now()
+					if ts := c.Timestamp("at"); ts != nil {
+						at = *ts
+					}
+					for _, ct := range cites {
+						when, _ := time.Parse(time.RFC3339Nano, ct["at"].(string))
+						if when.After(at) {
+							return refusal.New(refusal.TrialInvalid, "record the preflight before the dispatch, never after the grading moment",
+								"line-after-grading (ledger entry %d): the preflight is dated %s, after the grading moment %s", ct["seq"], ct["at"], at.UTC().Format(time.RFC3339Nano))
+						}
+						ct["beforeOpen"] = when.Before(start.Window.OpensAt)
+					}
+					rep, err := trial.Grade(start, events, at)
 					if err != nil {
 						return err
 					}
@@ -254,9 +278,34 @@ EXAMPLES
 						return negative("an intervention fell inside the window")
 					}
 					return nil
-				},
+				}),
 			},
 		},
+	}
+}
+
+// refusedUnlessJudged makes every failure of a verb whose exit 1 means a
+// judgment (grade: the window was not clean; preflight: a reading is
+// false) a refusal, exit 2: input that could not be read is no judgment.
+func refusedUnlessJudged(action cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		err := action(c)
+		var j *judgment
+		var pt *passthrough
+		switch {
+		case err == nil, errors.As(err, &j), errors.As(err, &pt):
+			return err
+		}
+		if r, ok := refusal.As(err); ok {
+			cp := *r
+			cp.Class = refusal.Refused
+			return &cp
+		}
+		var u *usageError
+		if errors.As(err, &u) {
+			return err
+		}
+		return refusal.New(refusal.TrialInvalid, "check the inputs named", "%v", err)
 	}
 }
 
@@ -435,7 +484,7 @@ EXAMPLES
 				&cli.StringFlag{Name: "ledger", Usage: "append the readings to ledger `NAME`"},
 				jsonFlag(),
 			},
-			Action: func(c *cli.Context) error {
+			Action: refusedUnlessJudged(func(c *cli.Context) error {
 				asJSON := s.wantJSON(c)
 				sb, err := s.readFileArg(c.String("start"))
 				if err != nil {
@@ -449,6 +498,19 @@ EXAMPLES
 				if err != nil {
 					return err
 				}
+				// The window read is the record's own, the one the grade
+				// measures; a readings.window that says otherwise is refused.
+				open, close := start.Window.OpensAt.UTC().Format(time.RFC3339Nano), start.Window.ClosesAt.UTC().Format(time.RFC3339Nano)
+				for _, w := range []struct{ got, want string }{{req.Window.Open, open}, {req.Window.Close, close}} {
+					if w.got == "" {
+						continue
+					}
+					if t, err := time.Parse(time.RFC3339Nano, w.got); err != nil || t.UTC().Format(time.RFC3339Nano) != w.want {
+						return refusal.New(refusal.TrialInvalid, "leave readings.window out, or give it the record's window",
+							"readings.window says %s, the record's window %s to %s", w.got, open, close)
+					}
+				}
+				req.Window.Open, req.Window.Close = open, close
 				st, err := s.open()
 				if err != nil {
 					return err
@@ -479,7 +541,7 @@ EXAMPLES
 				default:
 					return &passthrough{code: code}
 				}
-			},
+			}),
 		}},
 	}
 }
