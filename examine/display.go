@@ -153,11 +153,7 @@ func CheckDisplayNote(st *gitstore.Store, commit oid.ID, note []byte) error {
 	if err != nil {
 		return fmt.Errorf("the display note on %s holds %v", commit.Short(), err)
 	}
-	r, err := NewReader(st)
-	if err != nil {
-		return err
-	}
-	want, err := r.Brief(commit)
+	want, err := BriefOf(st, commit)
 	if err != nil {
 		return err
 	}
@@ -185,11 +181,7 @@ func SyncDisplay(ctx context.Context, st *gitstore.Store, ref gitstore.RefName, 
 	}
 	var changed []oid.ID
 	for _, c := range commits {
-		r, err := NewReader(st)
-		if err != nil {
-			return nil, err
-		}
-		brief, err := r.Brief(c)
+		brief, err := BriefOf(st, c)
 		if err != nil {
 			return nil, err
 		}

@@ -446,11 +446,7 @@ func (r *Reader) Brief(h oid.ID) ([]byte, error) {
 // brief its examinations render. A note on a commit no examination judged,
 // or one edited by hand, is a forgery a reviewer would believe.
 func CheckNote(st *gitstore.Store, commit oid.ID, note []byte) error {
-	r, err := NewReader(st)
-	if err != nil {
-		return err
-	}
-	want, err := r.Brief(commit)
+	want, err := BriefOf(st, commit)
 	if err != nil {
 		return err
 	}
@@ -461,6 +457,16 @@ func CheckNote(st *gitstore.Store, commit oid.ID, note []byte) error {
 		return fmt.Errorf("the note on %s is not what its examinations render (edited or forged; git nwdes examine close rewrites it)", commit.Short())
 	}
 	return nil
+}
+
+// BriefOf is the brief commit's note should hold now (nil when no
+// examination judged it), read from the store's current records.
+func BriefOf(st *gitstore.Store, commit oid.ID) ([]byte, error) {
+	r, err := NewReader(st)
+	if err != nil {
+		return nil, err
+	}
+	return r.Brief(commit)
 }
 
 // RenderBrief renders an examination as the Markdown a reviewer reads in
