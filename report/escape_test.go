@@ -76,7 +76,7 @@ func hostileStatus(t *testing.T) *report.Status {
 func export(t *testing.T, s *report.Status, f report.Format) string {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := report.Export(&buf, s, f); err != nil {
+	if err := report.Export(&buf, s, f, report.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	return buf.String()

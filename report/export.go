@@ -24,13 +24,36 @@ const (
 // Formats lists the export formats.
 var Formats = []Format{JUnit, Markdown, InToto}
 
+// Options shape an export.
+type Options struct {
+	// MaxBytes bounds the size of a Markdown export, in bytes; 0 leaves
+	// it unbounded. A summary that would be larger is cut at whole table
+	// rows and whole feature sections (a brief at whole expectations),
+	// never inside a fence or a tag, and ends with a line that names what
+	// was left out and how to read it whole. It is at least MinMaxBytes.
+	// JUnit and in-toto exports are never cut.
+	MaxBytes int
+}
+
+// DefaultMaxBytes is the bound for Markdown that lands on GitHub: a
+// pull-request comment holds at most 65,536 characters (a byte bound
+// never lets more characters through) and a step summary 1 MiB.
+const DefaultMaxBytes = 65536
+
+// MinMaxBytes is the least bound that leaves room for the heading, the
+// table's head and the closing note.
+const MinMaxBytes = 2048
+
 // Export writes s in format f.
-func Export(w io.Writer, s *Status, f Format) error {
+func Export(w io.Writer, s *Status, f Format, o Options) error {
+	if o.MaxBytes < 0 || o.MaxBytes > 0 && o.MaxBytes < MinMaxBytes {
+		return fmt.Errorf("bound the export to 0 (unbounded) or at least %d bytes, not %d", MinMaxBytes, o.MaxBytes)
+	}
 	switch f {
 	case JUnit:
 		return WriteJUnit(w, s)
 	case Markdown:
-		return WriteMarkdown(w, s)
+		return WriteMarkdown(w, s, o.MaxBytes)
 	case InToto:
 		return WriteInToto(w, s)
 	}
@@ -165,62 +188,253 @@ func citedText(ex *examine.Examination, r examine.PublishedRow) string {
 
 // WriteMarkdown writes a summary fit for a CI job summary
 // ($GITHUB_STEP_SUMMARY, a merge request comment): a table of features and
-// outcomes, then each examination's brief folded under <details>. Every
-// text a commit or a record supplies is escaped (text.MarkdownInline,
+// outcomes, then one <details> per feature, its summary line
+// "feature: outcome", holding the examination's brief. Every text a
+// commit or a record supplies is escaped (text.MarkdownInline,
 // MarkdownBlock, MarkdownCode): it can neither leave the table cell or the
 // <details> it is in, nor open a tag, a link or an image.
-func WriteMarkdown(w io.Writer, s *Status) error {
-	in := text.MarkdownInline
-	var b strings.Builder
+//
+// When maxBytes is not 0 the summary is at most maxBytes long (see
+// Options.MaxBytes): whole table rows are kept first, then whole
+// sections in feature order, then, in what room is left, the briefs that
+// did not fit, cut at whole expectations.
+func WriteMarkdown(w io.Writer, s *Status, maxBytes int) error {
+	var head strings.Builder
 	verdict := "accepted"
 	if !s.Accepted {
 		verdict = "**not accepted**"
 	}
-	fmt.Fprintf(&b, "## nwdes acceptance of %s: %s\n\n", text.MarkdownCode(text.Short(s.Commit)), verdict)
+	fmt.Fprintf(&head, "## nwdes acceptance of %s: %s\n\n", text.MarkdownCode(text.Short(s.Commit)), verdict)
 	if len(s.Features) == 0 {
-		b.WriteString("No feature contract (`.nwave/features/*.md`) at this commit.\n")
+		head.WriteString("No feature contract (`.nwave/features/*.md`) at this commit.\n")
+		_, err := io.WriteString(w, head.String())
+		return err
+	}
+	head.WriteString("| feature | outcome | expectations | gates | verify | examination |\n|---|---|---|---|---|---|\n")
+	rows := make([]string, len(s.Features))
+	secs := make([]section, len(s.Features))
+	total := head.Len()
+	for i := range s.Features {
+		rows[i] = tableRow(&s.Features[i])
+		secs[i] = featureSection(s, &s.Features[i])
+		total += len(rows[i]) + len(secs[i].whole())
+	}
+	if maxBytes == 0 || total <= maxBytes {
+		var b strings.Builder
+		b.WriteString(head.String())
+		for _, r := range rows {
+			b.WriteString(r)
+		}
+		for _, sec := range secs {
+			b.WriteString(sec.whole())
+		}
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	b.WriteString("| feature | outcome | expectations | gates | verify | examination |\n|---|---|---|---|---|---|\n")
-	for _, f := range s.Features {
-		outcome := in(string(f.Outcome))
-		switch {
-		case f.Problem != "":
-			outcome = "**" + ProblemLabel(&f) + "**"
-		case f.Outcome == examine.None:
-			outcome = "**not examined**"
-		case f.Outcome != examine.Accepted:
-			outcome = "**" + outcome + "**"
-		}
-		exp, gates, verify, record := "–", "–", "–", "–"
-		if f.Expectations != nil {
-			exp = fmt.Sprintf("%d met, %d unmet, %d not examined", f.Expectations.Met, f.Expectations.Unmet, f.Expectations.NotExamined)
-		}
-		if f.Gates != nil {
-			gates = in(f.Gates.State)
-		}
-		if f.Verify != nil {
-			verify = cell(text.MarkdownCode(f.Verify.Verdict))
-		}
-		if f.Record != "" {
-			record = cell(text.MarkdownCode(f.Record))
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", in(f.Feature), outcome, exp, gates, verify, record)
-	}
-	for _, f := range s.Features {
-		switch {
-		case f.Problem != "":
-			fmt.Fprintf(&b, "\n### %s: %s\n\n%s\n", in(f.Feature), ProblemLabel(&f), text.MarkdownBlock(f.Problem))
-		case f.examination == nil:
-			fmt.Fprintf(&b, "\n### %s: not examined at this commit\n\nExamine it: %s.\n", in(f.Feature),
-				text.MarkdownCode("git nwdes examine open --feature "+f.Feature+" --candidate "+text.Short(s.Commit)))
-		default:
-			fmt.Fprintf(&b, "\n<details><summary>%s: %s — acceptance brief</summary>\n\n%s\n</details>\n", in(f.Feature), in(string(f.Outcome)), markdownBrief(f.examination))
-		}
-	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, boundedMarkdown(s, head.String(), rows, secs, maxBytes))
 	return err
+}
+
+// tableRow is f's line in the summary's table.
+func tableRow(f *Feature) string {
+	in := text.MarkdownInline
+	exp, gates, verify, record := "–", "–", "–", "–"
+	if f.Expectations != nil {
+		exp = fmt.Sprintf("%d met, %d unmet, %d not examined", f.Expectations.Met, f.Expectations.Unmet, f.Expectations.NotExamined)
+	}
+	if f.Gates != nil {
+		gates = in(f.Gates.State)
+	}
+	if f.Verify != nil {
+		verify = cell(text.MarkdownCode(f.Verify.Verdict))
+	}
+	if f.Record != "" {
+		record = cell(text.MarkdownCode(f.Record))
+	}
+	outcome := outcomeLabel(f)
+	if f.Outcome != examine.Accepted || f.Problem != "" {
+		outcome = "**" + outcome + "**"
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n", in(f.Feature), outcome, exp, gates, verify, record)
+}
+
+// outcomeLabel is what the summary calls f's standing.
+func outcomeLabel(f *Feature) string {
+	switch {
+	case f.Problem != "":
+		return ProblemLabel(f)
+	case f.Outcome == examine.None:
+		return "not examined"
+	}
+	return text.MarkdownInline(string(f.Outcome))
+}
+
+// section is one feature's <details>: open and close enclose the parts,
+// which are whole and can be cut only between them (parts[0] is never
+// left out of a cut section).
+type section struct {
+	feature     string
+	open, close string
+	parts       []string
+	// labels name parts[1:] for the line that says where a brief was cut.
+	labels []string
+}
+
+func (sec section) whole() string {
+	return sec.open + strings.Join(sec.parts, "") + sec.close
+}
+
+// cut returns the section holding as many leading parts as fit in n
+// bytes, at least the first two (a brief's facts and its first
+// expectation), and a line saying what was left out; false when those do
+// not fit.
+func (sec section) cut(n int, maxBytes int) (string, bool) {
+	var b strings.Builder
+	b.WriteString(sec.open)
+	b.WriteString(sec.parts[0])
+	k := 1
+	for ; k < len(sec.parts); k++ {
+		if b.Len()+len(sec.parts[k])+len(sec.close)+cutLineMax > n {
+			break
+		}
+		b.WriteString(sec.parts[k])
+	}
+	if k < 2 {
+		return "", false
+	}
+	if k == len(sec.parts) {
+		b.WriteString(sec.close)
+		return b.String(), b.Len() <= n
+	}
+	left := sec.labels[k-1:]
+	what := "the diagnostic"
+	if rows := len(left) - 1; rows > 0 {
+		what = fmt.Sprintf("%s from %s on, and the diagnostic", text.Plural(rows, "expectation", "expectations"), left[0])
+	}
+	fmt.Fprintf(&b, "\n**Cut here** to stay within %d bytes: %s left out; the note at the end says how to read it whole.\n", maxBytes, what)
+	b.WriteString(sec.close)
+	if b.Len() > n {
+		return "", false
+	}
+	return b.String(), true
+}
+
+// cutLineMax bounds the line a cut section ends with.
+const cutLineMax = 256
+
+// featureSection folds what the summary says of f under a <details>
+// whose summary line is "feature: outcome".
+func featureSection(s *Status, f *Feature) section {
+	in := text.MarkdownInline
+	sec := section{feature: f.Feature, close: "\n</details>\n"}
+	summary := in(f.Feature) + ": " + outcomeLabel(f)
+	switch {
+	case f.Problem != "":
+		sec.parts = []string{text.MarkdownBlock(f.Problem) + "\n"}
+	case f.examination == nil:
+		summary = in(f.Feature) + ": not examined at this commit"
+		sec.parts = []string{fmt.Sprintf("Examine it: %s.\n",
+			text.MarkdownCode("git nwdes examine open --feature "+f.Feature+" --candidate "+text.Short(s.Commit)))}
+	default:
+		sec.parts = markdownBriefParts(f.examination)
+		for _, r := range f.examination.Rows {
+			sec.labels = append(sec.labels, in(string(r.Expectation)))
+		}
+		sec.labels = append(sec.labels, "the diagnostic")
+	}
+	sec.open = "\n<details><summary>" + summary + "</summary>\n\n"
+	return sec
+}
+
+// noteMax bounds the note that ends a cut summary; each list of names in
+// it holds at most noteNamesMax bytes.
+const (
+	noteMax      = 1536
+	noteNamesMax = 300
+)
+
+// boundedMarkdown assembles at most maxBytes of the summary: the heading
+// and the table's head, as many table rows as fit, the sections that fit
+// whole in feature order, then cut ones in the room left, and a note
+// naming what was left out.
+func boundedMarkdown(s *Status, head string, rows []string, secs []section, maxBytes int) string {
+	room := maxBytes - len(head) - noteMax
+	kept := 0
+	for kept < len(rows) && len(rows[kept]) <= room {
+		room -= len(rows[kept])
+		kept++
+	}
+	out := make([]string, len(secs))
+	for i, sec := range secs {
+		if w := sec.whole(); len(w) <= room {
+			out[i], room = w, room-len(w)
+		}
+	}
+	var partial, omitted []string
+	for i, sec := range secs {
+		if out[i] != "" {
+			continue
+		}
+		if sec.labels == nil {
+			omitted = append(omitted, sec.feature)
+			continue
+		}
+		if c, ok := sec.cut(room, maxBytes); ok {
+			out[i], room = c, room-len(c)
+			partial = append(partial, sec.feature)
+			continue
+		}
+		omitted = append(omitted, sec.feature)
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	for _, r := range rows[:kept] {
+		b.WriteString(r)
+	}
+	for _, o := range out {
+		b.WriteString(o)
+	}
+	var left []string
+	if n := len(rows) - kept; n > 0 {
+		left = append(left, fmt.Sprintf("the table's %s from %s on", text.Plural(n, "row", "rows"), text.MarkdownInline(s.Features[kept].Feature)))
+	}
+	if len(omitted) > 0 {
+		left = append(left, "the "+plural(len(omitted), "section")+" of "+names(omitted))
+	}
+	if len(partial) > 0 {
+		left = append(left, "part of the "+plural(len(partial), "brief")+" of "+names(partial))
+	}
+	fmt.Fprintf(&b, "\n---\n\n**Cut to stay within %d bytes:** left out %s. Read it whole with %s, or the briefs with %s after %s.\n",
+		maxBytes, strings.Join(left, "; "),
+		text.MarkdownCode("git nwdes export --commit "+s.Commit+" --format markdown --max-bytes 0"),
+		text.MarkdownCode("git log -1 --notes=nwdes "+s.Commit), text.MarkdownCode("git nwdes fetch"))
+	return b.String()
+}
+
+// plural is noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
+
+// names lists features for the note, escaped, in at most noteNamesMax
+// bytes and a count of the rest.
+func names(features []string) string {
+	var b strings.Builder
+	for i, f := range features {
+		n := text.MarkdownInline(f)
+		if i > 0 && b.Len()+len(n)+2 > noteNamesMax {
+			fmt.Fprintf(&b, " and %d more", len(features)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n)
+	}
+	return b.String()
 }
 
 // cell makes a code span fit for a table cell: GFM splits a row at every
@@ -235,12 +449,22 @@ func cell(code string) string { return strings.ReplaceAll(code, "|", `\|`) }
 // becomes literal paragraphs. TestTheMarkdownBriefIsTheNotesBrief keeps
 // the two renderings alike.
 func markdownBrief(ex *examine.Examination) string {
+	return strings.Join(markdownBriefParts(ex), "")
+}
+
+// markdownBriefParts is markdownBrief in the parts a size bound may cut
+// it at: the heading and the examination's facts, each expectation with
+// the texts it cites, and the diagnostic.
+func markdownBriefParts(ex *examine.Examination) []string {
 	in := text.MarkdownInline
+	var parts []string
 	var b strings.Builder
 	fmt.Fprintf(&b, "## nwdes acceptance brief: %s: %s\n\n", in(ex.Feature), in(string(ex.Outcome)))
 	fmt.Fprintf(&b, "- candidate: %s\n- contract: %s (blob %s)\n- closed: %s\n",
 		in(ex.Candidate), in(ex.ContractPath), in(text.Short(ex.ContractBlob)), in(ex.ClosedAt))
 	for _, r := range ex.Rows {
+		parts = append(parts, b.String())
+		b.Reset()
 		fmt.Fprintf(&b, "\n### %s: %s", in(string(r.Expectation)), in(string(r.Verdict)))
 		switch {
 		case r.Class != "":
@@ -267,8 +491,8 @@ func markdownBrief(ex *examine.Examination) string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\n### diagnostic\n\n%s\n", text.MarkdownBlock(strings.TrimRight(ex.Diagnostic, "\n")))
-	return b.String()
+	parts = append(parts, b.String())
+	return append(parts, fmt.Sprintf("\n### diagnostic\n\n%s\n", text.MarkdownBlock(strings.TrimRight(ex.Diagnostic, "\n"))))
 }
 
 // In-toto Statement v1 (https://github.com/in-toto/attestation, spec/v1):

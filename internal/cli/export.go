@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -16,23 +17,29 @@ func (s *session) exportCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write a commit's verdicts as JUnit XML, a Markdown summary or an in-toto statement",
-		UsageText: "git nwdes export [--commit REV] --format junit|markdown|intoto",
+		UsageText: "git nwdes export [--commit REV] --format junit|markdown|intoto [--max-bytes N]",
 		Description: `Forges show neither custom notes nor custom refs; these are how verdicts
 reach reviewers. junit: one test case per expectation (met passes; unmet and
 not_examined fail; a feature without an examination fails every expectation
-of its contract). markdown: a table and each acceptance brief, fit for a CI
-job summary. intoto: an in-toto Statement v1 about the commit whose
+of its contract). markdown: a table, then each feature folded in a
+<details> holding its acceptance brief, fit for a CI job summary and a
+pull-request comment: at most --max-bytes long (default 65536, GitHub's cap
+on a comment; 0 for no bound), cut at whole rows and sections and ended by
+a line naming what was left out. intoto: an in-toto Statement v1 about the commit whose
 predicate (https://nwdes.dev/attestation/acceptance/v1) carries the briefs.
 Written to stdout; exit 0 whatever the verdict (git nwdes status gates).
 
 EXAMPLES
    git nwdes export --format junit > nwdes-junit.xml
    git nwdes export --format markdown >> "$GITHUB_STEP_SUMMARY"
+   git nwdes export --format markdown --max-bytes 0 > nwdes-summary.md
    git nwdes export --commit v1.2.0 --format intoto > acceptance.intoto.json
 ` + exitStatus,
 		Flags: []cli.Flag{
 			commitFlag(),
 			&cli.StringFlag{Name: "format", Usage: "`FORMAT`: " + strings.Join(names, ", "), Required: true},
+			&cli.IntFlag{Name: "max-bytes", Value: reports.DefaultMaxBytes,
+				Usage: fmt.Sprintf("bound a markdown export to `N` bytes (0: unbounded; at least %d)", reports.MinMaxBytes)},
 		},
 		Action: func(c *cli.Context) error {
 			f := reports.Format(c.String("format"))
@@ -43,11 +50,20 @@ EXAMPLES
 			if !known {
 				return usagef("--format %q is not one of %s", f, strings.Join(names, ", "))
 			}
+			o := reports.Options{MaxBytes: c.Int("max-bytes")}
+			switch {
+			case f != reports.Markdown && c.IsSet("max-bytes"):
+				return usagef("--max-bytes bounds --format markdown only; %s is never cut", f)
+			case f != reports.Markdown:
+				o.MaxBytes = 0
+			case o.MaxBytes < 0 || o.MaxBytes > 0 && o.MaxBytes < reports.MinMaxBytes:
+				return usagef("--max-bytes %d: give 0 (unbounded) or at least %d", o.MaxBytes, reports.MinMaxBytes)
+			}
 			rep, err := s.evaluate(c)
 			if err != nil {
 				return err
 			}
-			return reports.Export(s.env.Stdout, rep, f)
+			return reports.Export(s.env.Stdout, rep, f, o)
 		},
 	}
 }

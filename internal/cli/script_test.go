@@ -39,6 +39,7 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"ghjob":     ghJob,
 			"gitdaemon": gitDaemon,
 			"setfrom":   setFrom,
 		},
