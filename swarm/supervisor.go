@@ -261,6 +261,9 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 			Taken: t.UTC().Format(stamp), Heartbeat: t.UTC().Format(stamp),
 			Until: t.Add(deadline + s.grace()).UTC().Format(stamp), Attest: attest,
 		}
+		// The nonce counts as running from before the take: another worker
+		// of this supervisor must not see the lease as an orphan to retake.
+		s.setRunning(l.Nonce, true)
 		tip, err := s.Book.Take(ctx, label, l, func(cur *Lease, curErr error, written time.Time) error {
 			st := StateOf(cur, written, s.Holder, now(s.Now), s.StaleAfter)
 			if curErr != nil {
@@ -275,9 +278,11 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 			return nil
 		})
 		if errors.Is(err, ErrNotTaken) || errors.Is(err, gitstore.ErrConflict) {
+			s.setRunning(l.Nonce, false)
 			continue
 		}
 		if err != nil {
+			s.setRunning(l.Nonce, false)
 			return nil, nil, oid.ID{}, nil, false, err
 		}
 		// Someone may have finished it between the look and the take: a
@@ -286,11 +291,13 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 		if s.Remote != "" {
 			if _, err := s.Store.Fetch(ctx, s.Remote, s.Sync); err != nil {
 				_ = s.Book.Release(ctx, label, tip)
+				s.setRunning(l.Nonce, false)
 				return nil, nil, oid.ID{}, nil, false, err
 			}
 		}
 		if fin, err := s.finished(label); err != nil || fin {
 			_ = s.Book.Release(ctx, label, tip)
+			s.setRunning(l.Nonce, false)
 			if err != nil {
 				return nil, nil, oid.ID{}, nil, false, err
 			}
@@ -331,6 +338,7 @@ func (s *Supervisor) grace() time.Duration {
 // a stop record or a lost lease ended it.
 func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID, secret []byte) (bool, error) {
 	label := q.Card.Label
+	defer s.setRunning(l.Nonce, false) // next set it, before taking the lease
 	dir := filepath.Join(s.JobsDir, label, fmt.Sprintf("%d-%s", l.Attempt, l.Nonce))
 	tl := &timeline{}
 	tl.add(now(s.Now), "taken", "")
@@ -344,8 +352,6 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 		s.emit(Event{Kind: "skipped", Label: label, Attempt: l.Attempt, Detail: err.Error()})
 		return false, nil
 	}
-	s.setRunning(l.Nonce, true)
-	defer s.setRunning(l.Nonce, false)
 	l.JobDir = dir
 	tl.add(now(s.Now), "staged", "")
 	deadline := s.deadline(q)

@@ -447,3 +447,17 @@ echo change > new.txt && git add new.txt && git -c user.name=w -c user.email=w@x
 	}
 	gittest.Git(t, filepath.Join(jobs[0].JobDir, "repo"), "fsck")
 }
+
+func TestOneSupervisorWithManyWorkersRunsEachCardOnce(t *testing.T) {
+	requireWall(t)
+	dir := gittest.Init(t, false)
+	st, _ := openStore(dir)
+	defer st.Close()
+	labels := queue(t, st, dir, 8, "many")
+	sup, _ := supervisor(st, parseWorker(t, harness(t, t.TempDir(), "sleep 0.05", "1m")), "")
+	sup.Workers = 4
+	if _, err := sup.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	exactlyOnce(t, st, labels)
+}
