@@ -108,11 +108,21 @@ func (p *Process) Signal(sig syscall.Signal) error {
 	if p.ctl == nil {
 		return fmt.Errorf("signal %s: %w", p.name, ErrEnded)
 	}
+	// A helper that stopped reading its control pipe must not hold the
+	// caller (and, through the lock, the close of the pipe) forever.
+	_ = p.ctl.SetWriteDeadline(time.Now().Add(signalWait))
+	defer p.ctl.SetWriteDeadline(time.Time{})
 	if _, err := p.ctl.Write(append(b, '\n')); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return fmt.Errorf("signal %s: the helper did not take the request within %s", p.name, signalWait)
+		}
 		return fmt.Errorf("signal %s: %w (%v)", p.name, ErrEnded, err)
 	}
 	return nil
 }
+
+// signalWait bounds how long Signal waits for the helper to take a request.
+const signalWait = 2 * time.Second
 
 // report records the helper's first word on the start: ready, or failed.
 func (p *Process) report(failed bool) {

@@ -303,6 +303,9 @@ func VerifyExit(j *Job) string {
 	if !filepath.IsAbs(j.JobDir) || filepath.Clean(j.JobDir) != j.JobDir || !strings.Contains(j.JobDir, "/nwdes/swarm/jobs/") {
 		return "the record names no job directory of a supervisor"
 	}
+	if _, err := os.Lstat(j.JobDir); os.IsNotExist(err) {
+		return "reaped (the job directory was removed; the record keeps exit.json)"
+	}
 	f, err := os.OpenFile(filepath.Join(j.JobDir, "exit.json"), os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return "exit.json cannot be read: " + err.Error()

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -215,3 +217,32 @@ func TestAStopRecordEndsARunningJobAndLeavesItsCardQueued(t *testing.T) {
 var _ = oid.Zero
 var _ = gitstore.NoRetry
 var _ = os.Getpid
+
+func TestReapKeepsAHeldAttemptAndRemovesAnOrphanedOne(t *testing.T) {
+	dir := gittest.Init(t, false)
+	st, _ := openStore(dir)
+	defer st.Close()
+	me, _ := swarm.Self("me")
+	jobs := t.TempDir()
+	book := &swarm.Local{Store: st}
+	held := lease(me, "card", time.Now(), time.Hour)
+	held.Nonce = "0123456789abcdef"
+	if _, err := book.Take(context.Background(), "card", held, takeFree); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"card/1-0123456789abcdef", "card/2-fedcba9876543210", "card/not-a-job"} {
+		if err := os.MkdirAll(filepath.Join(jobs, d, "repo"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := swarm.Reap(context.Background(), st, book, jobs, me, 0, time.Now().Add(time.Minute), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Removed) != 1 || !strings.HasSuffix(r.Removed[0], "2-fedcba9876543210") || len(r.Kept) != 2 {
+		t.Fatalf("reap: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(jobs, "card/1-0123456789abcdef")); err != nil {
+		t.Fatal("the held attempt's directory was removed")
+	}
+}

@@ -359,7 +359,7 @@ func Sweep(ctx context.Context, st *gitstore.Store, feature, checkout string, no
 		}
 		// A file system mounted inside the workspace (a fixture in
 		// scratch) is never removed through: the workspace is kept.
-		if m := mountsUnder(w.Path); len(m) > 0 {
+		if m := sandbox.MountsUnder(w.Path); len(m) > 0 {
 			out.Kept = append(out.Kept, fmt.Sprintf("%s (a file system is mounted at %s: unmount it, then remove the workspace)", w.Path, strings.Join(m, ", ")))
 			continue
 		}

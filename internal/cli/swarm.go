@@ -277,6 +277,59 @@ EXAMPLES
 				},
 			},
 			{
+				Name:      "reap",
+				Usage:     "remove old job directories (their records stay)",
+				UsageText: "git nwdes swarm reap [--older-than D] [--dry-run] [--remote NAME] [--json]",
+				Description: `Removes the job directories under .git/nwdes/swarm/jobs older than D
+(default 168h): those of recorded jobs (the record keeps exit.json and
+RESULT.md), and those of attempts that never recorded (a killed
+supervisor's) whose lease no longer holds. A directory with a file system
+mounted inside it is kept and named; nothing is followed through a link.
+
+EXAMPLES
+   git nwdes swarm reap --dry-run
+   git nwdes swarm reap --older-than 24h
+` + exitStatus,
+				Flags: []cli.Flag{
+					&cli.DurationFlag{Name: "older-than", Usage: "reap directories older than `D`", Value: 7 * 24 * time.Hour},
+					&cli.BoolFlag{Name: "dry-run", Usage: "name what would be removed, remove nothing"},
+					remoteFlag, jsonFlag(),
+				},
+				Action: func(c *cli.Context) error {
+					asJSON := s.wantJSON(c)
+					st, err := s.open()
+					if err != nil {
+						return err
+					}
+					book, err := s.book(c, st)
+					if err != nil {
+						return err
+					}
+					me, err := swarm.Self(s.owner())
+					if err != nil {
+						return err
+					}
+					r, err := swarm.Reap(c.Context, st, book, filepath.Join(st.Location().CommonDir, "nwdes", "swarm", "jobs"), me, c.Duration("older-than"), s.now(), c.Bool("dry-run"))
+					if err != nil {
+						return err
+					}
+					if asJSON {
+						return writeJSON(s.env.Stdout, r)
+					}
+					verb := "removed"
+					if c.Bool("dry-run") {
+						verb = "would remove"
+					}
+					for _, d := range r.Removed {
+						fmt.Fprintf(s.env.Stdout, "%s %s\n", verb, text.TerminalLine(d))
+					}
+					for _, d := range r.Kept {
+						fmt.Fprintf(s.env.Stdout, "kept %s\n", text.TerminalLine(d))
+					}
+					return nil
+				},
+			},
+			{
 				Name:      "stop",
 				Usage:     "stop a card, or every card: running jobs end, nothing new is taken",
 				UsageText: "git nwdes swarm stop (--card LABEL | --all) [--reason TEXT]",

@@ -1,4 +1,4 @@
-package workspace
+package sandbox
 
 import (
 	"bufio"
@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// mountsUnder lists the mount points beneath dir, from the kernel's
+// MountsUnder lists the mount points beneath dir, from the kernel's
 // mountinfo; an unreadable mountinfo is answered with dir itself, so that
 // nothing is removed on a guess.
-func mountsUnder(dir string) []string {
+func MountsUnder(dir string) []string {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return []string{dir + " (mountinfo unreadable)"}
