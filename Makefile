@@ -45,6 +45,8 @@ test: fmt vet
 	$(GO) test -race -count=1 -timeout 25m ./...
 	@echo "== the 200,000-commit history and the heartbeats, without the race detector"
 	$(GO) test -count=1 -run 'TestHistoryWalks200k|TestHeartbeatsLeaveNothingToWalk' ./gitstore/
+	@echo "== the wall again, without the race detector: its second stage runs under an address-space limit the race detector cannot live in"
+	$(GO) test -count=1 ./sandbox/
 	@echo "== every fuzz target, 3 s each"
 	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
