@@ -25,7 +25,7 @@ const (
 // RegisterDisplay declares ref as the display notes ref.
 func RegisterDisplay(ref gitstore.RefName) func(*gitstore.Registry) error {
 	return func(r *gitstore.Registry) error {
-		if !strings.HasPrefix(string(ref), "refs/notes/") || ref == gitstore.NotesRef || ref.Validate() != nil {
+		if !strings.HasPrefix(string(ref), "refs/notes/") || ref == gitstore.NotesRef || strings.HasPrefix(string(ref), string(gitstore.NotesRef)+"/") || ref.Validate() != nil {
 			return refusal.New(refusal.ConfigurationMalformed, "set git config nwdes.displayRef to a notes ref such as refs/notes/commits",
 				"nwdes.displayRef %q is not a notes ref other than %s", ref, gitstore.NotesRef)
 		}
@@ -34,37 +34,59 @@ func RegisterDisplay(ref gitstore.RefName) func(*gitstore.Registry) error {
 	}
 }
 
-// displaySplit finds nwdes's block in a note: the text before it, the
-// block's lines (markers included), and the text after it. A note with no
-// block gives the whole note as before; more than one block, or a marker
-// without its pair, is refused.
-func displaySplit(note []byte) (before, block, after []byte, err error) {
-	begin := bytes.Index(note, []byte(DisplayBegin+"\n"))
-	if begin < 0 && bytes.Contains(note, []byte(DisplayEnd)) {
-		return nil, nil, nil, fmt.Errorf("an end marker with no begin marker")
+// markerLines lists where a marker stands as a whole line of note: a
+// marker quoted inside a person's sentence is text, not a marker.
+func markerLines(note []byte, marker string) []int {
+	var at []int
+	for i := 0; i <= len(note)-len(marker); {
+		j := bytes.Index(note[i:], []byte(marker))
+		if j < 0 {
+			break
+		}
+		k := i + j
+		startOK := k == 0 || note[k-1] == '\n'
+		endOK := k+len(marker) < len(note) && note[k+len(marker)] == '\n'
+		if startOK && endOK {
+			at = append(at, k)
+		}
+		i = k + 1
 	}
-	if begin < 0 {
-		return note, nil, nil, nil
-	}
-	if begin > 0 && note[begin-1] != '\n' {
-		return nil, nil, nil, fmt.Errorf("the begin marker is not at the start of a line")
-	}
-	rest := note[begin:]
-	end := bytes.Index(rest, []byte("\n"+DisplayEnd+"\n"))
-	if end < 0 {
-		return nil, nil, nil, fmt.Errorf("a begin marker with no end marker")
-	}
-	stop := begin + end + len("\n"+DisplayEnd+"\n")
-	if bytes.Contains(note[stop:], []byte(DisplayBegin)) || bytes.Contains(note[begin+len(DisplayBegin):begin+end], []byte(DisplayBegin)) {
-		return nil, nil, nil, fmt.Errorf("more than one nwdes block")
-	}
-	return note[:begin], note[begin:stop], note[stop:], nil
+	return at
 }
 
+// displaySplit finds nwdes's block in a note: the text before it, the
+// block's lines (markers included), and the text after it. Markers count
+// only as whole lines. A note with no block gives the whole note as
+// before; more than one block, or a marker line without its pair, is
+// refused.
+func displaySplit(note []byte) (before, block, after []byte, err error) {
+	begins, ends := markerLines(note, DisplayBegin), markerLines(note, DisplayEnd)
+	switch {
+	case len(begins) == 0 && len(ends) == 0:
+		return note, nil, nil, nil
+	case len(begins) > 1 || len(ends) > 1:
+		return nil, nil, nil, fmt.Errorf("more than one nwdes block")
+	case len(begins) == 0:
+		return nil, nil, nil, fmt.Errorf("an end marker line with no begin marker")
+	case len(ends) == 0 || ends[0] < begins[0]:
+		return nil, nil, nil, fmt.Errorf("a begin marker line with no end marker after it")
+	}
+	stop := ends[0] + len(DisplayEnd) + 1
+	return note[:begins[0]], note[begins[0]:stop], note[stop:], nil
+}
+
+// displayBlock is brief between the marker lines; a line of the brief that
+// would read as a marker (a diagnostic quoting one) is indented by a
+// space, so that the block always ends where nwdes ended it.
 func displayBlock(brief []byte) []byte {
 	var b bytes.Buffer
 	b.WriteString(DisplayBegin + "\n")
-	b.Write(brief)
+	for _, line := range bytes.SplitAfter(brief, []byte("\n")) {
+		if t := bytes.TrimRight(line, "\n"); string(t) == DisplayBegin || string(t) == DisplayEnd {
+			b.WriteByte(' ')
+		}
+		b.Write(line)
+	}
 	if len(brief) > 0 && brief[len(brief)-1] != '\n' {
 		b.WriteByte('\n')
 	}
@@ -101,46 +123,48 @@ func WithDisplayBlock(note, brief []byte) ([]byte, error) {
 }
 
 // MergeDisplayNote joins two clones' versions of a display note: the text
-// outside nwdes's block is merged three ways (a side that did not change
-// it takes the other's; both changed keep both), and the block is ours
-// (it is written again from the merged records right after).
+// before nwdes's block and the text after it are each merged three ways (a
+// side that did not change it takes the other's; both changed keep both,
+// in byte order, so that merges in either direction agree), and the block
+// is put back between them (ours; it is written again from the merged
+// records right after).
 func MergeDisplayNote(base, ours, theirs []byte) ([]byte, error) {
-	text := func(n []byte) ([]byte, []byte) {
+	type parts struct{ before, block, after []byte }
+	split := func(n []byte) parts {
 		before, block, after, err := displaySplit(n)
 		if err != nil {
-			return n, nil // not ours to judge: keep it whole as text
+			return parts{before: n} // not ours to judge: all of it is text
 		}
-		return append(append([]byte{}, before...), after...), block
+		return parts{before, block, after}
 	}
-	b, _ := text(base)
-	o, ob := text(ours)
-	t, tb := text(theirs)
-	var merged []byte
-	switch {
-	case bytes.Equal(o, t), bytes.Equal(t, b):
-		merged = o
-	case bytes.Equal(o, b):
-		merged = t
-	case bytes.Contains(o, t):
-		merged = o
-	case bytes.Contains(t, o):
-		merged = t
-	default:
-		merged = append(append(append([]byte{}, bytes.TrimRight(o, "\n")...), "\n\n"...), t...)
-	}
-	block := ob
-	if block == nil {
-		block = tb
-	}
-	if block == nil {
-		return merged, nil
-	}
-	before, after := merged, []byte(nil)
-	if len(before) > 0 && !bytes.HasSuffix(before, []byte("\n\n")) {
-		if before[len(before)-1] != '\n' {
-			before = append(before, '\n')
+	b, o, t := split(base), split(ours), split(theirs)
+	three := func(b, o, t []byte) []byte {
+		switch {
+		case bytes.Equal(o, t), bytes.Equal(t, b):
+			return o
+		case bytes.Equal(o, b):
+			return t
+		case bytes.Contains(o, t):
+			return o
+		case bytes.Contains(t, o):
+			return t
 		}
-		before = append(before, '\n')
+		x, y := o, t
+		if bytes.Compare(x, y) > 0 {
+			x, y = y, x
+		}
+		return append(append(append([]byte{}, bytes.TrimRight(x, "\n")...), "\n\n"...), y...)
+	}
+	before, after := three(b.before, o.before, t.before), three(b.after, o.after, t.after)
+	block := o.block
+	if block == nil {
+		block = t.block
+	}
+	if block == nil {
+		return append(append([]byte{}, before...), after...), nil
+	}
+	if len(before) > 0 && before[len(before)-1] != '\n' {
+		before = append(append([]byte{}, before...), '\n')
 	}
 	return append(append(append([]byte{}, before...), block...), after...), nil
 }
@@ -170,20 +194,22 @@ func CheckDisplayNote(st *gitstore.Store, commit oid.ID, note []byte) error {
 
 // SyncDisplay writes the display note's block of each commit from the
 // records (every commit with a brief when commits is empty) and returns
-// the commits whose note changed. A note whose block cannot be found
-// whole is refused, never rewritten.
-func SyncDisplay(ctx context.Context, st *gitstore.Store, ref gitstore.RefName, commits []oid.ID) ([]oid.ID, error) {
+// the commits whose note changed, and what it left alone: a note whose
+// block cannot be found whole is never rewritten, and one such note does
+// not stop the others (or a push).
+func SyncDisplay(ctx context.Context, st *gitstore.Store, ref gitstore.RefName, commits []oid.ID) ([]oid.ID, []string, error) {
 	if len(commits) == 0 {
 		var err error
 		if commits, err = st.NotedCommits(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var changed []oid.ID
+	var left []string
 	for _, c := range commits {
 		brief, err := BriefOf(st, c)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		moved := false
 		_, err = st.UpdateNoteIn(ctx, ref, c, "display "+c.Short(), func(old []byte, found bool) ([]byte, error) {
@@ -203,14 +229,18 @@ func SyncDisplay(ctx context.Context, st *gitstore.Store, ref gitstore.RefName, 
 		if errors.Is(err, errUnchanged) {
 			continue
 		}
+		if r, ok := refusal.As(err); ok && r.Name == refusal.RecordMalformed {
+			left = append(left, fmt.Sprintf("%s: %s", c.Short(), r.Detail))
+			continue
+		}
 		if err != nil {
-			return changed, err
+			return changed, left, err
 		}
 		if moved {
 			changed = append(changed, c)
 		}
 	}
-	return changed, nil
+	return changed, left, nil
 }
 
 var errUnchanged = errors.New("unchanged")

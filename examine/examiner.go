@@ -519,8 +519,12 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 		return ex, res.Notices, fmt.Errorf("examination published, but the brief note was not written: %w (closing again rewrites it)", err)
 	}
 	if x.DisplayRef != "" {
-		if _, err := SyncDisplay(ctx, x.Store, x.DisplayRef, []oid.ID{oid.MustParse(ex.Candidate)}); err != nil {
+		_, left, err := SyncDisplay(ctx, x.Store, x.DisplayRef, []oid.ID{oid.MustParse(ex.Candidate)})
+		if err != nil {
 			res.Notices = append(res.Notices, fmt.Sprintf("the brief was not written to %s: %v (git nwdes notes sync writes it)", x.DisplayRef, err))
+		}
+		for _, l := range left {
+			res.Notices = append(res.Notices, fmt.Sprintf("the brief was not written to %s: the note on %s (fix its nwdes marker lines, or remove the block by hand)", x.DisplayRef, l))
 		}
 	}
 	if ex.Outcome == Indeterminate {

@@ -37,7 +37,9 @@ func (s *session) mergeOptions(st *gitstore.Store) gitstore.SyncOptions {
 		}
 		// Two clones' display notes were joined (a person's text kept);
 		// nwdes's block is written again from the merged records.
-		_, err := examine.SyncDisplay(ctx, st, display, nil)
+		// A note whose block cannot be rewritten is left alone (fsck
+		// names it); it does not stop the push or the fetch.
+		_, _, err := examine.SyncDisplay(ctx, st, display, nil)
 		return err
 	}
 	return o

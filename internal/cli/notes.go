@@ -49,9 +49,12 @@ EXAMPLES
 					}
 					commits = append(commits, h)
 				}
-				changed, err := examine.SyncDisplay(c.Context, st, ref, commits)
+				changed, left, err := examine.SyncDisplay(c.Context, st, ref, commits)
 				if err != nil {
 					return err
+				}
+				for _, l := range left {
+					fmt.Fprintf(s.env.Stderr, "left alone: the note on %s (fix its nwdes marker lines, or remove the block by hand)\n", l)
 				}
 				for _, h := range changed {
 					fmt.Fprintf(s.env.Stdout, "wrote %s on %s\n", ref, h.Short())
