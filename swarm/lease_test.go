@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nwdes/nwdes/gitstore"
-	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/swarm"
 )
@@ -213,10 +211,6 @@ func TestAStopRecordEndsARunningJobAndLeavesItsCardQueued(t *testing.T) {
 		t.Fatalf("after resume: %+v", jobs)
 	}
 }
-
-var _ = oid.Zero
-var _ = gitstore.NoRetry
-var _ = os.Getpid
 
 func TestReapKeepsAHeldAttemptAndRemovesAnOrphanedOne(t *testing.T) {
 	dir := gittest.Init(t, false)

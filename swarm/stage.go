@@ -29,7 +29,7 @@ type jobDir struct {
 const maxLog = 64 << 20
 
 // stage makes the job directory of one attempt at card.
-func stage(st *gitstore.Store, export func(*gitstore.Store, oid.ID, string) error, c *Card, root string, w *Worker) (*jobDir, error) {
+func stage(st *gitstore.Store, export func(*gitstore.Store, oid.ID, string) error, c *Card, root string) (*jobDir, error) {
 	j := &jobDir{
 		Root: root, Repo: filepath.Join(root, "repo"), Scratch: filepath.Join(root, "scratch"),
 		Home: filepath.Join(root, "home"), Data: filepath.Join(root, "data"), Prompt: filepath.Join(root, "prompt.md"),

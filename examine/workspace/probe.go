@@ -120,7 +120,13 @@ func (p *Prober) Run(ctx context.Context, dir string, args []string) (*Probe, er
 	}
 	// What the wall reports quotes the program's output and paths: the
 	// checkout is named there as in the streams, <candidate>.
-	hide := func(s string) string { return strings.ReplaceAll(s, w.Checkout, "<candidate>") }
+	hide := func(s string) string {
+		var b strings.Builder
+		r := newReplacer(&b, w.Checkout, "<candidate>")
+		r.Write([]byte(s))
+		r.Flush()
+		return b.String()
+	}
 	pr.Result.Err = hide(pr.Result.Err)
 	if r := pr.Result.Refused; r != nil {
 		pr.Result.Refused = &sandbox.Refusal{Path: hide(r.Path), Line: hide(r.Line), Step: r.Step}

@@ -1,13 +1,10 @@
 package workspace_test
 
 import (
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nwdes/nwdes/examine/workspace"
 	"github.com/nwdes/nwdes/refusal"
@@ -82,10 +79,6 @@ func TestReviewTheWallsRefusalDoesNotNameTheCheckout(t *testing.T) {
 		t.Fatalf("the wall's refusal names the checkout: %+v (end %s)", r, got.pr.Result.End)
 	}
 }
-
-var _ = errors.New
-var _ = context.Background
-var _ = time.Now
 
 // REVIEW 7: the probe's read set is not kept off the checkout: with the
 // checkout's bin on PATH (direnv, `export PATH=$PWD/bin:$PATH`), the wall's

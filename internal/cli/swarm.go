@@ -156,19 +156,15 @@ EXAMPLES
 					if err != nil {
 						return err
 					}
-					var prog *swarmProgress
 					switch {
 					case asJSON:
 						enc := json.NewEncoder(s.env.Stdout)
 						sup.Events = func(e swarm.Event) { _ = enc.Encode(e) }
 					default:
-						prog = &swarmProgress{w: s.env.Stderr, live: s.env.Terminal, rows: map[string]*progressRow{}}
+						prog := &swarmProgress{w: s.env.Stderr, live: s.env.Terminal, rows: map[string]*progressRow{}}
 						sup.Events = prog.event
 					}
 					sum, err := sup.Run(c.Context)
-					if prog != nil {
-						prog.done()
-					}
 					if err != nil {
 						return err
 					}
@@ -703,5 +699,3 @@ func (p *swarmProgress) redraw() {
 	p.drawn = len(p.order) + 1
 	io.WriteString(p.w, b.String())
 }
-
-func (p *swarmProgress) done() {}
