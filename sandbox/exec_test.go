@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -226,10 +227,11 @@ func execFD(tmp, addressSpace, prog string, args []string) int {
 	return 0
 }
 
-// skipAFailedSecondStageUnderRace skips where a second stage whose exec
-// fails cannot report it: a race-built one lives on under the job's
-// address-space limit, where ThreadSanitizer can map no more memory and
-// aborts (exit 66). A second stage built without -race reports.
+// skipAFailedSecondStageUnderRace skips where a second stage cannot live
+// under the job's address-space limit: a race-built one, where
+// ThreadSanitizer maps memory as it runs and, unable to, aborts. A second
+// stage built without -race maps nothing under the limit (make test runs
+// the wall again without -race).
 func skipAFailedSecondStageUnderRace(t *testing.T, w *sandbox.Wall) {
 	t.Helper()
 	if raceBuilt && w.Limits.AddressSpace != sandbox.Unlimited {
@@ -309,4 +311,37 @@ func TestADescriptorThatIsNotARegularFileIsRefused(t *testing.T) {
 	if res.End != sandbox.EndStartFailed || res.Errno != syscall.EACCES || res.Err == "" {
 		t.Fatalf("end %s errno %v err %q", res.End, res.Errno, res.Err)
 	}
+}
+
+// TestManyStartsUnderASmallAddressSpaceAllReport starts programs, and files
+// that are not programs, side by side under a 1 GiB address space: the
+// second stage lives a moment under that limit, where its runtime can map
+// nothing and start no thread, and must neither abort nor lose its report.
+func TestManyStartsUnderASmallAddressSpaceAllReport(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	w.Limits.AddressSpace = 1 << 30
+	skipAFailedSecondStageUnderRace(t, w)
+	dir := t.TempDir()
+	junk := writeProgram(t, dir, "junk", []byte("\x00\x01 not a program"), 0o755)
+	prog := install(t, "/bin/echo", dir, "prog", 0o755)
+	var wg sync.WaitGroup
+	for i := range 24 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%2 == 0 {
+				res, err := w.Run(context.Background(), sandbox.Command{Args: []string{"prog", "ran"}, Exec: openPath(t, prog)})
+				if err != nil || res.End != sandbox.EndExit || string(res.Stdout.Tail) != "ran\n" {
+					t.Errorf("start %d: err %v end %s stdout %q stderr %.300q", i, err, res.End, res.Stdout.Tail, res.Stderr.Tail)
+				}
+				return
+			}
+			res, err := w.Run(context.Background(), sandbox.Command{Args: []string{"junk"}, Exec: openPath(t, junk)})
+			if err != nil || res.End != sandbox.EndStartFailed || res.Errno != syscall.ENOEXEC || !strings.Contains(res.Err, "exec format error") {
+				t.Errorf("start %d: err %v end %s errno %v report %q stderr %.300q", i, err, res.End, res.Errno, res.Err, res.Stderr.Tail)
+			}
+		}()
+	}
+	wg.Wait()
 }

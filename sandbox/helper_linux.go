@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -299,19 +300,109 @@ func execMain() int {
 			return 3
 		}
 	}
-	// The ready line is made before the limits are set: nothing is
-	// allocated between them and the exec.
+	// Under the limits the runtime may be unable to map memory or start a
+	// thread (a 1 GiB address space holds little more than a cgo binary's
+	// thread stacks), and a Go program that cannot do either aborts. So
+	// everything the exec and its failure report need is made before the
+	// limits are set, and from then to the exec nothing allocates, and
+	// every system call is raw: none enters the scheduler, which would
+	// hand this thread's processor to another, perhaps new, thread.
 	ready, _ := json.Marshal(helperStatus{Stage: "ready", Enforced: enf})
 	ready = append(ready, '\n')
+	ex, err := prepareExec(spec, enf)
+	if err != nil {
+		sendStatus(helperStatus{Stage: "failed", Cause: "exec", Errno: int(errnoOf(err)), Detail: fmt.Sprintf("%s: %v", spec.Program, err), Enforced: enf})
+		return 127
+	}
 	if err := setLimits(spec.Limits); err != nil {
 		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error(), Enforced: enf})
 		return 3
 	}
-	_, _ = unix.Write(statusFD, ready)
-	err = syscall.Exec(spec.Program, spec.Args, spec.Env)
-	errno, _ := err.(syscall.Errno)
-	sendStatus(helperStatus{Stage: "failed", Cause: "exec", Errno: int(errno), Detail: fmt.Sprintf("%s: %v", spec.Program, err), Enforced: enf})
-	return 127
+	rawWrite(ready)
+	errno := ex.exec()
+	rawWrite(ex.failure(errno))
+	unix.RawSyscall(unix.SYS_EXIT_GROUP, 127, 0, 0)
+	return 127 // not reached
+}
+
+// preparedExec is an execve made ready before the limits: the pointers it
+// passes, and room for the line that reports its failure.
+type preparedExec struct {
+	path       *byte
+	argv, envv []*byte
+	// fail is the failure line up to the errno's message, inside the
+	// detail's quotes; line has room for all of it.
+	fail []byte
+	line []byte
+}
+
+func prepareExec(spec *helperSpec, enf *Enforced) (*preparedExec, error) {
+	path, err := syscall.BytePtrFromString(spec.Program)
+	if err != nil {
+		return nil, err
+	}
+	argv, err := syscall.SlicePtrFromStrings(spec.Args)
+	if err != nil {
+		return nil, err
+	}
+	envv, err := syscall.SlicePtrFromStrings(spec.Env)
+	if err != nil {
+		return nil, err
+	}
+	enfJSON, _ := json.Marshal(enf)
+	prefix, _ := json.Marshal(spec.Program + ": ")
+	fail := append([]byte(`{"stage":"failed","cause":"exec","enforced":`), enfJSON...)
+	fail = append(fail, `,"detail":`...)
+	fail = append(fail, prefix[:len(prefix)-1]...) // open: the message follows
+	return &preparedExec{path: path, argv: argv, envv: envv, fail: fail, line: make([]byte, 0, len(fail)+512)}, nil
+}
+
+// exec replaces this process with the program, or returns why it could not.
+func (p *preparedExec) exec() syscall.Errno {
+	_, _, errno := unix.RawSyscall(unix.SYS_EXECVE,
+		uintptr(unsafe.Pointer(p.path)), uintptr(unsafe.Pointer(&p.argv[0])), uintptr(unsafe.Pointer(&p.envv[0])))
+	return errno
+}
+
+// failure is the status line of a failed exec, made without allocating.
+func (p *preparedExec) failure(errno syscall.Errno) []byte {
+	b := append(p.line[:0], p.fail...)
+	msg := "errno" // the number is in the errno field
+	if int(errno) < len(errnoMessages) && errnoMessages[errno] != "" {
+		msg = errnoMessages[errno]
+	}
+	for i := 0; i < len(msg) && len(b) < cap(b)-64; i++ {
+		if c := msg[i]; c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
+			b = append(b, c)
+		}
+	}
+	b = append(b, `","errno":`...)
+	b = strconv.AppendUint(b, uint64(errno), 10)
+	return append(b, `,"exit":0,"survivors":0}`+"\n"...)
+}
+
+// errnoMessages holds the message of every errno the syscall package names
+// (made once: Error allocates for one it does not).
+var errnoMessages = func() []string {
+	m := make([]string, 256)
+	for e := range m {
+		if msg := syscall.Errno(e).Error(); e > 0 && !strings.HasPrefix(msg, "errno ") {
+			m[e] = msg
+		}
+	}
+	return m
+}()
+
+func rawWrite(b []byte) {
+	if len(b) > 0 {
+		unix.RawSyscall(unix.SYS_WRITE, uintptr(statusFD), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	}
+}
+
+func errnoOf(err error) syscall.Errno {
+	var errno syscall.Errno
+	errors.As(err, &errno)
+	return errno
 }
 
 // readSpec reads the spec on specFD and closes it.
