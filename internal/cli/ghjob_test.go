@@ -202,33 +202,9 @@ func ghJob(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("%s: %v", workflowDoc, err)
 	}
-	nwdes, err := exec.LookPath("git-nwdes")
-	ts.Check(err)
-	var path []string
-	for _, d := range filepath.SplitList(ts.Getenv("PATH")) {
-		if d != filepath.Dir(nwdes) {
-			path = append(path, d)
-		}
-	}
-	tmp, err := os.MkdirTemp(ts.Getenv("WORK"), ".ghjob")
-	ts.Check(err)
-	goBin := filepath.Join(tmp, "setup-go")
-	ts.Check(os.Mkdir(goBin, 0o755))
-	ts.Check(os.WriteFile(filepath.Join(goBin, "go"), []byte(`#!/bin/sh
-gopath=${GOPATH:-$HOME/go}
-case "$*" in
-"env GOPATH") echo "$gopath" ;;
-"install github.com/nwdes/nwdes/cmd/git-nwdes@latest") mkdir -p "$gopath/bin" && cp '`+nwdes+`' "$gopath/bin/git-nwdes" ;;
-*) echo "go (ghjob): go $* needs the network" >&2; exit 2 ;;
-esac
-`), 0o755))
-	env := []string{"CI=true", "GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY=" + ts.MkAbs(args[0])}
-	for _, k := range []string{"HOME", "TMPDIR", "GIT_CONFIG_NOSYSTEM", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
-		"GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "NO_COLOR"} {
-		if v := ts.Getenv(k); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
+	path, goBin := pathWithGoInstall(ts)
+	env := append(scriptIdentity(ts), "CI=true", "GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY="+ts.MkAbs(args[0]))
+	tmp := filepath.Dir(goBin)
 	out, errw := ts.Stdout(), ts.Stderr()
 	failed := false
 	for i, s := range wf.Steps {
@@ -309,4 +285,45 @@ esac
 	case !failed && neg:
 		ts.Fatalf("the job succeeded")
 	}
+}
+
+// pathWithGoInstall is the script's PATH less the directory of the
+// git-nwdes under test, and a directory holding a go that answers `go env
+// GOPATH` and installs that git-nwdes for `go install
+// github.com/nwdes/nwdes/cmd/git-nwdes@latest` (there is no network), as a
+// CI job must.
+func pathWithGoInstall(ts *testscript.TestScript) (path []string, goBin string) {
+	nwdes, err := exec.LookPath("git-nwdes")
+	ts.Check(err)
+	for _, d := range filepath.SplitList(ts.Getenv("PATH")) {
+		if d != filepath.Dir(nwdes) {
+			path = append(path, d)
+		}
+	}
+	tmp, err := os.MkdirTemp(ts.Getenv("WORK"), ".cijob")
+	ts.Check(err)
+	goBin = filepath.Join(tmp, "go-bin")
+	ts.Check(os.Mkdir(goBin, 0o755))
+	ts.Check(os.WriteFile(filepath.Join(goBin, "go"), []byte(`#!/bin/sh
+gopath=${GOPATH:-$HOME/go}
+case "$*" in
+"env GOPATH") echo "$gopath" ;;
+"install github.com/nwdes/nwdes/cmd/git-nwdes@latest") mkdir -p "$gopath/bin" && cp '`+nwdes+`' "$gopath/bin/git-nwdes" ;;
+*) echo "go (CI job under test): go $* needs the network" >&2; exit 2 ;;
+esac
+`), 0o755))
+	return path, goBin
+}
+
+// scriptIdentity is the script's HOME, temporary directory and git
+// identity, which a CI job's environment keeps.
+func scriptIdentity(ts *testscript.TestScript) []string {
+	var env []string
+	for _, k := range []string{"HOME", "TMPDIR", "GIT_CONFIG_NOSYSTEM", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
+		"GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE", "NO_COLOR"} {
+		if v := ts.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }

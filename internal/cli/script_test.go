@@ -40,6 +40,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"ghjob":     ghJob,
+			"gljob":     glJob,
 			"gitdaemon": gitDaemon,
 			"setfrom":   setFrom,
 		},
