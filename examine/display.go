@@ -192,6 +192,38 @@ func CheckDisplayNote(st *gitstore.Store, commit oid.ID, note []byte) error {
 	return nil
 }
 
+// DisplayGaps is fsck's other half of CheckDisplayNote, which sees only
+// the notes there are: each commit an examination judged that has no
+// display note at all (a repository that set nwdes.displayRef after its
+// closes, or a clone that fetched the records but not the display ref). A
+// note that cannot be read is a problem too, never taken for an absent
+// one.
+func DisplayGaps(st *gitstore.Store, ref gitstore.RefName) ([]gitstore.Problem, error) {
+	commits, err := st.NotedCommits()
+	if err != nil {
+		return nil, err
+	}
+	var gaps []gitstore.Problem
+	for _, c := range commits {
+		brief, err := BriefOf(st, c)
+		if err != nil {
+			// fsck names the record or note that stops the brief.
+			continue
+		}
+		if brief == nil {
+			continue
+		}
+		switch _, err := st.NoteIn(ref, c); {
+		case errors.Is(err, gitstore.ErrNotFound):
+			gaps = append(gaps, gitstore.Problem{Ref: ref, Commit: c.String(),
+				What: fmt.Sprintf("an examination judged %s, but it has no display note (git nwdes notes sync writes it)", c.Short())})
+		case err != nil:
+			gaps = append(gaps, gitstore.Problem{Ref: ref, Commit: c.String(), What: "display note unreadable: " + err.Error()})
+		}
+	}
+	return gaps, nil
+}
+
 // SyncDisplay writes the display note's block of each commit from the
 // records (every commit with a brief when commits is empty) and returns
 // the commits whose note changed, and what it left alone: a note whose

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/text"
@@ -262,7 +263,10 @@ func (s *session) fsckCmd() *cli.Command {
 		UsageText: "git nwdes fsck [--json]",
 		Description: `Walks every ref under refs/nwdes/ and refs/notes/nwdes: every commit of
 each chain, every tree and blob they reach, every record (canonical JSON of
-a known kind and version) and every note. Names each problem found.
+a known kind and version) and every note. With git config
+nwdes.displayRef set, also each display note's nwdes block against the
+records, and each judged commit that has no display note. Names each
+problem found.
 
 EXAMPLES
    git nwdes fsck
@@ -278,6 +282,13 @@ EXAMPLES
 			rep, err := st.Fsck()
 			if err != nil {
 				return err
+			}
+			if ref := s.displayRef(); ref != "" {
+				gaps, err := examine.DisplayGaps(st, ref)
+				if err != nil {
+					return err
+				}
+				rep.Problems = append(rep.Problems, gaps...)
 			}
 			if asJSON {
 				writeJSON(s.env.Stdout, rep)
