@@ -332,8 +332,9 @@ type preparedExec struct {
 	argv, envv []*byte
 	// fail is the failure line up to the errno's message, inside the
 	// detail's quotes; line has room for all of it.
-	fail []byte
-	line []byte
+	fail     []byte
+	line     []byte
+	messages []string
 }
 
 func prepareExec(spec *helperSpec, enf *Enforced) (*preparedExec, error) {
@@ -354,7 +355,7 @@ func prepareExec(spec *helperSpec, enf *Enforced) (*preparedExec, error) {
 	fail := append([]byte(`{"stage":"failed","cause":"exec","enforced":`), enfJSON...)
 	fail = append(fail, `,"detail":`...)
 	fail = append(fail, prefix[:len(prefix)-1]...) // open: the message follows
-	return &preparedExec{path: path, argv: argv, envv: envv, fail: fail, line: make([]byte, 0, len(fail)+512)}, nil
+	return &preparedExec{path: path, argv: argv, envv: envv, fail: fail, line: make([]byte, 0, len(fail)+512), messages: errnoMessages()}, nil
 }
 
 // exec replaces this process with the program, or returns why it could not.
@@ -368,8 +369,8 @@ func (p *preparedExec) exec() syscall.Errno {
 func (p *preparedExec) failure(errno syscall.Errno) []byte {
 	b := append(p.line[:0], p.fail...)
 	msg := "errno" // the number is in the errno field
-	if int(errno) < len(errnoMessages) && errnoMessages[errno] != "" {
-		msg = errnoMessages[errno]
+	if m := p.messages; int(errno) < len(m) && m[errno] != "" {
+		msg = m[errno]
 	}
 	for i := 0; i < len(msg) && len(b) < cap(b)-64; i++ {
 		if c := msg[i]; c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
@@ -381,9 +382,9 @@ func (p *preparedExec) failure(errno syscall.Errno) []byte {
 	return append(b, `,"exit":0,"survivors":0}`+"\n"...)
 }
 
-// errnoMessages holds the message of every errno the syscall package names
-// (made once: Error allocates for one it does not).
-var errnoMessages = func() []string {
+// errnoMessages is the message of every errno the syscall package names,
+// made before the limits (Error allocates for one it does not name).
+func errnoMessages() []string {
 	m := make([]string, 256)
 	for e := range m {
 		if msg := syscall.Errno(e).Error(); e > 0 && !strings.HasPrefix(msg, "errno ") {
@@ -391,7 +392,7 @@ var errnoMessages = func() []string {
 		}
 	}
 	return m
-}()
+}
 
 func rawWrite(b []byte) {
 	if len(b) > 0 {
