@@ -41,17 +41,9 @@ var (
 // them. It knows the YAML the document writes, and refuses what it does
 // not know.
 func parseWorkflow(doc string) (*ghWorkflow, error) {
-	_, after, ok := strings.Cut(doc, "\n## GitHub Actions\n")
-	if !ok {
-		return nil, fmt.Errorf("no heading \"## GitHub Actions\"")
-	}
-	_, after, ok = strings.Cut(after, "\n```yaml\n")
-	if !ok {
-		return nil, fmt.Errorf("no ```yaml block under \"## GitHub Actions\"")
-	}
-	block, _, ok := strings.Cut(after, "\n```\n")
-	if !ok {
-		return nil, fmt.Errorf("the ```yaml block is not closed")
+	block, err := yamlBlockUnder(doc, "## GitHub Actions")
+	if err != nil {
+		return nil, err
 	}
 	wf := &ghWorkflow{}
 	if m := ghDefaultShell.FindStringSubmatch(block); m != nil {
@@ -205,7 +197,7 @@ func ghJob(ts *testscript.TestScript, neg bool, args []string) {
 	path, goBin := pathWithGoInstall(ts)
 	env := append(scriptIdentity(ts), "CI=true", "GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY="+ts.MkAbs(args[0]))
 	tmp := filepath.Dir(goBin)
-	out, errw := ts.Stdout(), ts.Stderr()
+	out := ts.Stdout()
 	failed := false
 	for i, s := range wf.Steps {
 		name := s.Name
@@ -256,20 +248,10 @@ func ghJob(ts *testscript.TestScript, neg bool, args []string) {
 		ghPath := filepath.Join(tmp, fmt.Sprintf("path%d", i))
 		ts.Check(os.WriteFile(script, []byte(s.Run), 0o644))
 		ts.Check(os.WriteFile(ghPath, nil, 0o644))
-		cmd := exec.Command(argv[0], append(argv[1:], script)...)
-		cmd.Dir = ts.MkAbs(".")
-		cmd.Env = append(env[:len(env):len(env)], "PATH="+strings.Join(path, string(filepath.ListSeparator)), "GITHUB_PATH="+ghPath)
-		cmd.Stdout, cmd.Stderr = out, errw
-		fmt.Fprintf(out, "== %s\n", name)
-		code := 0
-		if err := cmd.Run(); err != nil {
-			ee, ok := err.(*exec.ExitError)
-			if !ok {
-				ts.Fatalf("step %q: %v", name, err)
-			}
-			code, failed = ee.ExitCode(), true
+		if runCIStep(ts, name, append(argv, script), append(env[:len(env):len(env)],
+			"PATH="+strings.Join(path, string(filepath.ListSeparator)), "GITHUB_PATH="+ghPath)) != 0 {
+			failed = true
 		}
-		fmt.Fprintf(out, "== %s: exit %d\n", name, code)
 		f, err := os.Open(ghPath)
 		ts.Check(err)
 		for sc := bufio.NewScanner(f); sc.Scan(); {
@@ -326,4 +308,40 @@ func scriptIdentity(ts *testscript.TestScript) []string {
 		}
 	}
 	return env
+}
+
+// yamlBlockUnder is the first ```yaml block after the heading line in doc.
+func yamlBlockUnder(doc, heading string) (string, error) {
+	_, after, ok := strings.Cut(doc, "\n"+heading+"\n")
+	if !ok {
+		return "", fmt.Errorf("no heading %q", heading)
+	}
+	_, after, ok = strings.Cut(after, "\n```yaml\n")
+	if !ok {
+		return "", fmt.Errorf("no ```yaml block under %q", heading)
+	}
+	block, _, ok := strings.Cut(after, "\n```\n")
+	if !ok {
+		return "", fmt.Errorf("the ```yaml block under %q is not closed", heading)
+	}
+	return block, nil
+}
+
+// runCIStep runs argv in the script's current directory with env, as a CI
+// job's step, logging its name and exit status on the script's stdout,
+// and returns that status.
+func runCIStep(ts *testscript.TestScript, name string, argv, env []string) int {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = ts.MkAbs("."), env, ts.Stdout(), ts.Stderr()
+	fmt.Fprintf(ts.Stdout(), "== %s\n", name)
+	code := 0
+	if err := cmd.Run(); err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			ts.Fatalf("%s: %v", name, err)
+		}
+		code = ee.ExitCode()
+	}
+	fmt.Fprintf(ts.Stdout(), "== %s: exit %d\n", name, code)
+	return code
 }

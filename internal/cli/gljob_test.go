@@ -24,23 +24,18 @@ type glJobDef struct {
 	Artifacts, Reports []string // artifacts:paths and artifacts:reports:junit
 }
 
-var glKey = regexp.MustCompile(`^([a-z_]+):(?: (.*))?$`)
+var (
+	glKey      = regexp.MustCompile(`^([a-z_]+):(?: (.*))?$`)
+	glVariable = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*: [^\s"']+$`)
+)
 
 // parseGitLabJob reads the first ```yaml block after the heading
 // "## GitLab CI": one job, whose keys sit two columns in. It knows the YAML
 // the document writes, and refuses what it does not know.
 func parseGitLabJob(doc string) (*glJobDef, error) {
-	_, after, ok := strings.Cut(doc, "\n## GitLab CI\n")
-	if !ok {
-		return nil, fmt.Errorf("no heading \"## GitLab CI\"")
-	}
-	_, after, ok = strings.Cut(after, "\n```yaml\n")
-	if !ok {
-		return nil, fmt.Errorf("no ```yaml block under \"## GitLab CI\"")
-	}
-	block, _, ok := strings.Cut(after, "\n```\n")
-	if !ok {
-		return nil, fmt.Errorf("the ```yaml block is not closed")
+	block, err := yamlBlockUnder(doc, "## GitLab CI")
+	if err != nil {
+		return nil, err
 	}
 	lines := strings.Split(block, "\n")
 	if len(lines) == 0 || !glKey.MatchString(lines[0]) || strings.HasPrefix(lines[0], " ") {
@@ -97,11 +92,11 @@ func parseGitLabJob(doc string) (*glJobDef, error) {
 		case "variables":
 			for i+1 < len(lines) && indent(lines[i+1]) > 2 {
 				i++
-				kv := glKey.FindStringSubmatch(strings.TrimSpace(lines[i]))
-				if kv == nil && !regexp.MustCompile(`^[A-Z_]+: \S+$`).MatchString(strings.TrimSpace(lines[i])) {
+				t := strings.TrimSpace(lines[i])
+				if !glVariable.MatchString(t) {
 					return nil, fmt.Errorf("variable %q", lines[i])
 				}
-				k, v, _ := strings.Cut(strings.TrimSpace(lines[i]), ": ")
+				k, v, _ := strings.Cut(t, ": ")
 				job.Variables = append(job.Variables, k+"="+v)
 			}
 		case "script":
@@ -234,19 +229,7 @@ func glJob(ts *testscript.TestScript, neg bool, args []string) {
 		f := filepath.Join(ts.MkAbs("."), "..", ".gljob-"+part+".sh")
 		ts.Check(os.WriteFile(f, []byte(script.String()), 0o644))
 		defer os.Remove(f)
-		cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", f)
-		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = ts.MkAbs("."), env, out, ts.Stderr()
-		fmt.Fprintf(out, "== %s\n", part)
-		code := 0
-		if err := cmd.Run(); err != nil {
-			ee, ok := err.(*exec.ExitError)
-			if !ok {
-				ts.Fatalf("%s: %v", part, err)
-			}
-			code = ee.ExitCode()
-		}
-		fmt.Fprintf(out, "== %s: exit %d\n", part, code)
-		return code
+		return runCIStep(ts, part, []string{"bash", "--noprofile", "--norc", "-eo", "pipefail", f}, env)
 	}
 	failed := run("script", job.Script) != 0
 	if len(job.After) > 0 {
