@@ -222,21 +222,23 @@ func TestStatusIgnoresEvidenceOfAnotherOracleAtTheSameCommit(t *testing.T) {
 func TestATimeoutIsNotMetWithEndDeadlineAndEndsTheJob(t *testing.T) {
 	t.Parallel()
 	late := filepath.Join(t.TempDir(), "late")
-	_, st := gateRepo(t, gateHead+"E1. a\n  CHECK: (sleep 1; touch "+late+") & echo PASS; sleep 30\n  EXPECT: PASS\n", nil)
+	// A second, so that a loaded machine still prints the marker before
+	// the deadline; the toucher sleeps past it.
+	_, st := gateRepo(t, gateHead+"E1. a\n  CHECK: (sleep 2; touch "+late+") & echo PASS; sleep 30\n  EXPECT: PASS\n", nil)
 	g := newGates(t, st)
-	g.Timeout = 300 * time.Millisecond
+	g.Timeout = time.Second
 	start := time.Now()
 	r := row(t, runGates(t, g), "E1")
-	if r.State != examine.GateNotMet || r.Evidence.End != sandbox.EndDeadline || r.Evidence.TimeoutMS != 300 || !r.Evidence.MarkerFound {
+	if r.State != examine.GateNotMet || r.Evidence.End != sandbox.EndDeadline || r.Evidence.TimeoutMS != 1000 || !r.Evidence.MarkerFound {
 		t.Fatalf("state %s evidence %+v", r.State, r.Evidence)
 	}
-	if !strings.HasPrefix(r.Note, "deadline of 300ms reached") {
+	if !strings.HasPrefix(r.Note, "deadline of 1s reached") {
 		t.Fatalf("note %q", r.Note)
 	}
 	if took := time.Since(start); took > 15*time.Second {
-		t.Fatalf("the run took %v after a 300ms timeout", took)
+		t.Fatalf("the run took %v after a 1s timeout", took)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(2500 * time.Millisecond)
 	if exists(late) {
 		t.Fatal("a background child of the timed-out oracle survived and wrote its file")
 	}

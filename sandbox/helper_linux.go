@@ -662,8 +662,13 @@ func reap(pid int, sigs <-chan os.Signal, controls <-chan helperControl) helperS
 			signalJob(unix.SIGCONT)
 			continue
 		case unix.SIGUSR1:
-			end.Survivors = finish()
-			// The program may have ended meanwhile; its status is gone with it.
+			// The program's status, if it is reaped now: the KILL, or
+			// its own end just before.
+			end.Survivors = finish(func(p int, ws unix.WaitStatus) {
+				if p == pid {
+					end.setStatus(ws)
+				}
+			})
 			return end
 		}
 		for {
@@ -673,16 +678,21 @@ func reap(pid int, sigs <-chan os.Signal, controls <-chan helperControl) helperS
 				break
 			}
 			if p == pid {
-				switch {
-				case ws.Exited():
-					end.Exit = ws.ExitStatus()
-				case ws.Signaled():
-					end.Signal = signalName(ws.Signal())
-				}
-				end.Survivors = finish()
+				end.setStatus(ws)
+				end.Survivors = finish(nil)
 				return end
 			}
 		}
+	}
+}
+
+// setStatus records how the program ended.
+func (s *helperStatus) setStatus(ws unix.WaitStatus) {
+	switch {
+	case ws.Exited():
+		s.Exit = ws.ExitStatus()
+	case ws.Signaled():
+		s.Signal = signalName(ws.Signal())
 	}
 }
 
@@ -690,18 +700,23 @@ func reap(pid int, sigs <-chan os.Signal, controls <-chan helperControl) helperS
 // the job's init or its subreaper, so every process of the job is its
 // descendant and comes back to it when its parent dies: once wait4 says
 // there are no children left (ECHILD), nothing of the job is alive. It
-// returns how many are still alive after a bounded effort (expected 0).
-func finish() int {
+// returns how many are still alive after a bounded effort (expected 0),
+// and tells reaped, when not nil, of each process it reaps.
+func finish(reaped func(pid int, ws unix.WaitStatus)) int {
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		signalJob(unix.SIGKILL)
 		for {
-			p, err := unix.Wait4(-1, nil, unix.WNOHANG, nil)
+			var ws unix.WaitStatus
+			p, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
 			if errors.Is(err, unix.ECHILD) {
 				return 0
 			}
 			if p <= 0 || err != nil {
 				break
+			}
+			if reaped != nil {
+				reaped(p, ws)
 			}
 		}
 		if time.Now().After(deadline) {

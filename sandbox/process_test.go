@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -170,10 +171,14 @@ wait:
 	}
 }
 
+var sleeperMarks atomic.Int64
+
 func TestStopReapsAForkedBackgroundChild(t *testing.T) {
 	t.Parallel()
 	inEachMode(t, func(t *testing.T, w *sandbox.Wall) {
-		mark := strconv.Itoa(6000 + int(time.Now().UnixNano()%1000))
+		// Its own mark, so that the other mode's sleepers, running
+		// beside it, are never taken for its own.
+		mark := strconv.Itoa(6000 + (os.Getpid()*16+int(sleeperMarks.Add(1)))%3000)
 		m := newMarker("armed")
 		p := startLine(t, context.Background(), w, sandbox.Command{Stdout: m},
 			"setsid sh -c 'trap \"\" TERM; (sleep "+mark+".25 &); sleep "+mark+".5 & wait' & sleep 0.2; echo armed; wait")

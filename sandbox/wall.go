@@ -721,10 +721,11 @@ func (w *Wall) hold(ctx context.Context, p *Process, spec *helperSpec, res Resul
 	case failed != nil:
 		p.finish(res, fmt.Errorf("run %s: the wall could not be built: %s", spec.Args[0], failed.Detail))
 		return
-	case ready == nil && (deadlineHit || stopped) && !canceled:
-		// The deadline (or a stop) came before the program started, on a
-		// machine too loaded to start it in time: that is how it ended,
-		// not a failure of the wall.
+	case ready == nil && (deadlineHit || stopped || canceled):
+		// The deadline (or a stop, or the caller's cancel) came before
+		// the program started, on a machine too loaded to start it in
+		// time: that is how it ended, not a failure of the wall (a
+		// cancel is still the caller's error, below).
 		res.Err = "the program had not started when it was ended"
 	case ready == nil:
 		p.finish(res, fmt.Errorf("run %s: the wall's helper ended before starting the program (%v)", spec.Args[0], cmd.ProcessState))

@@ -274,22 +274,37 @@ func processesNamed(prefix string) []int {
 	return pids
 }
 
+// armedRun runs line under deadline, doubling the deadline (four times at
+// most) while the job ended before it printed "armed": the deadline counts
+// from the wall's start, and on a loaded machine it can pass before the
+// shell has set the traps the test is about.
+func armedRun(t *testing.T, w *sandbox.Wall, deadline time.Duration, line string) (sandbox.Result, time.Duration) {
+	t.Helper()
+	for i := 0; ; i++ {
+		res := runLine(t, w, sandbox.Command{Deadline: deadline}, line)
+		if strings.Contains(string(res.Stdout.Tail), "armed") || i == 4 {
+			return res, deadline
+		}
+		deadline *= 2
+	}
+}
+
 func TestAtTheDeadlineTheJobGetsTermThenGraceThenKill(t *testing.T) {
 	t.Parallel()
 	inEachMode(t, func(t *testing.T, w *sandbox.Wall) {
-		deadline := 300 * time.Millisecond
-		res := runLine(t, w, sandbox.Command{Deadline: deadline}, "trap 'echo flushed; exit 7' TERM; echo STEP 1; while :; do sleep 0.05; done")
-		if res.End != sandbox.EndDeadline || !strings.Contains(string(res.Stdout.Tail), "flushed") {
-			t.Fatalf("end %s stdout %q: the job did not get TERM before the end", res.End, res.Stdout.Tail)
-		}
-		if res.Duration > deadline+w.Grace {
-			t.Fatalf("a job that obeys TERM took %v", res.Duration)
+		res, _ := armedRun(t, w, 300*time.Millisecond, "trap 'echo flushed; exit 7' TERM; echo armed; while :; do sleep 0.05; done")
+		// Its own exit 7, not the KILL after the grace: it was given TERM
+		// and time to act on it.
+		if res.End != sandbox.EndDeadline || !strings.Contains(string(res.Stdout.Tail), "flushed") || res.ExitCode != 7 || res.Signal != "" {
+			t.Fatalf("end %s code %d signal %q stdout %q: the job did not get TERM, and the grace to end, before the end", res.End, res.ExitCode, res.Signal, res.Stdout.Tail)
 		}
 
-		res = runLine(t, w, sandbox.Command{Deadline: deadline}, "trap '' TERM; sleep 30 & wait; while :; do sleep 0.05; done")
-		margin := 2 * time.Second
-		if res.End != sandbox.EndDeadline || res.Survivors != 0 {
-			t.Fatalf("end %s survivors %d", res.End, res.Survivors)
+		res, deadline := armedRun(t, w, 300*time.Millisecond, "trap '' TERM; echo armed; sleep 30 & wait; while :; do sleep 0.05; done")
+		margin := 5 * time.Second
+		// Ended by the wall, not by its own exit: a subreaper reports the
+		// KILL it reaped; an init's namespace dies with it, unreported.
+		if res.End != sandbox.EndDeadline || res.Survivors != 0 || res.ExitCode != -1 || (res.Signal != "SIGKILL" && res.Signal != "") {
+			t.Fatalf("end %s survivors %d signal %q code %d", res.End, res.Survivors, res.Signal, res.ExitCode)
 		}
 		if res.Duration < deadline+w.Grace || res.Duration > deadline+w.Grace+margin {
 			t.Fatalf("a job ignoring TERM ended after %v, want deadline %v + grace %v (+ %v)", res.Duration, deadline, w.Grace, margin)
@@ -300,7 +315,7 @@ func TestAtTheDeadlineTheJobGetsTermThenGraceThenKill(t *testing.T) {
 func TestAStoppedJobIsStillEnded(t *testing.T) {
 	t.Parallel()
 	inEachMode(t, func(t *testing.T, w *sandbox.Wall) {
-		res := runLine(t, w, sandbox.Command{Deadline: 200 * time.Millisecond}, "trap 'echo woke; exit 9' TERM; kill -STOP $$; echo never")
+		res, _ := armedRun(t, w, 200*time.Millisecond, "trap 'echo woke; exit 9' TERM; echo armed; kill -STOP $$; echo never")
 		if res.End != sandbox.EndDeadline || res.Survivors != 0 {
 			t.Fatalf("end %s survivors %d", res.End, res.Survivors)
 		}
@@ -499,6 +514,23 @@ func TestASignalIsReportedByName(t *testing.T) {
 	res := runLine(t, newWall(t), sandbox.Command{}, "kill -SEGV $$")
 	if res.End != sandbox.EndSignal || res.Signal != "SIGSEGV" || res.ExitCode != -1 {
 		t.Fatalf("end %s signal %q code %d", res.End, res.Signal, res.ExitCode)
+	}
+}
+
+// TestACancelBeforeTheProgramStartsIsTheCallersCancel cancels while the
+// wall is still being built, at moments from 0 to 10 ms after Run: each
+// run is the caller's cancel, never taken for a helper that failed.
+func TestACancelBeforeTheProgramStartsIsTheCallersCancel(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	for i := range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Duration(i)*500*time.Microsecond, cancel)
+		res, err := w.Run(ctx, sandbox.Command{Args: sandbox.Shell("sleep 30")})
+		cancel()
+		if !errors.Is(err, context.Canceled) || res.Survivors != 0 {
+			t.Fatalf("cancel after %v: err = %v, survivors %d, want context.Canceled", time.Duration(i)*500*time.Microsecond, err, res.Survivors)
+		}
 	}
 }
 
