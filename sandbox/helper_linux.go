@@ -703,7 +703,7 @@ func (s *helperStatus) setStatus(ws unix.WaitStatus) {
 // returns how many are still alive after a bounded effort (expected 0),
 // and tells reaped, when not nil, of each process it reaps.
 func finish(reaped func(pid int, ws unix.WaitStatus)) int {
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(finishBound)
 	for {
 		signalJob(unix.SIGKILL)
 		for {

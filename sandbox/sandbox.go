@@ -300,3 +300,8 @@ func excludeRoots(roots, exclude []string) []string {
 	}
 	return out
 }
+
+// finishBound bounds the helper's effort to kill and reap the job; the
+// supervisor waits that long, and its grace, before it kills a helper it
+// asked to finish.
+const finishBound = 2 * time.Second

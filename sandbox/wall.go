@@ -653,8 +653,11 @@ func (w *Wall) hold(ctx context.Context, p *Process, spec *helperSpec, res Resul
 			if spec.PIDNS {
 				_ = cmd.Process.Kill()
 			} else {
+				// The helper's own bounded effort, then the grace: a
+				// helper killed while it reaps would leave what it had
+				// not reaped yet to the host.
 				_ = cmd.Process.Signal(unix.SIGUSR1)
-				if !waitFor(exited, grace) {
+				if !waitFor(exited, finishBound+grace) {
 					_ = cmd.Process.Kill()
 				}
 			}
