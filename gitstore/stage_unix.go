@@ -5,7 +5,6 @@ package gitstore
 import (
 	"os"
 	"syscall"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
@@ -17,5 +16,5 @@ func fillStat(e *index.Entry, fi os.FileInfo) {
 		return
 	}
 	e.Dev, e.Inode, e.UID, e.GID = uint32(st.Dev), uint32(st.Ino), st.Uid, st.Gid
-	e.CreatedAt = time.Unix(int64(st.Ctim.Sec), int64(st.Ctim.Nsec))
+	e.CreatedAt = statCtime(st)
 }

@@ -19,25 +19,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// HelperVerb is the hidden first argument that makes nwdes's binary act as
-// the wall's helper instead of its command line, and execVerb the one for
-// the helper's second stage. Go cannot run code between fork and exec, so
-// the supervisor re-executes its own binary (/proc/self/exe): the helper
-// becomes the job's init (or subreaper) and starts the second stage, which
-// restricts its own thread and then replaces itself with the program. Every
-// binary that runs a Wall must call HelperMain when IsHelper says so
-// (cmd/git-nwdes does, and so must a TestMain).
-const (
-	HelperVerb = "__nwdes-wall-helper"
-	execVerb   = "__nwdes-wall-exec"
-)
-
-// IsHelper reports whether args (os.Args) ask for the helper or its
-// second stage.
-func IsHelper(args []string) bool {
-	return len(args) > 1 && (args[1] == HelperVerb || args[1] == execVerb)
-}
-
 // The helper's descriptors: the spec arrives on specFD, and after it the
 // supervisor's requests (helperControl lines) until the supervisor closes
 // it (the second stage only reads its spec there); the status goes out on
@@ -82,12 +63,6 @@ type helperSpec struct {
 	// execFile is the supervisor's descriptor of the program, passed as
 	// the helper's ExecFD.
 	execFile *os.File
-}
-
-// helperControl is one request of the supervisor after the spec: Signal,
-// a signal to send to every process of the job (Process.Signal).
-type helperControl struct {
-	Signal int `json:"signal,omitempty"`
 }
 
 // helperStatus is one line on the status pipe.

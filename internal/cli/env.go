@@ -8,11 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/refusal"
+	"golang.org/x/term"
 )
 
 // Env is everything the command takes from its process. Tests build one
@@ -33,13 +32,11 @@ type Env struct {
 // OSEnv returns the running process's environment.
 func OSEnv() Env {
 	dir, _ := os.Getwd()
-	_, err := unix.IoctlGetTermios(int(os.Stderr.Fd()), unix.TCGETS)
-	_, outErr := unix.IoctlGetTermios(int(os.Stdout.Fd()), unix.TCGETS)
 	return Env{
-		StdoutTerminal: outErr == nil,
+		StdoutTerminal: term.IsTerminal(int(os.Stdout.Fd())),
 		Stdin:          os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		Getenv: os.Getenv, Environ: os.Environ, Dir: dir, Now: time.Now,
-		Terminal: err == nil,
+		Terminal: term.IsTerminal(int(os.Stderr.Fd())),
 	}
 }
 

@@ -1,0 +1,26 @@
+package sandbox
+
+// HelperVerb is the hidden first argument that makes nwdes's binary act as
+// the wall's helper instead of its command line, and execVerb the one for
+// the helper's second stage. Go cannot run code between fork and exec, so
+// the supervisor re-executes its own binary (/proc/self/exe): the helper
+// becomes the job's init (or subreaper) and starts the second stage, which
+// restricts its own thread and then replaces itself with the program. Every
+// binary that runs a Wall must call HelperMain when IsHelper says so
+// (cmd/git-nwdes does, and so must a TestMain).
+const (
+	HelperVerb = "__nwdes-wall-helper"
+	execVerb   = "__nwdes-wall-exec"
+)
+
+// IsHelper reports whether args (os.Args) ask for the helper or its
+// second stage.
+func IsHelper(args []string) bool {
+	return len(args) > 1 && (args[1] == HelperVerb || args[1] == execVerb)
+}
+
+// helperControl is one request of the supervisor after the spec: Signal,
+// a signal to send to every process of the job (Process.Signal).
+type helperControl struct {
+	Signal int `json:"signal,omitempty"`
+}
