@@ -182,7 +182,7 @@ func startProgram(spec *helperSpec) (int, error) {
 		reportBuildFailure(err, enf)
 		return 0, err
 	}
-	if err := setLimits(spec.Limits); err != nil {
+	if err := setLimits(spec.Limits, true); err != nil {
 		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error(), Enforced: enf})
 		return 0, err
 	}
@@ -275,13 +275,13 @@ func execMain() int {
 			return 3
 		}
 	}
-	// Under the limits the runtime may be unable to map memory or start a
-	// thread (a 1 GiB address space holds little more than a cgo binary's
-	// thread stacks), and a Go program that cannot do either aborts. So
-	// everything the exec and its failure report need is made before the
-	// limits are set, and from then to the exec nothing allocates, and
-	// every system call is raw: none enters the scheduler, which would
-	// hand this thread's processor to another, perhaps new, thread.
+	// Under the address-space limit the runtime may be unable to map
+	// memory or start a thread (1 GiB holds little more than a cgo
+	// binary's thread stacks), and a Go program that cannot do either
+	// aborts. So everything the exec and its failure report need is made
+	// first, every other limit is set (a refused one is reported here,
+	// with room to report it), and the address-space limit is set last by
+	// limitAndExec, which runs no code the runtime could stop at.
 	ready, _ := json.Marshal(helperStatus{Stage: "ready", Enforced: enf})
 	ready = append(ready, '\n')
 	ex, err := prepareExec(spec, enf)
@@ -289,15 +289,36 @@ func execMain() int {
 		sendStatus(helperStatus{Stage: "failed", Cause: "exec", Errno: int(errnoOf(err)), Detail: fmt.Sprintf("%s: %v", spec.Program, err), Enforced: enf})
 		return 127
 	}
-	if err := setLimits(spec.Limits); err != nil {
+	if err := setLimits(spec.Limits, false); err != nil {
 		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error(), Enforced: enf})
 		return 3
 	}
-	rawWrite(ready)
-	errno := ex.exec()
-	rawWrite(ex.failure(errno))
-	unix.RawSyscall(unix.SYS_EXIT_GROUP, 127, 0, 0)
-	return 127 // not reached
+	as := rlimit(spec.Limits.AddressSpace)
+	errno := limitAndExec(&as, ready, ex)
+	// Only a refused limit comes back: nothing was limited.
+	sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: fmt.Sprintf("setrlimit(%d, %d): %v", unix.RLIMIT_AS, as.Cur, errno), Enforced: enf})
+	return 3
+}
+
+// limitAndExec sets the address-space limit, says the program is ready,
+// and executes it; if the exec fails it reports why and exits 127. It
+// returns only when the limit was refused. It is nosplit and makes only
+// raw system calls, so it has no point where the runtime could preempt
+// it, hand its processor to another thread, or start one, all of which
+// may need memory the limit leaves none of.
+//
+//go:nosplit
+func limitAndExec(as *syscall.Rlimit, ready []byte, p *preparedExec) syscall.Errno {
+	if _, _, e := syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_AS, uintptr(unsafe.Pointer(as)), 0, 0, 0); e != 0 {
+		return e
+	}
+	syscall.RawSyscall(unix.SYS_WRITE, statusFD, uintptr(unsafe.Pointer(&ready[0])), uintptr(len(ready)))
+	_, _, e := syscall.RawSyscall(unix.SYS_EXECVE,
+		uintptr(unsafe.Pointer(p.path)), uintptr(unsafe.Pointer(&p.argv[0])), uintptr(unsafe.Pointer(&p.envv[0])))
+	line := p.failure(e)
+	syscall.RawSyscall(unix.SYS_WRITE, statusFD, uintptr(unsafe.Pointer(&line[0])), uintptr(len(line)))
+	syscall.RawSyscall(unix.SYS_EXIT_GROUP, 127, 0, 0)
+	return 0 // not reached
 }
 
 // preparedExec is an execve made ready before the limits: the pointers it
@@ -333,14 +354,10 @@ func prepareExec(spec *helperSpec, enf *Enforced) (*preparedExec, error) {
 	return &preparedExec{path: path, argv: argv, envv: envv, fail: fail, line: make([]byte, 0, len(fail)+512), messages: errnoMessages()}, nil
 }
 
-// exec replaces this process with the program, or returns why it could not.
-func (p *preparedExec) exec() syscall.Errno {
-	_, _, errno := unix.RawSyscall(unix.SYS_EXECVE,
-		uintptr(unsafe.Pointer(p.path)), uintptr(unsafe.Pointer(&p.argv[0])), uintptr(unsafe.Pointer(&p.envv[0])))
-	return errno
-}
-
-// failure is the status line of a failed exec, made without allocating.
+// failure is the status line of a failed exec, made in the room
+// prepareExec left, with no call the runtime could preempt.
+//
+//go:nosplit
 func (p *preparedExec) failure(errno syscall.Errno) []byte {
 	b := append(p.line[:0], p.fail...)
 	msg := "errno" // the number is in the errno field
@@ -353,7 +370,16 @@ func (p *preparedExec) failure(errno syscall.Errno) []byte {
 		}
 	}
 	b = append(b, `","errno":`...)
-	b = strconv.AppendUint(b, uint64(errno), 10)
+	var digits [20]byte
+	i, n := len(digits), uint64(errno)
+	for {
+		i--
+		digits[i] = byte('0' + n%10)
+		if n /= 10; n == 0 {
+			break
+		}
+	}
+	b = append(b, digits[i:]...)
 	return append(b, `,"exit":0,"survivors":0}`+"\n"...)
 }
 
@@ -367,12 +393,6 @@ func errnoMessages() []string {
 		}
 	}
 	return m
-}
-
-func rawWrite(b []byte) {
-	if len(b) > 0 {
-		unix.RawSyscall(unix.SYS_WRITE, uintptr(statusFD), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	}
 }
 
 func errnoOf(err error) syscall.Errno {
@@ -592,26 +612,43 @@ const (
 // program inherits. syscall.Setrlimit, not unix's, so that Go's runtime
 // forgets the RLIMIT_NOFILE it raised at start-up instead of restoring it
 // in the child.
-func setLimits(l Limits) error {
-	for _, r := range []struct {
+func setLimits(l Limits, addressSpace bool) error {
+	limits := []struct {
 		res int
 		v   uint64
 	}{
-		{unix.RLIMIT_CPU, l.CPUSeconds}, {unix.RLIMIT_AS, l.AddressSpace}, {unix.RLIMIT_NOFILE, l.OpenFiles},
+		{unix.RLIMIT_CPU, l.CPUSeconds}, {unix.RLIMIT_NOFILE, l.OpenFiles},
 		{unix.RLIMIT_FSIZE, l.FileSize}, {unix.RLIMIT_NPROC, l.Processes},
 		// No core dumps: a core_pattern that pipes to a helper would hand
 		// it a file the job made.
 		{unix.RLIMIT_CORE, 0},
-	} {
-		v := r.v
-		if v == Unlimited && r.res != unix.RLIMIT_CORE {
-			v = unix.RLIM_INFINITY
+	}
+	if addressSpace {
+		// Last: under it the runtime may have no room to report a
+		// refusal of the others.
+		limits = append(limits, struct {
+			res int
+			v   uint64
+		}{unix.RLIMIT_AS, l.AddressSpace})
+	}
+	for _, r := range limits {
+		lim := rlimit(r.v)
+		if r.res == unix.RLIMIT_CORE {
+			lim = syscall.Rlimit{}
 		}
-		if err := syscall.Setrlimit(r.res, &syscall.Rlimit{Cur: v, Max: v}); err != nil {
-			return fmt.Errorf("setrlimit(%d, %d): %w", r.res, v, err)
+		if err := syscall.Setrlimit(r.res, &lim); err != nil {
+			return fmt.Errorf("setrlimit(%d, %d): %w", r.res, lim.Cur, err)
 		}
 	}
 	return nil
+}
+
+// rlimit is the soft and hard limit v (Unlimited: none).
+func rlimit(v uint64) syscall.Rlimit {
+	if v == Unlimited {
+		v = unix.RLIM_INFINITY
+	}
+	return syscall.Rlimit{Cur: v, Max: v}
 }
 
 // reap waits for the program, forwards the supervisor's TERM (with a CONT,
@@ -639,8 +676,11 @@ func reap(pid int, sigs <-chan os.Signal, controls <-chan helperControl) helperS
 		case unix.SIGUSR1:
 			// The program's status, if it is reaped now: the KILL, or
 			// its own end just before.
+			seen := false
 			end.Survivors = finish(func(p int, ws unix.WaitStatus) {
-				if p == pid {
+				if p == pid && !seen {
+					// Once: a later process may be given the pid again.
+					seen = true
 					end.setStatus(ws)
 				}
 			})

@@ -173,12 +173,17 @@ wait:
 
 var sleeperMarks atomic.Int64
 
+// sleeperMark is a number of seconds for a test's sleepers that no other
+// test of this process uses, so that another test's sleepers, running
+// beside it, are never taken for its own.
+func sleeperMark() string {
+	return strconv.Itoa(4000 + (os.Getpid()*16+int(sleeperMarks.Add(1)))%5000)
+}
+
 func TestStopReapsAForkedBackgroundChild(t *testing.T) {
 	t.Parallel()
 	inEachMode(t, func(t *testing.T, w *sandbox.Wall) {
-		// Its own mark, so that the other mode's sleepers, running
-		// beside it, are never taken for its own.
-		mark := strconv.Itoa(6000 + (os.Getpid()*16+int(sleeperMarks.Add(1)))%3000)
+		mark := sleeperMark()
 		m := newMarker("armed")
 		p := startLine(t, context.Background(), w, sandbox.Command{Stdout: m},
 			"setsid sh -c 'trap \"\" TERM; (sleep "+mark+".25 &); sleep "+mark+".5 & wait' & sleep 0.2; echo armed; wait")

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/nwdes/nwdes/refusal"
@@ -39,6 +40,9 @@ func (j *Job) start(ctx context.Context, c Command, cleanup func()) (*Process, e
 	spec, err := w.spec(j, c)
 	if err != nil {
 		return nil, err
+	}
+	if what := notText(c.Args, spec.helperSpec); what != "" {
+		return nil, fmt.Errorf("run %q: %s is not valid UTF-8, and the wall carries text only (it would reach the program changed); rename it, or pass the bytes in a file", c.Args[0], what)
 	}
 	if w.Strict {
 		if err := Available(c.NoNetwork); err != nil {
@@ -81,6 +85,35 @@ func (j *Job) start(ctx context.Context, c Command, cleanup func()) (*Process, e
 		return nil, err
 	}
 	return p, nil
+}
+
+// notText names the first of args and the strings of spec that is not
+// valid UTF-8 ("" when all are): the spec travels to the helper as JSON,
+// which would replace each invalid byte.
+func notText(args []string, spec *helperSpec) string {
+	for i, a := range args {
+		if !utf8.ValidString(a) {
+			return fmt.Sprintf("argument %d", i)
+		}
+	}
+	for _, e := range spec.Env {
+		if !utf8.ValidString(e) {
+			name, _, _ := strings.Cut(e, "=")
+			return fmt.Sprintf("the value of %s", strings.ToValidUTF8(name, "?"))
+		}
+	}
+	for _, set := range []struct {
+		what  string
+		paths []string
+	}{{"the program's path", []string{spec.Program}}, {"the working directory", []string{spec.Dir}},
+		{"a path of the write set", spec.Write}, {"a path of the read set", spec.Read}} {
+		for _, p := range set.paths {
+			if !utf8.ValidString(p) {
+				return set.what
+			}
+		}
+	}
+	return ""
 }
 
 // builtSpec is a helper spec plus what only the supervisor needs.

@@ -12,10 +12,7 @@ import (
 // refuses every one that would (SandboxUnavailable): nothing the candidate
 // wrote runs unwalled, and no gate is met without its oracle.
 func (j *Job) start(ctx context.Context, c Command, cleanup func()) (*Process, error) {
-	if cleanup != nil {
-		cleanup()
-	}
-	return nil, Available(c.NoNetwork)
+	return nil, Available(c.NoNetwork) // the caller removes the job, as after any refused start
 }
 
 // Available reports that this platform cannot enforce the wall.

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -236,7 +237,7 @@ func TestTheNetworkIsDeniedOnRequest(t *testing.T) {
 func TestASetsidDoubleForkedSleeperIsReaped(t *testing.T) {
 	t.Parallel()
 	inEachMode(t, func(t *testing.T, w *sandbox.Wall) {
-		mark := strconv.Itoa(4000 + int(time.Now().UnixNano()%1000))
+		mark := sleeperMark()
 		res := runLine(t, w, sandbox.Command{}, "setsid sh -c '(sleep "+mark+".25 &) ; sleep "+mark+".5 &' ; sleep 0.2; echo started")
 		if res.End != sandbox.EndExit || res.Survivors != 0 {
 			t.Fatalf("end %s survivors %d", res.End, res.Survivors)
@@ -454,7 +455,7 @@ func TestAChildDoesNotOutliveAKilledSupervisor(t *testing.T) {
 	t.Parallel()
 	requireWall(t)
 	self, _ := os.Executable()
-	mark := strconv.Itoa(5000 + int(time.Now().UnixNano()%1000))
+	mark := sleeperMark()
 	sup := exec.Command(self, "supervise", "setsid sh -c 'sleep "+mark+".5 &'; sleep "+mark+".25")
 	if err := sup.Start(); err != nil {
 		t.Fatal(err)
@@ -764,4 +765,61 @@ func TestHomeAndTmpMayBeGivenInsideTheWriteSetOnly(t *testing.T) {
 	if !errors.As(err, &r) || r.Name != refusal.PathUnusable {
 		t.Fatalf("a HOME outside the write set: %v, want PathUnusable", err)
 	}
+}
+
+// TestTextThatIsNotUTF8IsRefusedNotChanged: the spec travels to the helper
+// as JSON, which would turn each invalid byte into U+FFFD; an argument,
+// variable or path that is not valid UTF-8 is refused before anything
+// runs, never passed on changed.
+func TestTextThatIsNotUTF8IsRefusedNotChanged(t *testing.T) {
+	t.Parallel()
+	w := newWall(t)
+	w.Getenv = func(k string) string {
+		if k == "NWDES_LATIN1" {
+			return "caf\xe9"
+		}
+		return ""
+	}
+	latin1 := filepath.Join(t.TempDir(), "caf\xe9")
+	if err := os.Mkdir(latin1, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cmd  sandbox.Command
+		want string
+	}{
+		{sandbox.Command{Args: []string{"/bin/sh", "-c", `printf %s "$1" | od -An -tx1`, "sh", "\xff"}}, "argument 4"},
+		{sandbox.Command{Args: sandbox.Shell("true"), Env: []string{"NWDES_LATIN1"}}, "the value of NWDES_LATIN1"},
+		{sandbox.Command{Args: sandbox.Shell("true"), Read: []string{latin1}}, "a path of the read set"},
+	} {
+		res, err := w.Run(context.Background(), c.cmd)
+		if err == nil || !strings.Contains(err.Error(), c.want+" is not valid UTF-8") || res.End != "" {
+			t.Errorf("%q: err %v end %q stdout %q, want %s refused", c.cmd.Args, err, res.End, res.Stdout.Tail, c.want)
+		}
+	}
+}
+
+// TestALimitRefusedBesideASmallAddressSpaceIsReported: a limit the kernel
+// refuses is reported as such, never lost to a second stage that aborted
+// under an address-space limit set before it.
+func TestALimitRefusedBesideASmallAddressSpaceIsReported(t *testing.T) {
+	t.Parallel()
+	if raceBuilt {
+		t.Skip("the second stage under an address-space limit: run without -race (make test does)")
+	}
+	var wg sync.WaitGroup
+	for i := range 24 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := newWall(t)
+			w.Limits.AddressSpace = 1 << 30
+			w.Limits.OpenFiles = 1 << 40 // above fs.nr_open: EPERM
+			_, err := w.Run(context.Background(), sandbox.Command{Args: sandbox.Shell("true")})
+			if err == nil || !strings.Contains(err.Error(), "setrlimit(7") {
+				t.Errorf("start %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
 }
