@@ -305,9 +305,11 @@ func execMain() int {
 // returns only when the limit was refused. It is nosplit and makes only
 // raw system calls, so it has no point where the runtime could preempt
 // it, hand its processor to another thread, or start one, all of which
-// may need memory the limit leaves none of.
+// may need memory the limit leaves none of (norace: nor a call into the
+// race detector's runtime, in a race-built binary).
 //
 //go:nosplit
+//go:norace
 func limitAndExec(as *syscall.Rlimit, ready []byte, p *preparedExec) syscall.Errno {
 	if _, _, e := syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, unix.RLIMIT_AS, uintptr(unsafe.Pointer(as)), 0, 0, 0); e != 0 {
 		return e
@@ -358,6 +360,7 @@ func prepareExec(spec *helperSpec, enf *Enforced) (*preparedExec, error) {
 // prepareExec left, with no call the runtime could preempt.
 //
 //go:nosplit
+//go:norace
 func (p *preparedExec) failure(errno syscall.Errno) []byte {
 	b := append(p.line[:0], p.fail...)
 	msg := "errno" // the number is in the errno field
