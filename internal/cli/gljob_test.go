@@ -62,12 +62,17 @@ func parseGitLabJob(doc string) (*glJobDef, error) {
 			cut := -1
 			for *i+1 < len(lines) && (strings.TrimSpace(lines[*i+1]) == "" || indent(lines[*i+1]) > at+2) {
 				*i++
-				if cut < 0 {
-					cut = indent(lines[*i])
+				l := lines[*i]
+				if strings.TrimSpace(l) == "" {
+					body = append(body, "")
+					continue
 				}
-				body = append(body, strings.TrimPrefix(lines[*i], strings.Repeat(" ", cut)))
+				if cut < 0 {
+					cut = indent(l) // the first line that is not blank
+				}
+				body = append(body, strings.TrimPrefix(l, strings.Repeat(" ", cut)))
 			}
-			out = append(out, strings.TrimRight(strings.Join(body, "\n"), "\n"))
+			out = append(out, strings.Trim(strings.Join(body, "\n"), "\n"))
 		}
 		return out, nil
 	}
@@ -131,7 +136,7 @@ func parseGitLabJob(doc string) (*glJobDef, error) {
 
 func TestTheGitLabJobParserReadsScripts(t *testing.T) {
 	doc := "# x\n\n## GitLab CI\n\n```yaml\nj:\n  image: golang:1.26\n  rules:\n    - if: $X\n  variables:\n    GIT_DEPTH: 0\n" +
-		"  script:\n    - echo one\n    - |\n      if true; then\n        echo two\n      fi\n" +
+		"  script:\n    - echo one\n    - |\n\n      if true; then\n        echo two\n      fi\n" +
 		"  after_script:\n    - echo after\n  artifacts:\n    when: always\n    paths:\n      - a.md\n    reports:\n      junit: j.xml\n```\n"
 	job, err := parseGitLabJob(doc)
 	if err != nil {
