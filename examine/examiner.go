@@ -36,6 +36,10 @@ type Examiner struct {
 	// (refs/notes/commits): every close also writes the brief there, as
 	// one block of the note (SyncDisplay).
 	DisplayRef gitstore.RefName
+	// Gates is the mode closes record (nwdes.gates): GatesBinding, the
+	// default, refuses to publish a met verdict whose oracle is not MET at
+	// the candidate; GatesAdvisory publishes it and records the mode.
+	Gates GatesMode
 }
 
 // signedAlike reports whether prev carries the signature a close would
@@ -482,6 +486,20 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 			return refusal.New(refusal.RoleNotAccepted,
 				"close with --outcome accepted; nwdes publishes the outcome the verdicts derive, so change a verdict to change it",
 				"examine: --outcome %q is not the examiner's to give; the verdicts derive %s", outcome, ex.Outcome)
+		}
+		if x.Gates == GatesAdvisory {
+			ex.Gates = GatesAdvisory
+			return nil
+		}
+		// The rule the judgment applies, applied before publishing: an
+		// acceptance the oracles do not back would never hold.
+		rep, err := GateStatus(x.Store, Target{Feature: c.Feature, Candidate: c.Commit.String(), Contract: t.Contract})
+		if err != nil {
+			return err
+		}
+		if name, problem := Binding(ex, c.Contract, rep); name != "" {
+			return refusal.New(name, "run the oracle (git nwdes gate run) until it is MET at this commit, or judge the expectation unmet; gates are advice only where git config nwdes.gates=advisory says so",
+				"examine close: %s", problem)
 		}
 		return nil
 	})

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/sandbox"
@@ -596,11 +597,23 @@ func (m *markerWatch) Write(p []byte) (int, error) {
 // for another commit (or for another command or marker) leaves the state
 // pending, and the note says why.
 func GateStatus(st *gitstore.Store, t Target) (*GateReport, error) {
+	return GateStatusAt(st, t, oid.Zero)
+}
+
+// GateStatusAt is GateStatus with the evidence as it is at commit tip of
+// GateRef (zero: the ref's tip): a server judges the evidence pushed
+// alongside a branch before either ref moves.
+func GateStatusAt(st *gitstore.Store, t Target, tip oid.ID) (*GateReport, error) {
 	cand, err := Load(st, t)
 	if err != nil {
 		return nil, err
 	}
-	tx, err := st.View(GateRef)
+	var tx *gitstore.Tx
+	if tip.IsZero() {
+		tx, err = st.View(GateRef)
+	} else {
+		tx, err = st.ViewAt(GateRef, tip)
+	}
 	if err != nil {
 		return nil, err
 	}

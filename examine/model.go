@@ -35,6 +35,8 @@ const DraftsRef gitstore.RefName = "refs/nwdes-local/drafts"
 // texts are payloads t<n>.
 // examine.examination v2: a cited text made at another commit than the
 // candidate (carried over by the examiner) names that commit.
+// examine.examination v4: the gates mode the examiner closed under
+// ("advisory" when nwdes.gates=advisory; absent: binding).
 // examine.latest v1: per feature, where its newest examination is.
 const (
 	KindDraft       gitstore.Kind = "examine.draft"

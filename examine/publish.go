@@ -57,6 +57,10 @@ type Examination struct {
 	// Projection is the tree of the public projection the examiner's
 	// workspace showed (v3), "" when the examination used none.
 	Projection string `json:"projection,omitempty"`
+	// Gates is "advisory" when the examiner's repository set
+	// nwdes.gates=advisory at close (v4): its met verdicts then stand
+	// whatever the oracles showed, and the brief says so. "" is binding.
+	Gates GatesMode `json:"gates,omitempty"`
 	// Path is where the record lives in Ref (not stored in the body).
 	Path string `json:"-"`
 	// Signature is the record's SSH signature (payload "signature"), nil
@@ -176,6 +180,9 @@ func publish(tx *gitstore.Tx, ex *Examination, signer func([]byte) ([]byte, erro
 	if ex.Projection != "" {
 		version = 3 // an older nwdes refuses the field it does not know
 	}
+	if ex.Gates != "" {
+		version = 4
+	}
 	rec, err := gitstore.NewRecord(KindExamination, version, ex)
 	if err != nil {
 		return err
@@ -212,7 +219,7 @@ func readExamination(tx *gitstore.Tx, path string) (*Examination, error) {
 
 // examinationFrom decodes and validates an examination record read at path.
 func examinationFrom(path string, rec *gitstore.Record) (*Examination, error) {
-	if rec.Kind != KindExamination || rec.V < 1 || rec.V > 3 {
+	if rec.Kind != KindExamination || rec.V < 1 || rec.V > 4 {
 		return nil, malformed(path, "a %s v%d record, not an examination", rec.Kind, rec.V)
 	}
 	var ex Examination
@@ -224,6 +231,9 @@ func examinationFrom(path string, rec *gitstore.Record) (*Examination, error) {
 	}
 	if ex.Projection != "" && (rec.V < 3 || !isHex40(ex.Projection)) {
 		return nil, malformed(path, "projection %q in a v%d examination", ex.Projection, rec.V)
+	}
+	if ex.Gates != "" && (rec.V < 4 || ex.Gates != GatesAdvisory) {
+		return nil, malformed(path, "gates %q in a v%d examination (only \"advisory\", from v4)", ex.Gates, rec.V)
 	}
 	for i := range ex.Texts {
 		t, ok := rec.Payloads["t"+strconv.Itoa(i+1)]
@@ -478,6 +488,9 @@ func RenderBrief(ex *Examination) string {
 	fmt.Fprintf(&b, "- candidate: %s\n- contract: %s (blob %s)\n- closed: %s\n", ex.Candidate, ex.ContractPath, ex.ContractBlob[:12], ex.ClosedAt)
 	if ex.Projection != "" {
 		fmt.Fprintf(&b, "- public projection examined: tree %s\n", ex.Projection)
+	}
+	if ex.Gates == GatesAdvisory {
+		b.WriteString("- gates: advisory (nwdes.gates=advisory: a met verdict stands whatever its oracle showed)\n")
 	}
 	if s := SignedBy(ex); s != "" {
 		fmt.Fprintf(&b, "- %s\n", s)

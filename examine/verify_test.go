@@ -146,7 +146,7 @@ PROOF: read 2 files, ran nothing, checked 3/3 criteria
 `, e1, rep.Candidate[:12]))
 
 	ex := examineAll(t, st,
-		examine.VerdictInput{Expectation: "E1", Verdict: examine.Met},
+		examine.VerdictInput{Expectation: "E1", Verdict: examine.Unmet, Class: "product_violation"},
 		examine.VerdictInput{Expectation: "E2", Verdict: examine.Unmet, Class: "product_violation"},
 		examine.VerdictInput{Expectation: "E3", Verdict: examine.NotExamined, Reason: "no plotter"})
 	r = verify(t, st, base+"..HEAD")

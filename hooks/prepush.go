@@ -13,7 +13,7 @@ import (
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
-	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/trust"
@@ -195,6 +195,8 @@ type FeatureResult struct {
 	Record string `json:"record,omitempty"`
 	// Problem says why an invalid examination does not hold up.
 	Problem string `json:"problem,omitempty"`
+	// Refusal names the rule that refused it (GateNotMet, …), if any.
+	Refusal string `json:"refusal,omitempty"`
 }
 
 // RefResult is the check of one update.
@@ -243,13 +245,13 @@ func NeedsStore(p Policy, updates []Update) bool {
 // no history walk. open is called once, and only if some ref needs the
 // records; any failure to read them fails closed with StoreUnreadable.
 func Check(open func() (*gitstore.Store, error), p Policy, updates []Update) (*Report, error) {
-	return check(open, p, updates, examine.NewReader)
+	return check(open, p, updates, judge.Records{})
 }
 
-func check(open func() (*gitstore.Store, error), p Policy, updates []Update, records func(*gitstore.Store) (*examine.Reader, error)) (*Report, error) {
+func check(open func() (*gitstore.Store, error), p Policy, updates []Update, records judge.Records) (*Report, error) {
 	rep := &Report{Refs: []RefResult{}}
 	var st *gitstore.Store
-	var rd *examine.Reader
+	var serverPolicy *trust.Policy
 	for _, u := range updates {
 		res := RefResult{Update: u, Verdict: Pass}
 		switch {
@@ -263,11 +265,11 @@ func check(open func() (*gitstore.Store, error), p Policy, updates []Update, rec
 				if st, err = open(); err != nil {
 					return nil, unreadable(u, err)
 				}
-				if rd, err = records(st); err != nil {
-					return nil, unreadable(u, err)
+				if serverPolicy, err = p.serverPolicy(); err != nil {
+					return nil, err
 				}
 			}
-			if err := judge(st, rd, p, &res); err != nil {
+			if err := judgeRef(st, p, serverPolicy, records, &res); err != nil {
 				return nil, err
 			}
 		}
@@ -276,7 +278,10 @@ func check(open func() (*gitstore.Store, error), p Policy, updates []Update, rec
 	return rep, nil
 }
 
-func judge(st *gitstore.Store, rd *examine.Reader, p Policy, res *RefResult) error {
+// judgeRef asks the one judgment about one update: the pushed commit, for
+// the remote ref, against the remote's tip (its contracts and its signing
+// policy), with the server's own policy file when it has one.
+func judgeRef(st *gitstore.Store, p Policy, serverPolicy *trust.Policy, records judge.Records, res *RefResult) error {
 	u := res.Update
 	if len(u.LocalOID) != 40 {
 		return unreadable(u, fmt.Errorf("object name %s is not SHA-1", u.LocalOID))
@@ -286,136 +291,49 @@ func judge(st *gitstore.Store, rd *examine.Reader, p Policy, res *RefResult) err
 		return unreadable(u, err)
 	}
 	res.Commit = commit.String()
-	features, err := examine.Features(st, commit)
-	if err != nil {
-		return unreadable(u, err)
-	}
-	// The remote's tip is read once: its contracts and its signing policy.
-	var old oid.ID
+	q := judge.Question{Commit: commit, Ref: u.RemoteRef, ServerPolicy: serverPolicy, Records: records, Now: p.now()}
 	if !isZeroOID(u.RemoteOID) {
-		if old, err = st.Resolve(u.RemoteOID); err != nil {
+		if q.Against, err = st.Resolve(u.RemoteOID); err != nil {
 			return unreadable(u, fmt.Errorf("the remote's tip %s of %s is not in this clone, so the contracts and signing policy it holds cannot be read (git fetch, then push again): %w", text.Short(u.RemoteOID), u.RemoteRef, err))
 		}
+		q.AgainstName = u.RemoteRef
 	}
-	removed, err := removedContracts(st, old, features)
+	j, err := judge.Judge(st, q)
 	if err != nil {
 		return unreadable(u, err)
 	}
-	for _, f := range removed {
-		res.Verdict = Refused
-		res.Features = append(res.Features, FeatureResult{Feature: f, Outcome: examine.Invalid,
-			Problem: fmt.Sprintf("its contract %s, at %s's tip %s, is gone from this commit; a feature is retired by marking its criteria ABANDON and examining that, never by deleting its contract",
-				examine.DefaultContractPath(f), u.RemoteRef, text.Short(u.RemoteOID))})
-	}
-	policy, err := signingPolicy(st, u, old, p)
-	if err != nil {
-		return unreadable(u, err)
-	}
-	if len(removed) > 0 {
-		return judgeFeatures(rd, commit, features, policy, p.now(), res)
-	}
-	if len(features) == 0 {
+	if len(j.Features) == 0 {
 		res.Verdict, res.Why = Pass, "no feature contracts"
 		return nil
 	}
 	res.Verdict = Accepted
-	return judgeFeatures(rd, commit, features, policy, p.now(), res)
-}
-
-// signingPolicy reads the signing policy: the file git config
-// nwdes.allowedSignersFile names (a server's own), else trust.PolicyPath at
-// the tip of the ref being pushed to, as the remote holds it now — never
-// from the commit being pushed, which could otherwise name its own signer.
-// None when the ref is new or holds no policy; a policy that cannot be read
-// or does not parse refuses.
-func signingPolicy(st *gitstore.Store, u Update, old oid.ID, p Policy) (*trust.Policy, error) {
-	if p.AllowedSigners != "" {
-		b, err := os.ReadFile(p.AllowedSigners)
-		if err != nil {
-			return nil, refusal.New(refusal.ConfigurationMalformed, "make the file readable, or unset git config nwdes.allowedSignersFile",
-				"git config nwdes.allowedSignersFile %s: %v", p.AllowedSigners, err)
-		}
-		return trust.ParsePolicy("git config nwdes.allowedSignersFile ("+p.AllowedSigners+")", b)
+	if !j.Accepted {
+		res.Verdict = Refused
 	}
-	if old.IsZero() {
-		return nil, nil
-	}
-	return PolicyAt(st, old, fmt.Sprintf("%s at %s (%s)", trust.PolicyPath, u.RemoteRef, text.Short(u.RemoteOID)))
-}
-
-// PolicyAt reads the signing policy committed at commit (nil when there is
-// none). Only a regular file is a policy: a directory, a symbolic link or
-// a submodule in its place is refused, never read as "no policy".
-func PolicyAt(st *gitstore.Store, commit oid.ID, source string) (*trust.Policy, error) {
-	tx, err := st.Tree(commit)
-	if err != nil {
-		return nil, err
-	}
-	e, found, err := tx.Lookup(trust.PolicyPath)
-	if err != nil || !found {
-		return nil, err
-	}
-	if e.Mode != gitstore.ModeFile && e.Mode != gitstore.ModeExec {
-		return nil, refusal.New(refusal.ConfigurationMalformed, "commit the policy as a plain file",
-			"%s is not a regular file (mode %o)", source, e.Mode)
-	}
-	b, err := st.ReadBlob(e.Hash)
-	if err != nil {
-		return nil, err
-	}
-	return trust.ParsePolicy(source, b)
-}
-
-// removedContracts lists the features whose contracts the protected ref's
-// current tip holds and the pushed commit does not: deleting or renaming a
-// contract must not let a commit pass itself.
-func removedContracts(st *gitstore.Store, old oid.ID, now []string) ([]string, error) {
-	if old.IsZero() {
-		return nil, nil
-	}
-	before, err := examine.Features(st, old)
-	if err != nil {
-		return nil, err
-	}
-	has := map[string]bool{}
-	for _, f := range now {
-		has[f] = true
-	}
-	var out []string
-	for _, f := range before {
-		if !has[f] {
-			out = append(out, f)
-		}
-	}
-	return out, nil
-}
-
-// judgeFeatures adds each feature's standing at commit to res.
-// With a policy, an accepted examination must also be signed by a key the
-// policy allows for its feature; otherwise it does not hold up (invalid,
-// with the refusal's name and detail as the problem).
-func judgeFeatures(rd *examine.Reader, commit oid.ID, features []string, policy *trust.Policy, now time.Time, res *RefResult) error {
-	u := res.Update
-	for _, f := range features {
-		sd, err := rd.Standing(commit, f)
-		if err != nil {
-			return unreadable(u, err)
-		}
-		fr := FeatureResult{Feature: f, Outcome: sd.Outcome, Problem: sd.Problem}
-		if sd.Examination != nil {
-			fr.Record = sd.Examination.Path
-		}
-		if policy != nil && fr.Outcome == examine.Accepted {
-			if err := sd.Examination.SignedAsRequired(policy, now); err != nil {
-				fr.Outcome, fr.Problem = examine.Invalid, text.OneLine(err.Error())
-			}
-		}
-		if fr.Outcome != examine.Accepted {
-			res.Verdict = Refused
+	for _, f := range j.Features {
+		fr := FeatureResult{Feature: f.Feature, Outcome: f.Outcome, Problem: f.Problem, Refusal: f.Refusal}
+		if f.Examination != nil {
+			fr.Record = f.Examination.Path
 		}
 		res.Features = append(res.Features, fr)
 	}
 	return nil
+}
+
+// serverPolicy reads the signing policy file git config
+// nwdes.allowedSignersFile names (a server's own, outside every branch),
+// nil when none is set; a policy that cannot be read or does not parse
+// refuses.
+func (p Policy) serverPolicy() (*trust.Policy, error) {
+	if p.AllowedSigners == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(p.AllowedSigners)
+	if err != nil {
+		return nil, refusal.New(refusal.ConfigurationMalformed, "make the file readable, or unset git config nwdes.allowedSignersFile",
+			"git config nwdes.allowedSignersFile %s: %v", p.AllowedSigners, err)
+	}
+	return trust.ParsePolicy("git config nwdes.allowedSignersFile ("+p.AllowedSigners+")", b)
 }
 
 // unreadable is the fail-closed refusal: the records could not be read, so
@@ -480,9 +398,42 @@ func explain(r RefResult, skip string) string {
 			missing = append(missing, f.Feature)
 		}
 	}
+	if r := remedyFor(r.Features); r != "" {
+		fmt.Fprintf(&b, "remedy: %s%s\n", r, skip)
+		return b.String()
+	}
 	fmt.Fprintf(&b, "remedy: examine %s at this commit until accepted (git nwdes examine open --feature %s --candidate %s …; git nwdes status --commit %s shows where it stands), then push again. A commit rewritten by amend or rebase is a new candidate and needs its own examination.%s\n",
 		strings.Join(missing, ", "), missing[0], text.Short(r.Commit), text.Short(r.Commit), skip)
 	return b.String()
+}
+
+// remedyFor is the remedy when every refused feature was refused by a rule
+// an examination cannot fix by being examined again (all one rule), or ""
+// for the general remedy.
+func remedyFor(features []FeatureResult) string {
+	rule := ""
+	for _, f := range features {
+		if f.Outcome == examine.Accepted {
+			continue
+		}
+		if f.Refusal == "" || rule != "" && f.Refusal != rule {
+			return ""
+		}
+		rule = f.Refusal
+	}
+	switch rule {
+	case refusal.GateNotMet:
+		return "run the oracles at this commit until they are MET (git nwdes gate run --feature F --candidate <commit>), or have the examiner judge those expectations unmet; then push again."
+	case refusal.CriterionAbandoned:
+		return "an abandoned criterion is never met: a person decides whether to drop it from the contract or to bring it back, and the feature is examined again."
+	case refusal.UnsignedEvidence, refusal.SignerNotAllowed, refusal.SignatureInvalid:
+		return "close the examination again with --sign, by a key the signing policy allows for the feature (docs/trust.md), then push again."
+	case refusal.DutyNotSeparated:
+		return "have someone other than the candidate's author examine it and sign the examination (docs/trust.md), then push again."
+	case refusal.ContractRemoved:
+		return "restore the contract; retire a feature by marking its criteria ABANDON, never by deleting its contract."
+	}
+	return ""
 }
 
 // Summary renders a ref that passed a check, one line.

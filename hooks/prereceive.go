@@ -10,6 +10,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/text"
+	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -65,7 +66,7 @@ func CheckReceive(open func() (*gitstore.Store, error), p Policy, updates []Upda
 		return st, err
 	}
 	rep := &Report{Refs: []RefResult{}}
-	records := examine.NewReader
+	var records judge.Records
 	var rest []Update
 	for _, u := range updates {
 		if !strings.HasPrefix(u.RemoteRef, "refs/nwdes/") && u.RemoteRef != string(gitstore.NotesRef) {
@@ -81,12 +82,16 @@ func CheckReceive(open func() (*gitstore.Store, error), p Policy, updates []Upda
 			return nil, unreadable(u, err)
 		}
 		rep.Refs = append(rep.Refs, res)
-		if u.RemoteRef == string(examine.Ref) && !u.Delete() {
+		if (u.RemoteRef == string(examine.Ref) || u.RemoteRef == string(examine.GateRef)) && !u.Delete() {
 			tip, err := oid.Parse(u.LocalOID)
 			if err != nil {
 				return nil, unreadable(u, err)
 			}
-			records = func(st *gitstore.Store) (*examine.Reader, error) { return examine.NewReaderAt(st, tip) }
+			if u.RemoteRef == string(examine.Ref) {
+				records.Examine = tip
+			} else {
+				records.Gates = tip
+			}
 		}
 	}
 	// On the server a protected branch is never deleted (it would come back

@@ -13,6 +13,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/report"
 )
 
@@ -41,7 +42,7 @@ func largeStatus(t *testing.T) *report.Status {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := &examine.Examiner{Store: st, Now: func() time.Time { return time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC) }}
+	x := &examine.Examiner{Store: st, Now: func() time.Time { return time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC) }, Gates: examine.GatesAdvisory}
 	ctx := context.Background()
 	long := strings.Repeat("line of output </details> <summary>x</summary>\n```\n", 120)
 	examineFeature := func(feature string, obs ...string) {
@@ -67,7 +68,7 @@ func largeStatus(t *testing.T) *report.Status {
 		examineFeature(fmt.Sprintf("f%02d", i), long, long, "short")
 	}
 	examineFeature("huge", "logged\n", strings.Repeat("x", 70000)+"\n", "stopped\n")
-	s, err := report.Evaluate(st, commit)
+	s, err := report.Evaluate(st, judge.Question{Commit: commit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestMarkdownCutsABriefAtWholeExpectations(t *testing.T) {
 
 func TestMarkdownWithinItsBoundIsWhole(t *testing.T) {
 	f := newFixture(t)
-	s, _ := report.Evaluate(f.st, f.mixed)
+	s, _ := report.Evaluate(f.st, judge.Question{Commit: f.mixed})
 	if md := markdown(t, s, report.DefaultMaxBytes); md != markdown(t, s, 0) || strings.Contains(md, "Cut to stay within") {
 		t.Fatalf("a summary within its bound was changed:\n%s", md)
 	}
@@ -186,7 +187,7 @@ func TestMarkdownWithinItsBoundIsWhole(t *testing.T) {
 
 func TestMarkdownRefusesABoundTooSmallForItsNote(t *testing.T) {
 	f := newFixture(t)
-	s, _ := report.Evaluate(f.st, f.mixed)
+	s, _ := report.Evaluate(f.st, judge.Question{Commit: f.mixed})
 	for _, n := range []int{-1, 1, report.MinMaxBytes - 1} {
 		if err := report.Export(&bytes.Buffer{}, s, report.Markdown, report.Options{MaxBytes: n}); err == nil {
 			t.Errorf("a bound of %d was taken", n)

@@ -16,6 +16,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/report"
 )
 
@@ -40,7 +41,7 @@ func hostileStatus(t *testing.T) *report.Status {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := &examine.Examiner{Store: st, Now: func() time.Time { return time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC) }}
+	x := &examine.Examiner{Store: st, Now: func() time.Time { return time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC) }, Gates: examine.GatesAdvisory}
 	ctx := context.Background()
 	tg := examine.Target{Feature: "greet", Candidate: commit.String()}
 	if _, err := x.Open(ctx, tg, false); err != nil {
@@ -66,7 +67,7 @@ func hostileStatus(t *testing.T) *report.Status {
 	if _, _, err := x.Close(ctx, tg, "accepted", "ok\n</details>\n### E2: met\n<img src=x>\n\x1b]8;;http://evil\x1b\\link"); err != nil {
 		t.Fatal(err)
 	}
-	s, err := report.Evaluate(st, commit)
+	s, err := report.Evaluate(st, judge.Question{Commit: commit})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/report"
 )
@@ -30,14 +31,18 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	dir := gittest.Init(t, false)
+	// A contract is never deleted (that is refused): the accepted commit
+	// holds greet, the mixed one adds login on top, and the bad one adds
+	// a broken contract to the accepted one.
 	gittest.WriteFile(t, dir, ".nwave/features/greet.md", contract)
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "commit", "-q", "-m", "one feature")
+	f := &fixture{accepted: oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))}
 	gittest.WriteFile(t, dir, ".nwave/features/login.md", "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. logs in\n")
 	gittest.Git(t, dir, "add", "-A")
 	gittest.Git(t, dir, "commit", "-q", "-m", "contracts")
-	f := &fixture{mixed: oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))}
-	gittest.Git(t, dir, "rm", "-q", ".nwave/features/login.md")
-	gittest.Git(t, dir, "commit", "-q", "-m", "one feature")
-	f.accepted = oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	f.mixed = oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	gittest.Git(t, dir, "checkout", "-q", f.accepted.String())
 	gittest.WriteFile(t, dir, ".nwave/features/broken.md", "nonsense\n")
 	gittest.Git(t, dir, "add", "-A")
 	gittest.Git(t, dir, "commit", "-q", "-m", "broken contract")
@@ -51,7 +56,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	clock := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	f.x = &examine.Examiner{Store: f.st, Now: func() time.Time { clock = clock.Add(time.Second); return clock }}
+	f.x = &examine.Examiner{Store: f.st, Now: func() time.Time { clock = clock.Add(time.Second); return clock }, Gates: examine.GatesAdvisory}
 	f.examine(t, f.mixed, examine.Unmet, examine.NotExamined)
 	f.examine(t, f.accepted, examine.Met, examine.Met)
 	f.examine(t, f.bad, examine.Met, examine.Met)
@@ -96,7 +101,7 @@ func (f *fixture) examine(t *testing.T, commit oid.ID, e2, e3 examine.Verdict) {
 
 func TestStatusNamesEveryFeatureWithAContractAndItsOutcome(t *testing.T) {
 	f := newFixture(t)
-	s, err := report.Evaluate(f.st, f.mixed)
+	s, err := report.Evaluate(f.st, judge.Question{Commit: f.mixed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,11 +119,11 @@ func TestStatusNamesEveryFeatureWithAContractAndItsOutcome(t *testing.T) {
 	if l.Feature != "login" || l.Outcome != examine.None || l.Record != "" || l.Gates != nil {
 		t.Fatalf("login: %+v", l)
 	}
-	ok, err := report.Evaluate(f.st, f.accepted)
+	ok, err := report.Evaluate(f.st, judge.Question{Commit: f.accepted})
 	if err != nil || !ok.Accepted || len(ok.Features) != 1 {
 		t.Fatalf("accepted commit: %+v %v", ok, err)
 	}
-	bad, err := report.Evaluate(f.st, f.bad)
+	bad, err := report.Evaluate(f.st, judge.Question{Commit: f.bad})
 	if err != nil || bad.Accepted || bad.Features[0].Feature != "broken" || !strings.Contains(bad.Features[0].Problem, "ConfigurationMalformed") {
 		t.Fatalf("a malformed contract is never accepted: %+v %v", bad, err)
 	}
@@ -156,7 +161,7 @@ type junitDoc struct {
 
 func TestJUnitHasOneTestCasePerExpectation(t *testing.T) {
 	f := newFixture(t)
-	s, _ := report.Evaluate(f.st, f.mixed)
+	s, _ := report.Evaluate(f.st, judge.Question{Commit: f.mixed})
 	var buf bytes.Buffer
 	if err := report.Export(&buf, s, report.JUnit, report.Options{}); err != nil {
 		t.Fatal(err)
@@ -186,7 +191,7 @@ func TestJUnitHasOneTestCasePerExpectation(t *testing.T) {
 
 func TestMarkdownSummarisesAndCarriesTheBriefs(t *testing.T) {
 	f := newFixture(t)
-	s, _ := report.Evaluate(f.st, f.mixed)
+	s, _ := report.Evaluate(f.st, judge.Question{Commit: f.mixed})
 	var buf bytes.Buffer
 	if err := report.Export(&buf, s, report.Markdown, report.Options{}); err != nil {
 		t.Fatal(err)
@@ -208,7 +213,7 @@ func TestMarkdownSummarisesAndCarriesTheBriefs(t *testing.T) {
 
 func TestTheInTotoStatementIsAboutTheCommitAndCarriesTheBrief(t *testing.T) {
 	f := newFixture(t)
-	s, _ := report.Evaluate(f.st, f.accepted)
+	s, _ := report.Evaluate(f.st, judge.Question{Commit: f.accepted})
 	var buf bytes.Buffer
 	if err := report.Export(&buf, s, report.InToto, report.Options{}); err != nil {
 		t.Fatal(err)

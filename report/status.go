@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/nwdes/nwdes/gitstore/oid"
-
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
-	"github.com/nwdes/nwdes/internal/text"
+	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -28,7 +26,12 @@ type Status struct {
 	// Accepted is true when every feature with a contract has an accepted
 	// examination at Commit (vacuously true with no contract).
 	Accepted bool `json:"accepted"`
-	// Features are sorted by name.
+	// Against is the protected branch's tip the commit was judged
+	// against (--against), absent when none.
+	Against string `json:"against,omitempty"`
+	// Policy names the signing policy applied, absent when none.
+	Policy string `json:"policy,omitempty"`
+	// Features are sorted by name, then those whose contract was removed.
 	Features []Feature `json:"features"`
 }
 
@@ -61,6 +64,14 @@ type Feature struct {
 	// Problem says why the feature could not be judged (a contract that
 	// does not parse); such a feature is never accepted.
 	Problem string `json:"problem,omitempty"`
+	// Refusal names the rule that refused an otherwise accepted
+	// examination (GateNotMet, DutyNotSeparated, …), absent otherwise.
+	Refusal string `json:"refusal,omitempty"`
+	// Removed: the contract the protected branch holds is gone here.
+	Removed bool `json:"removed,omitempty"`
+	// GatesMode is "advisory" when the examination was closed with
+	// advisory gates.
+	GatesMode string `json:"gates_mode,omitempty"`
 
 	examination *examine.Examination
 	contract    *examine.Contract
@@ -100,42 +111,25 @@ type Verify struct {
 // Examination returns the examination the feature's outcome comes from.
 func (f *Feature) Examination() *examine.Examination { return f.examination }
 
-// Evaluate reads where every feature whose contract exists at
-// .nwave/features/<feature>.md in commit's tree stands: its newest
-// published examination at that commit, its gate evidence and its verify
-// verdict. It reads one snapshot of each ref and walks no history.
-func Evaluate(st *gitstore.Store, commit oid.ID) (*Status, error) {
-	features, err := examine.Features(st, commit)
-	if err != nil {
-		return nil, fmt.Errorf("list the contracts at %s: %w", commit, err)
-	}
-	rd, err := examine.NewReader(st)
+// Evaluate is the judgment of q (judge.Judge, the same every surface
+// asks), with what people and CI read beside it: each feature's verdict
+// counts, gate summary and newest verify verdict.
+func Evaluate(st *gitstore.Store, q judge.Question) (*Status, error) {
+	j, err := judge.Judge(st, q)
 	if err != nil {
 		return nil, err
 	}
-	s := &Status{V: Version, Commit: commit.String(), Accepted: true, Features: []Feature{}}
-	for _, name := range features {
-		f := Feature{Feature: name, Outcome: examine.None, Contract: examine.DefaultContractPath(name)}
-		cand, err := examine.Load(st, examine.Target{Feature: name, Candidate: commit.String()})
-		switch {
-		case err == nil:
-			f.contract = cand.Contract
-		case isRefusal(err):
-			f.Problem = text.OneLine(err.Error())
-		default:
-			return nil, err
-		}
-		sd, err := rd.Standing(commit, name)
-		if err != nil {
-			return nil, fmt.Errorf("read the examination of %s at %s: %w", name, commit, err)
-		}
-		f.Outcome = sd.Outcome
-		if sd.Problem != "" && f.Problem == "" {
-			f.Problem = "the examination does not hold up: " + sd.Problem
-		}
-		if ex := sd.Examination; ex != nil {
+	s := &Status{V: Version, Commit: q.Commit.String(), Accepted: j.Accepted, Policy: j.Policy, Features: []Feature{}}
+	if !q.Against.IsZero() {
+		s.Against = q.Against.String()
+	}
+	for _, jf := range j.Features {
+		f := Feature{Feature: jf.Feature, Outcome: jf.Outcome, Contract: examine.DefaultContractPath(jf.Feature),
+			Problem: jf.Problem, Refusal: jf.Refusal, Removed: jf.Removed, contract: jf.Contract, gateReport: jf.Gates}
+		if ex := jf.Examination; ex != nil {
 			f.examination = ex
 			f.Record, f.ClosedAt, f.Signature = ex.Path, ex.ClosedAt, examine.SignedBy(ex)
+			f.GatesMode = string(ex.Gates)
 			f.Expectations = &Counts{}
 			for _, r := range ex.Rows {
 				switch r.Verdict {
@@ -148,32 +142,24 @@ func Evaluate(st *gitstore.Store, commit oid.ID) (*Status, error) {
 				}
 			}
 		}
-		if f.contract != nil {
-			if err := addGates(st, commit, &f); err != nil {
-				return nil, err
+		if jf.Gates != nil {
+			f.Gates = gatesOf(jf.Gates)
+		}
+		if !jf.Removed {
+			v, err := examine.LatestVerify(st, q.Commit, jf.Feature)
+			if err != nil {
+				return nil, fmt.Errorf("read the verify verdict of %s at %s: %w", jf.Feature, q.Commit, err)
 			}
-		}
-		v, err := examine.LatestVerify(st, commit, name)
-		if err != nil {
-			return nil, fmt.Errorf("read the verify verdict of %s at %s: %w", name, commit, err)
-		}
-		if v != nil {
-			f.Verify = &Verify{Verdict: v.Token(), Range: v.Range, Record: string(examine.GateRef) + ":" + v.Path}
-		}
-		if f.Outcome != examine.Accepted || f.Problem != "" {
-			s.Accepted = false
+			if v != nil {
+				f.Verify = &Verify{Verdict: v.Token(), Range: v.Range, Record: string(examine.GateRef) + ":" + v.Path}
+			}
 		}
 		s.Features = append(s.Features, f)
 	}
 	return s, nil
 }
 
-func addGates(st *gitstore.Store, commit oid.ID, f *Feature) error {
-	rep, err := examine.GateStatus(st, examine.Target{Feature: f.Feature, Candidate: commit.String()})
-	if err != nil {
-		return fmt.Errorf("read the gate evidence of %s at %s: %w", f.Feature, commit, err)
-	}
-	f.gateReport = rep
+func gatesOf(rep *examine.GateReport) *Gates {
 	if len(rep.Rows) == 0 {
 		return nil
 	}
@@ -190,8 +176,7 @@ func addGates(st *gitstore.Store, commit oid.ID, f *Feature) error {
 			g.State = "pending"
 		}
 	}
-	f.Gates = g
-	return nil
+	return g
 }
 
 func isRefusal(err error) bool {

@@ -26,7 +26,9 @@ const PolicyPath = ".nwave/trust/allowed_signers"
 // wildcards and ! negation, as ssh matches principals. So
 // `ssh-keygen -Y verify -f allowed_signers -I <feature> -n nwdes-evidence`
 // answers exactly what Allows answers (the differential tests hold the two
-// together). Options: namespaces="…" (the line counts only if it lists
+// together). A word identity=<email> in a line's comment (which ssh-keygen
+// ignores) says whose key it is, so that a candidate's author can be told
+// from its examiner (Identities). Options: namespaces="…" (the line counts only if it lists
 // nwdes-evidence), valid-after= and valid-before= (checked against the
 // time the examination says it was closed). Anything else (cert-authority,
 // an unknown option) is refused: the policy is not guessed at.
@@ -43,6 +45,7 @@ type policyEntry struct {
 	key         ssh.PublicKey
 	validAfter  time.Time
 	validBefore time.Time
+	identities  []string
 }
 
 // ParsePolicy reads an allowed-signers file; a line it cannot read is
@@ -88,12 +91,36 @@ func parseEntry(line string) (policyEntry, error) {
 		}
 		rest = after
 	}
-	key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(rest))
+	key, comment, _, _, err := ssh.ParseAuthorizedKey([]byte(rest))
 	if err != nil {
 		return e, fmt.Errorf("no public key: %v", err)
 	}
 	e.key = key
+	// ssh-keygen ignores the comment; nwdes reads identity=<email> words
+	// in it, naming whose key this is (for DutyNotSeparated).
+	for _, w := range strings.Fields(comment) {
+		if id, ok := strings.CutPrefix(w, "identity="); ok {
+			id = strings.ToLower(strings.Trim(id, `"`))
+			if id == "" || !strings.Contains(id, "@") || strings.ContainsAny(id, "<>") {
+				return e, fmt.Errorf("identity=%q is not an email address", id)
+			}
+			e.identities = append(e.identities, id)
+		}
+	}
 	return e, nil
+}
+
+// Identities are the addresses the policy says key belongs to (the
+// identity=<email> words of its lines' comments), lower-cased; none when it
+// names none.
+func (p *Policy) Identities(key ssh.PublicKey) []string {
+	var out []string
+	for _, e := range p.entries {
+		if bytes.Equal(e.key.Marshal(), key.Marshal()) {
+			out = append(out, e.identities...)
+		}
+	}
+	return out
 }
 
 // field splits off the first whitespace-separated field, honouring double

@@ -145,3 +145,30 @@ func LoadSigner(signingKey string, getenv func(string) string) (ssh.Signer, erro
 	}
 	return nil, unusable("ssh-agent does not hold the private key of %s", ssh.FingerprintSHA256(pub))
 }
+
+// CommitNamespace is the namespace git signs commits in (gpg.format=ssh).
+const CommitNamespace = "git"
+
+// CommitSigner returns the key that made a commit's SSH signature over
+// payload (the commit without its gpgsig header), verified in git's
+// namespace. Nil and no error when armored is not an SSH signature (an
+// OpenPGP or X.509 one, which nwdes does not read); an SSH signature that
+// does not hold is refused (SignatureInvalid), so a forged signature never
+// names a key.
+func CommitSigner(payload, armored []byte) (ssh.PublicKey, error) {
+	if !bytes.HasPrefix(bytes.TrimSpace(armored), []byte("-----BEGIN SSH SIGNATURE-----")) {
+		return nil, nil
+	}
+	sig, err := sshsig.Unarmor(armored)
+	if err == nil && sig.Namespace != CommitNamespace {
+		err = fmt.Errorf("made for %q, not for a commit", sig.Namespace)
+	}
+	if err == nil {
+		err = sshsig.Verify(bytes.NewReader(payload), sig, sig.PublicKey, sig.HashAlgorithm, CommitNamespace)
+	}
+	if err != nil {
+		return nil, refusal.NewUnreadable(refusal.SignatureInvalid, "sign the commit again, or find who changed it",
+			"the commit's SSH signature does not hold: %v", err)
+	}
+	return sig.PublicKey, nil
+}

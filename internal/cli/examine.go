@@ -66,7 +66,14 @@ func (s *session) examiner() (*examine.Examiner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &examine.Examiner{Store: st, Now: s.env.Now, DisplayRef: s.displayRef()}, nil
+	var gates examine.GatesMode
+	if s.cfg != nil {
+		v, set := s.cfg.Get("nwdes.gates")
+		if gates, err = examine.ParseGatesMode(strings.TrimSpace(v), set); err != nil {
+			return nil, err
+		}
+	}
+	return &examine.Examiner{Store: st, Now: s.env.Now, DisplayRef: s.displayRef(), Gates: gates}, nil
 }
 
 // displayRef is git config nwdes.displayRef ("" when unset): the notes

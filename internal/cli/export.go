@@ -17,7 +17,7 @@ func (s *session) exportCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write a commit's verdicts as JUnit XML, a Markdown summary or an in-toto statement",
-		UsageText: "git nwdes export [--commit REV] --format junit|markdown|intoto [--max-bytes N]",
+		UsageText: "git nwdes export [--commit REV] [--against REF [--require-signed]] --format junit|markdown|intoto [--max-bytes N]",
 		Description: `Forges show neither custom notes nor custom refs; these are how verdicts
 reach reviewers. junit: one test case per expectation (met passes; unmet and
 not_examined fail; a feature without an examination fails every expectation
@@ -28,6 +28,8 @@ on a comment; 0 for no bound), cut at whole rows and sections and ended by
 a line naming what was left out. intoto: an in-toto Statement v1 about the commit whose
 predicate (https://nwdes.dev/attestation/acceptance/v1) carries the briefs.
 Written to stdout; exit 0 whatever the verdict (git nwdes status gates).
+--against and --require-signed ask the judgment's question as status does,
+so an export says what status says.
 
 EXAMPLES
    git nwdes export --format junit > nwdes-junit.xml
@@ -36,7 +38,8 @@ EXAMPLES
    git nwdes export --commit v1.2.0 --format intoto > acceptance.intoto.json
 ` + exitStatus,
 		Flags: []cli.Flag{
-			commitFlag(),
+			commitFlag(), againstFlag(),
+			&cli.BoolFlag{Name: "require-signed", Usage: "refuse when no signing policy is in force at --against"},
 			&cli.StringFlag{Name: "format", Usage: "`FORMAT`: " + strings.Join(names, ", "), Required: true},
 			&cli.IntFlag{Name: "max-bytes", Value: reports.DefaultMaxBytes,
 				Usage: fmt.Sprintf("bound a markdown export to `N` bytes (0: unbounded; at least %d)", reports.MinMaxBytes)},

@@ -10,11 +10,9 @@ import (
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/oid"
-	"github.com/nwdes/nwdes/hooks"
+	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/internal/text"
-	"github.com/nwdes/nwdes/refusal"
 	reports "github.com/nwdes/nwdes/report"
-	"github.com/nwdes/nwdes/trust"
 )
 
 func (s *session) evaluate(c *cli.Context) (*reports.Status, error) {
@@ -22,57 +20,47 @@ func (s *session) evaluate(c *cli.Context) (*reports.Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	commit, err := st.Resolve(c.String("commit"))
+	q, err := s.question(c, st)
 	if err != nil {
 		return nil, err
 	}
-	rep, err := reports.Evaluate(st, commit)
-	if err != nil || !c.Bool("require-signed") {
-		return rep, err
-	}
-	return rep, s.requireSigned(c, st, rep)
+	return reports.Evaluate(st, q)
 }
 
-// requireSigned holds every accepted feature of rep to the signing policy
-// committed at --policy-from (the protected branch's tip, as the hooks
-// read it): a feature whose examination is not signed as the policy asks
-// is not accepted, with the refusal as its problem.
-func (s *session) requireSigned(c *cli.Context, st *gitstore.Store, rep *reports.Status) error {
-	from := c.String("policy-from")
+// question is the judgment's question as the flags name it: --commit,
+// --against (the protected branch's tip before the change: its contracts
+// and its signing policy, as the hooks read them) and --require-signed.
+func (s *session) question(c *cli.Context, st *gitstore.Store) (judge.Question, error) {
+	commit, err := st.Resolve(c.String("commit"))
+	if err != nil {
+		return judge.Question{}, err
+	}
+	q := judge.Question{Commit: commit, RequireSigned: c.Bool("require-signed"), Now: s.env.Now()}
+	from := c.String("against")
 	if from == "" {
-		return usagef("--require-signed needs --policy-from REF: the protected branch whose policy applies (refs/remotes/origin/main, say)")
+		if c.Bool("require-signed") {
+			return q, usagef("--require-signed needs --against REF: the protected branch whose policy applies (refs/remotes/origin/main, say)")
+		}
+		fmt.Fprintln(s.env.Stderr, "nwdes: judged against no protected branch: its removed contracts and its signing policy are not checked (pass --against refs/remotes/origin/main; docs/ci.md)")
+		return q, nil
 	}
 	// A short name resolves to a tag before a remote-tracking branch, and
 	// tags are not protected: only a full ref name or object id is taken.
 	if _, err := oid.Parse(from); err != nil && !strings.HasPrefix(from, "refs/") {
-		return usagef("--policy-from %q: give a full ref name (refs/remotes/origin/main) or a commit id, never a short name a tag could shadow", from)
+		return q, usagef("--against %q: give a full ref name (refs/remotes/origin/main) or a commit id, never a short name a tag could shadow", from)
 	}
-	at, err := st.Resolve(from)
-	if err != nil {
-		return err
+	if q.Against, err = st.Resolve(from); err != nil {
+		return q, err
 	}
-	policy, err := hooks.PolicyAt(st, at, fmt.Sprintf("%s at %s (%s)", trust.PolicyPath, from, at.Short()))
-	if err != nil {
-		return err
-	}
-	if policy == nil {
-		return refusal.New(refusal.MissingFact, "commit a policy there first (git nwdes trust add), or drop --require-signed",
-			"--require-signed: %s (%s) has no signing policy (%s)", from, at.Short(), trust.PolicyPath)
-	}
-	fmt.Fprintf(s.env.Stderr, "signing policy: %s at %s (%s)\n", trust.PolicyPath, text.TerminalLine(from), at.Short())
-	rep.Accepted = true
-	for i := range rep.Features {
-		feat := &rep.Features[i]
-		if ex := feat.Examination(); feat.Outcome == examine.Accepted && feat.Problem == "" && ex != nil {
-			if err := ex.SignedAsRequired(policy, s.env.Now()); err != nil {
-				feat.Outcome, feat.Problem = examine.Invalid, text.OneLine(err.Error())
-			}
-		}
-		if feat.Outcome != examine.Accepted || feat.Problem != "" {
-			rep.Accepted = false
-		}
-	}
-	return nil
+	q.AgainstName = from
+	return q, nil
+}
+
+// againstFlag is the protected branch the judgment is made against
+// (status, export, verify); --policy-from is its former name.
+func againstFlag() cli.Flag {
+	return &cli.StringFlag{Name: "against", Aliases: []string{"policy-from"},
+		Usage: "judge against the protected branch's tip `REF` (a full ref name or commit id): its contracts must remain, its signing policy applies"}
 }
 
 func commitFlag() cli.Flag {
@@ -83,7 +71,7 @@ func (s *session) statusCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "status",
 		Usage:     "say whether a commit is accepted: every feature's outcome, record, gates and verify",
-		UsageText: "git nwdes status [--commit REV] [--require-signed --policy-from REF] [--json]",
+		UsageText: "git nwdes status [--commit REV] [--against REF [--require-signed]] [--json]",
 		Description: `For every feature whose contract is at .nwave/features/<F>.md in the
 commit's tree: the outcome of its newest published examination at that
 commit (accepted, rejected, indeterminate, or none), the record it comes
@@ -94,18 +82,24 @@ documented in docs/ci.md.
 Exit 0 only when every feature with a contract is accepted; this is the
 check CI runs, since git push --no-verify skips any client hook.
 
-With --require-signed, an accepted examination also has to be signed by a
-key the signing policy committed at --policy-from allows for its feature
-(docs/trust.md), as the hooks require on the protected branch.
+--against names the protected branch's tip before the change, as the
+hooks judge: every contract it holds must still be in the commit, and the
+signing policy it commits applies (an accepted examination must be signed
+by a key it allows, which is neither the key that signed the commit nor its
+author's). Without it, a contract a parent commit held must still be
+there, and no policy applies; a line on stderr says so. --require-signed
+also refuses when no policy is in force. This is the same judgment, in the
+same code, as both hooks (docs/security.md).
 
 EXAMPLES
    git nwdes status
    git nwdes status --commit origin/main --json
-   git nwdes status --require-signed --policy-from refs/remotes/origin/main
+   git nwdes status --against refs/remotes/origin/main --json
+   git nwdes status --against refs/remotes/origin/main --require-signed
 ` + exitStatus,
 		Flags: []cli.Flag{commitFlag(), jsonFlag(),
-			&cli.BoolFlag{Name: "require-signed", Usage: "accepted only when signed as the policy at --policy-from asks"},
-			&cli.StringFlag{Name: "policy-from", Usage: "the full `REF` (or commit id) whose committed signing policy applies: the protected branch's tip before the change judged"},
+			againstFlag(),
+			&cli.BoolFlag{Name: "require-signed", Usage: "refuse when no signing policy is in force at --against"},
 		},
 		Action: func(c *cli.Context) error {
 			asJSON := s.wantJSON(c)
@@ -177,11 +171,7 @@ func (s *session) renderStatus(rep *reports.Status) {
 	for _, f := range rep.Unaccepted() {
 		names = append(names, esc(f.Feature))
 	}
-	verb := "lacks"
-	if len(names) > 1 {
-		verb = "lack"
-	}
-	fmt.Fprintf(w, "not accepted: %s %s an accepted examination at this commit\n", strings.Join(names, ", "), verb)
+	fmt.Fprintf(w, "not accepted: %s\n", strings.Join(names, ", "))
 }
 
 // hintFetch says, when a commit with contracts finds no examination at

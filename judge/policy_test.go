@@ -1,4 +1,4 @@
-package hooks_test
+package judge_test
 
 import (
 	"os"
@@ -7,8 +7,8 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
-	"github.com/nwdes/nwdes/hooks"
 	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/trust"
 )
@@ -46,7 +46,7 @@ func TestPolicyAtRefusesAPolicyThatIsNotAFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := hooks.PolicyAt(st, head, "the policy"); !refusal.Named(err, refusal.ConfigurationMalformed) {
+			if _, err := judge.PolicyAt(st, head, "the policy"); !refusal.Named(err, refusal.ConfigurationMalformed) {
 				t.Fatalf("PolicyAt: %v", err)
 			}
 		})
