@@ -37,14 +37,16 @@ func ParseGatesMode(v string, set bool) (GatesMode, error) {
 
 // Binding is the rule that ties an examination's verdicts to what the
 // contract and its oracles say at the candidate: an abandoned criterion is
-// never met (CriterionAbandoned), and, unless the examination was closed
-// with advisory gates, an expectation with an oracle is met only when that
-// oracle is MET at this commit: NOT-MET, pending, stale or another oracle's
-// evidence is GateNotMet, naming the expectation and the evidence. It
-// returns the refusal's name and the problem, or "" when the verdicts
+// never met (CriterionAbandoned), and an expectation with an oracle is met
+// only when that oracle is MET at this commit: NOT-MET, pending, stale or
+// another oracle's evidence is GateNotMet, naming the expectation and the
+// evidence. The one exception is an examination closed with advisory gates
+// judged where advisory gates are allowed (the judging side's own
+// nwdes.gates=advisory: an examiner's setting alone never lifts the rule).
+// It returns the refusal's name and the problem, or "" when the verdicts
 // stand. rep is GateStatus at the candidate (nil when the contract has no
 // oracle).
-func Binding(ex *Examination, c *Contract, rep *GateReport) (string, string) {
+func Binding(ex *Examination, c *Contract, rep *GateReport, allowAdvisory bool) (string, string) {
 	met := map[ExpectationID]bool{}
 	for _, r := range ex.Rows {
 		met[r.Expectation] = r.Verdict == Met
@@ -59,7 +61,7 @@ func Binding(ex *Examination, c *Contract, rep *GateReport) (string, string) {
 		return refusal.CriterionAbandoned, fmt.Sprintf("the contract abandons %s, and an abandoned criterion is never met: a person decides what becomes of it",
 			strings.Join(abandoned, ", "))
 	}
-	if ex.Gates == GatesAdvisory || rep == nil {
+	if ex.Gates == GatesAdvisory && allowAdvisory || rep == nil {
 		return "", ""
 	}
 	var gaps []string

@@ -487,17 +487,15 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 				"close with --outcome accepted; nwdes publishes the outcome the verdicts derive, so change a verdict to change it",
 				"examine: --outcome %q is not the examiner's to give; the verdicts derive %s", outcome, ex.Outcome)
 		}
-		if x.Gates == GatesAdvisory {
-			ex.Gates = GatesAdvisory
-			return nil
-		}
+		ex.Gates = x.Gates
 		// The rule the judgment applies, applied before publishing: an
-		// acceptance the oracles do not back would never hold.
+		// acceptance the contract and its oracles do not back would never
+		// hold where gates bind.
 		rep, err := GateStatus(x.Store, Target{Feature: c.Feature, Candidate: c.Commit.String(), Contract: t.Contract})
 		if err != nil {
 			return err
 		}
-		if name, problem := Binding(ex, c.Contract, rep); name != "" {
+		if name, problem := Binding(ex, c.Contract, rep, x.Gates == GatesAdvisory); name != "" {
 			return refusal.New(name, "run the oracle (git nwdes gate run) until it is MET at this commit, or judge the expectation unmet; gates are advice only where git config nwdes.gates=advisory says so",
 				"examine close: %s", problem)
 		}

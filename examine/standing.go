@@ -1,15 +1,18 @@
 package examine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
+	"github.com/nwdes/nwdes/trust"
 )
 
 // Invalid is the outcome reported for an examination whose record does not
@@ -144,4 +147,121 @@ func featureProblem(name string, mode uint32) string {
 		return "is not a valid feature name (letters, digits, '.', '_' and '-')"
 	}
 	return ""
+}
+
+// Rules are what an examination is held to beyond its own consistency:
+// the gate evidence it is bound by, and the signing policy in force.
+type Rules struct {
+	// GatesTip is the tip of GateRef whose evidence binds the verdicts
+	// (zero: the ref's tip).
+	GatesTip oid.ID
+	// Policy, when set, is the signing policy in force; Now is when its
+	// validity windows are checked.
+	Policy *trust.Policy
+	Now    time.Time
+	// AllowAdvisory lets an examination closed with advisory gates stand
+	// where its oracles are not MET: the judging side's own
+	// nwdes.gates=advisory.
+	AllowAdvisory bool
+}
+
+// Holding is an examination held to Rules: its Standing, with the rule
+// that refused an otherwise accepted record.
+type Holding struct {
+	Standing
+	// Refusal names the rule (GateNotMet, CriterionAbandoned,
+	// UnsignedEvidence, SignerNotAllowed, SignatureInvalid,
+	// DutyNotSeparated), "" when none refused.
+	Refusal string
+	// Contract is the feature's contract at the commit (nil when it does
+	// not parse: ContractProblem says why); Gates its oracles' state.
+	Contract        *Contract
+	ContractProblem string
+	Gates           *GateReport
+}
+
+// Holds judges the newest examination of feature at commit as every
+// surface must: Standing (the record against the commit), then Binding
+// (abandoned criteria, oracles), then, under a policy, the signature and
+// the separation of duties. Only an accepted examination is held to the
+// last three; a rejected one stands as it is.
+func (r *Reader) Holds(commit oid.ID, feature string, rules Rules) (Holding, error) {
+	var h Holding
+	cand, err := Load(r.st, Target{Feature: feature, Candidate: commit.String()})
+	switch rf, isRefusal := refusal.As(err); {
+	case err == nil:
+		h.Contract = cand.Contract
+	case isRefusal && rf.Class == refusal.Refused:
+		h.ContractProblem = text.OneLine(err.Error())
+	default:
+		return h, err
+	}
+	if h.Standing, err = r.Standing(commit, feature); err != nil {
+		return h, fmt.Errorf("read the examination of %s at %s: %w", feature, commit.Short(), err)
+	}
+	if h.Contract != nil {
+		if h.Gates, err = GateStatusAt(r.st, Target{Feature: feature, Candidate: commit.String()}, rules.GatesTip); err != nil {
+			return h, fmt.Errorf("read the gate evidence of %s at %s: %w", feature, commit.Short(), err)
+		}
+	}
+	if h.Outcome != Accepted || h.Problem != "" || h.Contract == nil {
+		return h, nil
+	}
+	refuse := func(name, problem string) (Holding, error) {
+		h.Outcome, h.Refusal, h.Problem = Invalid, name, problem
+		return h, nil
+	}
+	if rule, problem := Binding(h.Examination, h.Contract, h.Gates, rules.AllowAdvisory); rule != "" {
+		return refuse(rule, rule+": "+problem)
+	}
+	if rules.Policy == nil {
+		return h, nil
+	}
+	if err := h.Examination.SignedAsRequired(rules.Policy, rules.Now); err != nil {
+		rule := refusal.SignatureInvalid
+		if rf, ok := refusal.As(err); ok {
+			rule = rf.Name
+		}
+		return refuse(rule, text.OneLine(err.Error()))
+	}
+	problem, err := r.separated(commit, h.Examination, rules.Policy)
+	if err != nil {
+		return h, err
+	}
+	if problem != "" {
+		return refuse(refusal.DutyNotSeparated, refusal.DutyNotSeparated+": "+problem)
+	}
+	return h, nil
+}
+
+// separated is the rule that nobody certifies their own work: it says why
+// ex's signer is the candidate's producer (the key that signed the
+// candidate commit, or a key the policy names as its author or committer),
+// or "".
+func (r *Reader) separated(commit oid.ID, ex *Examination, policy *trust.Policy) (string, error) {
+	pub, err := ex.Signer()
+	if err != nil || pub == nil {
+		return "", err
+	}
+	m, err := r.st.CommitMeta(commit)
+	if err != nil {
+		return "", err
+	}
+	if m.Signature != nil {
+		// A signature that does not hold names nobody: refusing on it
+		// would let anyone block an acceptance by pasting a key.
+		if k, err := trust.CommitSigner(m.Payload, m.Signature); err == nil && k != nil && bytes.Equal(k.Marshal(), pub.Marshal()) {
+			return fmt.Sprintf("the examination of %s is signed by %s, the key that signed the candidate commit %s: nobody certifies their own work",
+				ex.Feature, trust.Fingerprint(pub), commit.Short()), nil
+		}
+	}
+	for _, id := range policy.Identities(pub) {
+		for _, e := range m.Emails() {
+			if id == e {
+				return fmt.Sprintf("the examination of %s is signed by %s, which %s names as %s, the candidate commit's author or committer: nobody certifies their own work",
+					ex.Feature, trust.Fingerprint(pub), policy.Source, id), nil
+			}
+		}
+	}
+	return "", nil
 }

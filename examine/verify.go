@@ -129,6 +129,10 @@ type Verifier struct {
 	Store *gitstore.Store
 	// Now stamps the recorded result.
 	Now func() time.Time
+	// Rules hold the examination to what the judgment holds it to (the
+	// signing policy of the protected branch, with --against), so that
+	// verify never takes the word of an examination the judgment refuses.
+	Rules Rules
 }
 
 // VerifyInput names what to verify: a feature, a range BASE...HEAD (files
@@ -193,6 +197,12 @@ func (v *Verifier) judge(r *VerifyResult, base, head oid.ID) (*Contract, error) 
 		return nil, err
 	}
 	r.FilesRead = 1
+	// The commit's contracts are read as the judgment reads them: what
+	// cannot be enforced there (a look-alike directory, a symbolic link)
+	// fails verify as it fails status and the hooks.
+	if _, err := Features(v.Store, head); err != nil {
+		return nil, err
+	}
 
 	tx, err := v.Store.View(GateRef)
 	if err != nil {
@@ -206,20 +216,19 @@ func (v *Verifier) judge(r *VerifyResult, base, head oid.ID) (*Contract, error) 
 	if err != nil {
 		return nil, err
 	}
-	var ex *Examination
-	exLoaded := false
-	examination := func() (*Examination, error) {
-		if !exLoaded {
-			exLoaded = true
-			ex, err = reader.At(head, r.Feature)
+	var held *Holding
+	examination := func() (*Holding, error) {
+		if held == nil {
+			h, err := reader.Holds(head, r.Feature, v.Rules)
 			if err != nil {
 				return nil, err
 			}
-			if ex != nil {
+			held = &h
+			if h.Examination != nil {
 				r.FilesRead++
 			}
 		}
-		return ex, nil
+		return held, nil
 	}
 
 	notMet, unverifiable, abandoned := 0, 0, 0
@@ -238,12 +247,17 @@ func (v *Verifier) judge(r *VerifyResult, base, head oid.ID) (*Contract, error) 
 				r.FilesRead++
 			}
 			judgeOracle(&row, cr, ev, idx.Criteria[cr.ID], r.Head, where)
-		default:
-			ex, err := examination()
+			h, err := examination()
 			if err != nil {
 				return nil, err
 			}
-			judgeExamined(&row, ex, r)
+			examinedUnmet(&row, h, r)
+		default:
+			h, err := examination()
+			if err != nil {
+				return nil, err
+			}
+			judgeExamined(&row, h, r)
 		}
 		switch row.Status {
 		case StatusNotMet:
@@ -306,29 +320,58 @@ func judgeOracle(row *VerifyRow, cr Criterion, ev *Evidence, latest gateLatestEn
 	}
 }
 
-// judgeExamined judges a criterion without an oracle from the published
-// examination of the head, when there is one for this very contract.
-func judgeExamined(row *VerifyRow, ex *Examination, r *VerifyResult) {
-	row.Status = StatusUnverifiable
+// heldRow is the examination's row for the criterion when the examination
+// speaks for it: it judged this very contract, and no rule of the judgment
+// set its word aside (invalid, unsigned as the policy asks, signed by the
+// candidate's producer). Otherwise why it does not, for the detail.
+func heldRow(h *Holding, id ExpectationID, r *VerifyResult) (*PublishedRow, string, string) {
+	ex := h.Examination
 	if ex == nil {
-		row.Detail = fmt.Sprintf("no oracle, and no published examination of %s", text.Short(r.Head))
-		return
+		return nil, "", fmt.Sprintf("no published examination of %s", text.Short(r.Head))
 	}
 	loc := string(Ref) + ":" + ex.Path
 	if ex.ContractPath != r.ContractPath || ex.ContractBlob != r.ContractBlob {
-		row.Detail = fmt.Sprintf("no oracle, and the examination of %s judged another contract (%s blob %s)",
+		return nil, loc, fmt.Sprintf("the examination of %s judged another contract (%s blob %s)",
 			text.Short(r.Head), ex.ContractPath, text.Short(ex.ContractBlob))
-		return
 	}
-	var pr *PublishedRow
+	switch h.Refusal {
+	case "", refusal.GateNotMet, refusal.CriterionAbandoned:
+		// Rules about rows: each row still says what it says.
+		if h.Outcome == Invalid && h.Refusal == "" {
+			return nil, loc, "the examination " + loc + " does not hold up: " + text.OneLine(h.Problem)
+		}
+	default:
+		return nil, loc, "the examination " + loc + " does not hold up: " + text.OneLine(h.Problem)
+	}
 	for i := range ex.Rows {
-		if ex.Rows[i].Expectation == row.Expectation {
-			pr = &ex.Rows[i]
+		if ex.Rows[i].Expectation == id {
+			return &ex.Rows[i], loc, ""
 		}
 	}
+	return nil, loc, fmt.Sprintf("the examination %s has no verdict on %s", loc, id)
+}
+
+// examinedUnmet makes an oracle's MET a NOT-MET where the examination
+// judged the expectation unmet: an oracle that passes without testing what
+// the sentence asks (oracle_gap) does not make it met.
+func examinedUnmet(row *VerifyRow, h *Holding, r *VerifyResult) {
+	pr, loc, _ := heldRow(h, row.Expectation, r)
+	if row.Status != StatusMet || pr == nil || pr.Verdict != Unmet {
+		return
+	}
+	row.Status, row.Record = StatusNotMet, loc
+	row.Detail = fmt.Sprintf("expected met / actual unmet (%s) by the examination, though the oracle passed — %s", pr.Class, loc)
+}
+
+// judgeExamined judges a criterion without an oracle from the published
+// examination of the head, when it speaks for it (heldRow).
+func judgeExamined(row *VerifyRow, h *Holding, r *VerifyResult) {
+	row.Status = StatusUnverifiable
+	pr, loc, why := heldRow(h, row.Expectation, r)
 	switch {
 	case pr == nil:
-		row.Detail = fmt.Sprintf("no oracle, and the examination %s has no verdict on %s", loc, row.Expectation)
+		row.Record = loc
+		row.Detail = "no oracle, and " + why
 	case pr.Verdict == Met:
 		row.Status, row.Record = StatusMet, loc
 		row.Detail = fmt.Sprintf("examination %s: met, citing %d observation(s)", loc, len(pr.Cites))

@@ -13,8 +13,8 @@ import (
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
-	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/internal/text"
+	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/trust"
 )
@@ -101,6 +101,9 @@ type Policy struct {
 	// Now is the clock signatures are verified at (validity windows of
 	// the policy); time.Now when nil.
 	Now func() time.Time
+	// Gates is git config nwdes.gates where the hook runs: advisory lets
+	// an examination closed with advisory gates stand.
+	Gates examine.GatesMode
 }
 
 func (p Policy) now() time.Time {
@@ -132,6 +135,12 @@ func PolicyFrom(cfg *gitrepo.Config) (Policy, error) {
 		}
 		p.AllowedSigners = f
 	}
+	v, set := cfg.Get("nwdes.gates")
+	gates, err := examine.ParseGatesMode(strings.TrimSpace(v), set)
+	if err != nil {
+		return Policy{}, err
+	}
+	p.Gates = gates
 	return p, nil
 }
 
@@ -291,7 +300,7 @@ func judgeRef(st *gitstore.Store, p Policy, serverPolicy *trust.Policy, records 
 		return unreadable(u, err)
 	}
 	res.Commit = commit.String()
-	q := judge.Question{Commit: commit, Ref: u.RemoteRef, ServerPolicy: serverPolicy, Records: records, Now: p.now()}
+	q := judge.Question{Commit: commit, Ref: u.RemoteRef, ServerPolicy: serverPolicy, Records: records, Now: p.now(), Gates: p.Gates}
 	if !isZeroOID(u.RemoteOID) {
 		if q.Against, err = st.Resolve(u.RemoteOID); err != nil {
 			return unreadable(u, fmt.Errorf("the remote's tip %s of %s is not in this clone, so the contracts and signing policy it holds cannot be read (git fetch, then push again): %w", text.Short(u.RemoteOID), u.RemoteRef, err))

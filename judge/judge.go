@@ -1,8 +1,6 @@
 package judge
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,7 +8,6 @@ import (
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/oid"
-	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/trust"
 )
@@ -42,6 +39,10 @@ type Question struct {
 	Records Records
 	// Now is when signatures are checked against validity windows.
 	Now time.Time
+	// Gates is the judging side's nwdes.gates: advisory lets an
+	// examination closed with advisory gates stand where its oracles are
+	// not MET; the examiner's own setting alone never does.
+	Gates examine.GatesMode
 }
 
 // Records names the tips of the record refs a judgment reads: a server
@@ -106,7 +107,7 @@ func Judge(st *gitstore.Store, q Question) (*Judgment, error) {
 	if err != nil {
 		return nil, err
 	}
-	policy, err := policyFor(st, q)
+	policy, err := PolicyFor(st, q)
 	if err != nil {
 		return nil, err
 	}
@@ -117,9 +118,8 @@ func Judge(st *gitstore.Store, q Question) (*Judgment, error) {
 	if err != nil {
 		return nil, err
 	}
-	duty := &dutyCheck{st: st, commit: q.Commit}
 	for _, name := range features {
-		f, err := judgeFeature(st, rd, q, name, policy, duty)
+		f, err := judgeFeature(rd, q, name, policy)
 		if err != nil {
 			return nil, err
 		}
@@ -155,55 +155,15 @@ func reader(st *gitstore.Store, tip oid.ID) (*examine.Reader, error) {
 	return examine.NewReaderAt(st, tip)
 }
 
-func judgeFeature(st *gitstore.Store, rd *examine.Reader, q Question, name string, policy *trust.Policy, duty *dutyCheck) (Feature, error) {
-	f := Feature{Feature: name, Outcome: examine.None}
-	cand, err := examine.Load(st, examine.Target{Feature: name, Candidate: q.Commit.String()})
-	switch {
-	case err == nil:
-		f.Contract = cand.Contract
-	case isRefusal(err):
-		f.Problem = text.OneLine(err.Error())
-	default:
-		return f, err
-	}
-	sd, err := rd.Standing(q.Commit, name)
+func judgeFeature(rd *examine.Reader, q Question, name string, policy *trust.Policy) (Feature, error) {
+	h, err := rd.Holds(q.Commit, name, examine.Rules{GatesTip: q.Records.Gates, Policy: policy, Now: q.Now, AllowAdvisory: q.Gates == examine.GatesAdvisory})
 	if err != nil {
-		return f, fmt.Errorf("read the examination of %s at %s: %w", name, q.Commit.Short(), err)
+		return Feature{}, err
 	}
-	f.Outcome, f.Examination = sd.Outcome, sd.Examination
-	if sd.Problem != "" && f.Problem == "" {
-		f.Problem = "the examination does not hold up: " + sd.Problem
-	}
-	if f.Contract != nil {
-		if f.Gates, err = examine.GateStatusAt(st, examine.Target{Feature: name, Candidate: q.Commit.String()}, q.Records.Gates); err != nil {
-			return f, fmt.Errorf("read the gate evidence of %s at %s: %w", name, q.Commit.Short(), err)
-		}
-	}
-	if f.Outcome != examine.Accepted || f.Problem != "" {
-		return f, nil
-	}
-	refuse := func(name, problem string) (Feature, error) {
-		f.Outcome, f.Refusal, f.Problem = examine.Invalid, name, problem
-		return f, nil
-	}
-	if rule, problem := examine.Binding(f.Examination, f.Contract, f.Gates); rule != "" {
-		return refuse(rule, rule+": "+problem)
-	}
-	if policy == nil {
-		return f, nil
-	}
-	if err := f.Examination.SignedAsRequired(policy, q.Now); err != nil {
-		r, _ := refusal.As(err)
-		rule := refusal.SignatureInvalid
-		if r != nil {
-			rule = r.Name
-		}
-		return refuse(rule, text.OneLine(err.Error()))
-	}
-	if problem, err := duty.separated(f.Examination, policy); err != nil {
-		return f, err
-	} else if problem != "" {
-		return refuse(refusal.DutyNotSeparated, refusal.DutyNotSeparated+": "+problem)
+	f := Feature{Feature: name, Outcome: h.Outcome, Refusal: h.Refusal, Problem: h.ContractProblem,
+		Examination: h.Examination, Contract: h.Contract, Gates: h.Gates}
+	if h.Problem != "" && f.Problem == "" {
+		f.Problem = h.Problem
 	}
 	return f, nil
 }
@@ -242,10 +202,10 @@ func removedContracts(st *gitstore.Store, q Question, now []string) ([]string, e
 	return out, nil
 }
 
-// policyFor is the signing policy in force: the server's own file, else
+// PolicyFor is the signing policy in force: the server's own file, else
 // the one committed at Against — never one from Commit, which could
 // otherwise name its own signer.
-func policyFor(st *gitstore.Store, q Question) (*trust.Policy, error) {
+func PolicyFor(st *gitstore.Store, q Question) (*trust.Policy, error) {
 	policy := q.ServerPolicy
 	if policy == nil && !q.Against.IsZero() {
 		var err error
@@ -285,66 +245,6 @@ func PolicyAt(st *gitstore.Store, commit oid.ID, source string) (*trust.Policy, 
 		return nil, err
 	}
 	return trust.ParsePolicy(source, b)
-}
-
-// dutyCheck is the rule that nobody certifies their own work, read once
-// per commit: the candidate's signing key and its author's and
-// committer's addresses.
-type dutyCheck struct {
-	st     *gitstore.Store
-	commit oid.ID
-	read   bool
-	meta   gitstore.CommitMeta
-	signer []byte // the candidate's verified SSH signing key, marshalled
-}
-
-func (d *dutyCheck) load() error {
-	if d.read {
-		return nil
-	}
-	m, err := d.st.CommitMeta(d.commit)
-	if err != nil {
-		return err
-	}
-	d.meta, d.read = m, true
-	if m.Signature != nil {
-		// A signature that does not hold names nobody: refusing on it
-		// would let anyone block an acceptance by pasting a key.
-		if pub, err := trust.CommitSigner(m.Payload, m.Signature); err == nil && pub != nil {
-			d.signer = pub.Marshal()
-		}
-	}
-	return nil
-}
-
-// separated says why ex's signer is the candidate's producer, or "".
-func (d *dutyCheck) separated(ex *examine.Examination, policy *trust.Policy) (string, error) {
-	pub, err := ex.Signer()
-	if err != nil || pub == nil {
-		return "", err
-	}
-	if err := d.load(); err != nil {
-		return "", err
-	}
-	if d.signer != nil && bytes.Equal(d.signer, pub.Marshal()) {
-		return fmt.Sprintf("the examination of %s is signed by %s, the key that signed the candidate commit %s: nobody certifies their own work",
-			ex.Feature, trust.Fingerprint(pub), d.commit.Short()), nil
-	}
-	emails := d.meta.Emails()
-	for _, id := range policy.Identities(pub) {
-		for _, e := range emails {
-			if id == e {
-				return fmt.Sprintf("the examination of %s is signed by %s, which %s names as %s, the candidate commit's author or committer: nobody certifies their own work",
-					ex.Feature, trust.Fingerprint(pub), policy.Source, id), nil
-			}
-		}
-	}
-	return "", nil
-}
-
-func isRefusal(err error) bool {
-	var r *refusal.Error
-	return errors.As(err, &r) && r.Class == refusal.Refused
 }
 
 // Unaccepted names the features that keep the commit from being accepted.

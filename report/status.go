@@ -127,6 +127,9 @@ func Evaluate(st *gitstore.Store, q judge.Question) (*Status, error) {
 		f := Feature{Feature: jf.Feature, Outcome: jf.Outcome, Contract: examine.DefaultContractPath(jf.Feature),
 			Problem: jf.Problem, Refusal: jf.Refusal, Removed: jf.Removed, contract: jf.Contract, gateReport: jf.Gates}
 		if ex := jf.Examination; ex != nil {
+			if jf.Outcome == examine.Invalid && jf.Refusal == "" && jf.Contract != nil {
+				f.Problem = "the examination does not hold up: " + f.Problem
+			}
 			f.examination = ex
 			f.Record, f.ClosedAt, f.Signature = ex.Path, ex.ClosedAt, examine.SignedBy(ex)
 			f.GatesMode = string(ex.Gates)

@@ -66,14 +66,20 @@ func (s *session) examiner() (*examine.Examiner, error) {
 	if err != nil {
 		return nil, err
 	}
-	var gates examine.GatesMode
-	if s.cfg != nil {
-		v, set := s.cfg.Get("nwdes.gates")
-		if gates, err = examine.ParseGatesMode(strings.TrimSpace(v), set); err != nil {
-			return nil, err
-		}
+	gates, err := s.gatesMode()
+	if err != nil {
+		return nil, err
 	}
 	return &examine.Examiner{Store: st, Now: s.env.Now, DisplayRef: s.displayRef(), Gates: gates}, nil
+}
+
+// gatesMode is git config nwdes.gates: binding unless it says advisory.
+func (s *session) gatesMode() (examine.GatesMode, error) {
+	if s.cfg == nil {
+		return examine.GatesBinding, nil
+	}
+	v, set := s.cfg.Get("nwdes.gates")
+	return examine.ParseGatesMode(strings.TrimSpace(v), set)
 }
 
 // displayRef is git config nwdes.displayRef ("" when unset): the notes

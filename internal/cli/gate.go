@@ -10,6 +10,7 @@ import (
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
+	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/sandbox"
 )
 
@@ -204,7 +205,7 @@ func (s *session) verifyCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "verify",
 		Usage:     "judge a diff against a feature's contract from recorded evidence (runs nothing)",
-		UsageText: "git nwdes verify --feature F --diff BASE...HEAD [--contract PATH] [--json]",
+		UsageText: "git nwdes verify --feature F --diff BASE...HEAD [--contract PATH] [--against REF [--require-signed]] [--json]",
 		Description: `Prints the verifier's block for the contract committed at HEAD:
 
    VERIFY — VERDICT: CONFORME | ECARTS(n) | ABANDONED(n) | ERROR(<reason>)
@@ -216,7 +217,11 @@ func (s *session) verifyCmd() *cli.Command {
 
 A criterion with an oracle is judged from HEAD's gate evidence (pending or
 stale is NOT-MET); one without takes the verdict of HEAD's published
-examination, else it is UNVERIFIABLE. Every file touched between the base
+examination, else it is UNVERIFIABLE; an examination's unmet counts against
+an oracle that passed (an oracle_gap). The examination counts only where
+the judgment lets it (docs/security.md): with --against, it must be signed
+as the protected branch's policy asks, by someone other than the
+candidate's author. Every file touched between the base
 and HEAD must match a FILE SCOPE glob. First match wins: ERROR (contract
 missing or unreadable), ECARTS(n) with n = NOT-MET + UNVERIFIABLE +
 out-of-scope files, ABANDONED(n), CONFORME. BASE...HEAD diffs from the
@@ -235,6 +240,8 @@ EXIT STATUS
 			&cli.StringFlag{Name: "feature", Usage: "the feature (its contract is .nwave/features/`NAME`.md)", Required: true},
 			&cli.StringFlag{Name: "diff", Usage: "the range `BASE...HEAD` or BASE..HEAD", Required: true},
 			&cli.StringFlag{Name: "contract", Usage: "the committed contract `PATH` at HEAD"},
+			againstFlag(),
+			&cli.BoolFlag{Name: "require-signed", Usage: "refuse when no signing policy is in force at --against"},
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -243,7 +250,22 @@ EXIT STATUS
 			if err != nil {
 				return err
 			}
-			v := &examine.Verifier{Store: st, Now: s.env.Now}
+			at, name, err := s.against(c, st, false)
+			if err != nil {
+				return err
+			}
+			policy, err := judge.PolicyFor(st, judge.Question{Against: at, AgainstName: name, RequireSigned: c.Bool("require-signed")})
+			if err != nil {
+				return err
+			}
+			gates, err := s.gatesMode()
+			if err != nil {
+				return err
+			}
+			v := &examine.Verifier{Store: st, Now: s.env.Now, Rules: examine.Rules{Policy: policy, Now: time.Now(), AllowAdvisory: gates == examine.GatesAdvisory}}
+			if s.env.Now != nil {
+				v.Rules.Now = s.env.Now()
+			}
 			r, err := v.Verify(c.Context, examine.VerifyInput{Feature: c.String("feature"), Diff: c.String("diff"), Contract: c.String("contract")})
 			if err != nil {
 				return err

@@ -4,14 +4,15 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/oid"
-	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/internal/text"
+	"github.com/nwdes/nwdes/judge"
 	reports "github.com/nwdes/nwdes/report"
 )
 
@@ -24,7 +25,11 @@ func (s *session) evaluate(c *cli.Context) (*reports.Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	return reports.Evaluate(st, q)
+	rep, err := reports.Evaluate(st, q)
+	if err == nil && rep.Policy != "" {
+		fmt.Fprintf(s.env.Stderr, "signing policy: %s\n", text.TerminalLine(rep.Policy))
+	}
+	return rep, err
 }
 
 // question is the judgment's question as the flags name it: --commit,
@@ -35,29 +40,42 @@ func (s *session) question(c *cli.Context, st *gitstore.Store) (judge.Question, 
 	if err != nil {
 		return judge.Question{}, err
 	}
-	q := judge.Question{Commit: commit, RequireSigned: c.Bool("require-signed"), Now: s.env.Now()}
+	q := judge.Question{Commit: commit, RequireSigned: c.Bool("require-signed"), Now: time.Now()}
+	if s.env.Now != nil {
+		q.Now = s.env.Now()
+	}
+	if q.Gates, err = s.gatesMode(); err != nil {
+		return q, err
+	}
+	q.Against, q.AgainstName, err = s.against(c, st, true)
+	return q, err
+}
+
+// against resolves --against (zero when not given; a line on stderr says
+// what is then not checked). --require-signed needs it.
+func (s *session) against(c *cli.Context, st *gitstore.Store, note bool) (oid.ID, string, error) {
 	from := c.String("against")
 	if from == "" {
 		if c.Bool("require-signed") {
-			return q, usagef("--require-signed needs --against REF: the protected branch whose policy applies (refs/remotes/origin/main, say)")
+			return oid.Zero, "", usagef("--require-signed needs --against REF: the protected branch whose policy applies (refs/remotes/origin/main, say)")
 		}
-		fmt.Fprintln(s.env.Stderr, "nwdes: judged against no protected branch: its removed contracts and its signing policy are not checked (pass --against refs/remotes/origin/main; docs/ci.md)")
-		return q, nil
+		if note {
+			fmt.Fprintln(s.env.Stderr, "nwdes: judged against no protected branch: its removed contracts and its signing policy are not checked (pass --against refs/remotes/origin/main; docs/ci.md)")
+		}
+		return oid.Zero, "", nil
 	}
 	// A short name resolves to a tag before a remote-tracking branch, and
 	// tags are not protected: only a full ref name or object id is taken.
 	if _, err := oid.Parse(from); err != nil && !strings.HasPrefix(from, "refs/") {
-		return q, usagef("--against %q: give a full ref name (refs/remotes/origin/main) or a commit id, never a short name a tag could shadow", from)
+		return oid.Zero, "", usagef("--against %q: give a full ref name (refs/remotes/origin/main) or a commit id, never a short name a tag could shadow", from)
 	}
-	if q.Against, err = st.Resolve(from); err != nil {
-		return q, err
+	at, err := st.Resolve(from)
+	if err != nil {
+		return oid.Zero, "", err
 	}
-	q.AgainstName = from
-	return q, nil
+	return at, from, nil
 }
 
-// againstFlag is the protected branch the judgment is made against
-// (status, export, verify); --policy-from is its former name.
 func againstFlag() cli.Flag {
 	return &cli.StringFlag{Name: "against", Aliases: []string{"policy-from"},
 		Usage: "judge against the protected branch's tip `REF` (a full ref name or commit id): its contracts must remain, its signing policy applies"}
@@ -171,7 +189,11 @@ func (s *session) renderStatus(rep *reports.Status) {
 	for _, f := range rep.Unaccepted() {
 		names = append(names, esc(f.Feature))
 	}
-	fmt.Fprintf(w, "not accepted: %s\n", strings.Join(names, ", "))
+	verb := "lacks"
+	if len(names) > 1 {
+		verb = "lack"
+	}
+	fmt.Fprintf(w, "not accepted: %s %s an accepted examination at this commit\n", strings.Join(names, ", "), verb)
 }
 
 // hintFetch says, when a commit with contracts finds no examination at
