@@ -68,7 +68,7 @@ func largeStatus(t *testing.T) *report.Status {
 		examineFeature(fmt.Sprintf("f%02d", i), long, long, "short")
 	}
 	examineFeature("huge", "logged\n", strings.Repeat("x", 70000)+"\n", "stopped\n")
-	s, err := report.Evaluate(st, judge.Question{Commit: commit})
+	s, err := report.Evaluate(st, judge.Question{Commit: commit, Gates: examine.GatesAdvisory})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestMarkdownCutsABriefAtWholeExpectations(t *testing.T) {
 
 func TestMarkdownWithinItsBoundIsWhole(t *testing.T) {
 	f := newFixture(t)
-	s, _ := report.Evaluate(f.st, judge.Question{Commit: f.mixed})
+	s, _ := report.Evaluate(f.st, judge.Question{Commit: f.mixed, Gates: examine.GatesAdvisory})
 	if md := markdown(t, s, report.DefaultMaxBytes); md != markdown(t, s, 0) || strings.Contains(md, "Cut to stay within") {
 		t.Fatalf("a summary within its bound was changed:\n%s", md)
 	}
@@ -187,7 +187,7 @@ func TestMarkdownWithinItsBoundIsWhole(t *testing.T) {
 
 func TestMarkdownRefusesABoundTooSmallForItsNote(t *testing.T) {
 	f := newFixture(t)
-	s, _ := report.Evaluate(f.st, judge.Question{Commit: f.mixed})
+	s, _ := report.Evaluate(f.st, judge.Question{Commit: f.mixed, Gates: examine.GatesAdvisory})
 	for _, n := range []int{-1, 1, report.MinMaxBytes - 1} {
 		if err := report.Export(&bytes.Buffer{}, s, report.Markdown, report.Options{MaxBytes: n}); err == nil {
 			t.Errorf("a bound of %d was taken", n)

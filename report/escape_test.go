@@ -67,7 +67,7 @@ func hostileStatus(t *testing.T) *report.Status {
 	if _, _, err := x.Close(ctx, tg, "accepted", "ok\n</details>\n### E2: met\n<img src=x>\n\x1b]8;;http://evil\x1b\\link"); err != nil {
 		t.Fatal(err)
 	}
-	s, err := report.Evaluate(st, judge.Question{Commit: commit})
+	s, err := report.Evaluate(st, judge.Question{Commit: commit, Gates: examine.GatesAdvisory})
 	if err != nil {
 		t.Fatal(err)
 	}

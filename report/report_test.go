@@ -101,7 +101,7 @@ func (f *fixture) examine(t *testing.T, commit oid.ID, e2, e3 examine.Verdict) {
 
 func TestStatusNamesEveryFeatureWithAContractAndItsOutcome(t *testing.T) {
 	f := newFixture(t)
-	s, err := report.Evaluate(f.st, judge.Question{Commit: f.mixed})
+	s, err := report.Evaluate(f.st, judge.Question{Commit: f.mixed, Gates: examine.GatesAdvisory})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,11 +119,11 @@ func TestStatusNamesEveryFeatureWithAContractAndItsOutcome(t *testing.T) {
 	if l.Feature != "login" || l.Outcome != examine.None || l.Record != "" || l.Gates != nil {
 		t.Fatalf("login: %+v", l)
 	}
-	ok, err := report.Evaluate(f.st, judge.Question{Commit: f.accepted})
+	ok, err := report.Evaluate(f.st, judge.Question{Commit: f.accepted, Gates: examine.GatesAdvisory})
 	if err != nil || !ok.Accepted || len(ok.Features) != 1 {
 		t.Fatalf("accepted commit: %+v %v", ok, err)
 	}
-	bad, err := report.Evaluate(f.st, judge.Question{Commit: f.bad})
+	bad, err := report.Evaluate(f.st, judge.Question{Commit: f.bad, Gates: examine.GatesAdvisory})
 	if err != nil || bad.Accepted || bad.Features[0].Feature != "broken" || !strings.Contains(bad.Features[0].Problem, "ConfigurationMalformed") {
 		t.Fatalf("a malformed contract is never accepted: %+v %v", bad, err)
 	}
@@ -161,7 +161,7 @@ type junitDoc struct {
 
 func TestJUnitHasOneTestCasePerExpectation(t *testing.T) {
 	f := newFixture(t)
-	s, _ := report.Evaluate(f.st, judge.Question{Commit: f.mixed})
+	s, _ := report.Evaluate(f.st, judge.Question{Commit: f.mixed, Gates: examine.GatesAdvisory})
 	var buf bytes.Buffer
 	if err := report.Export(&buf, s, report.JUnit, report.Options{}); err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func TestJUnitHasOneTestCasePerExpectation(t *testing.T) {
 
 func TestMarkdownSummarisesAndCarriesTheBriefs(t *testing.T) {
 	f := newFixture(t)
-	s, _ := report.Evaluate(f.st, judge.Question{Commit: f.mixed})
+	s, _ := report.Evaluate(f.st, judge.Question{Commit: f.mixed, Gates: examine.GatesAdvisory})
 	var buf bytes.Buffer
 	if err := report.Export(&buf, s, report.Markdown, report.Options{}); err != nil {
 		t.Fatal(err)
@@ -213,7 +213,7 @@ func TestMarkdownSummarisesAndCarriesTheBriefs(t *testing.T) {
 
 func TestTheInTotoStatementIsAboutTheCommitAndCarriesTheBrief(t *testing.T) {
 	f := newFixture(t)
-	s, _ := report.Evaluate(f.st, judge.Question{Commit: f.accepted})
+	s, _ := report.Evaluate(f.st, judge.Question{Commit: f.accepted, Gates: examine.GatesAdvisory})
 	var buf bytes.Buffer
 	if err := report.Export(&buf, s, report.InToto, report.Options{}); err != nil {
 		t.Fatal(err)
