@@ -3,7 +3,12 @@
 // shared by linked worktrees), chaining any hook that was there, and holds
 // the hook's check: for each protected ref a push moves, the pushed commit
 // must carry an accepted published examination of every feature whose
-// contract exists in its tree.
+// contract exists in its tree. On the server (Receive) it holds the same
+// rule where no client can skip it, twice: in pre-receive, and again in
+// reference-transaction when git has locked the refs of each transaction,
+// judging the ref a name moves (symbolic refs followed), taking no ref
+// that stays in one clone, keeping nwdes's records append-only and judging
+// a new protected branch against an explicit source.
 //
 // The check is on the hot path of every git push, so it reads only what it
 // needs — the pushed commit's tree and the newest examination of each

@@ -82,6 +82,45 @@ printf '%s' "$input" | "$chained" "$@"
 
 const receiveMarker = "# nwdes-managed-hook: pre-receive"
 
+// TransactionScript is the server's reference-transaction hook (hooks
+// install --server, beside pre-receive): in the state "prepared" — every
+// ref of the transaction locked, none written — it runs `git-nwdes hook
+// reference-transaction prepared`, which judges each update again with the
+// records as they will be once the transaction commits, then the chained
+// hook; in every other state only the chained hook. A refusal makes git
+// abort the transaction (and receive-pack stop).
+const TransactionScript = `#!/bin/sh
+` + transactionMarker + ` ` + scriptVersion + `
+# Installed by "git nwdes hooks install --server"; "git nwdes hooks uninstall
+# --server" removes it and puts back the hook that was here before (kept as
+# reference-transaction` + ChainedSuffix + `). Before git writes any ref of a
+# transaction it refuses one that would leave a protected branch at a commit
+# the records do not accept then, or that breaks the rules pre-receive holds
+# a push to (see docs/hooks.md), then runs the chained hook with the same
+# arguments and input.
+chained="${0%/*}/reference-transaction` + ChainedSuffix + `"
+if [ "$1" != prepared ]; then
+	if [ -x "$chained" ]; then
+		exec "$chained" "$@"
+	fi
+	cat >/dev/null
+	exit 0
+fi
+if ! command -v git-nwdes >/dev/null 2>&1; then
+	echo "nwdes: git-nwdes is not on PATH, so the reference-transaction check cannot run; the update is refused." >&2
+	exit 1
+fi
+if [ ! -x "$chained" ]; then
+	exec git-nwdes hook reference-transaction "$@"
+fi
+input=$(cat; echo x) || exit 1
+input=${input%x}
+printf '%s' "$input" | git-nwdes hook reference-transaction "$@" || exit $?
+printf '%s' "$input" | "$chained" "$@"
+`
+
+const transactionMarker = "# nwdes-managed-hook: reference-transaction"
+
 // A Hook is one hook nwdes installs: its name, and the script it writes.
 type Hook struct {
 	Name   string
@@ -92,9 +131,18 @@ type Hook struct {
 // The hooks nwdes installs: the client's pre-push, the server's
 // pre-receive.
 var (
-	PrePushHook    = Hook{Name: PrePush, script: Script, marker: marker}
-	PreReceiveHook = Hook{Name: "pre-receive", script: ReceiveScript, marker: receiveMarker}
+	PrePushHook     = Hook{Name: PrePush, script: Script, marker: marker}
+	PreReceiveHook  = Hook{Name: "pre-receive", script: ReceiveScript, marker: receiveMarker}
+	TransactionHook = Hook{Name: ReferenceTransaction, script: TransactionScript, marker: transactionMarker}
 )
+
+// ServerHooks are the hooks the receiving repository needs, in the order
+// they are installed: pre-receive judges a push before any ref moves (its
+// refusal reaches the pusher on every transport); reference-transaction
+// judges each write again once git holds the refs' locks, which closes
+// what happens between the two (a push that is not --atomic, whose records
+// lose a race to another push, must not leave its branch behind).
+var ServerHooks = []Hook{PreReceiveHook, TransactionHook}
 
 // State is what is installed where.
 type State struct {
@@ -340,7 +388,7 @@ func Describe(st *State) []string {
 	}
 	out = append(out, "hooks directory: "+where)
 	install := "git nwdes hooks install"
-	if st.Name == PreReceiveHook.Name {
+	if st.Name != PrePushHook.Name {
 		install += " --server"
 	}
 	switch {

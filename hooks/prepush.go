@@ -218,6 +218,9 @@ type RefResult struct {
 	// Commit is the pushed commit (tags peeled), for a checked ref.
 	Commit   string          `json:"commit,omitempty"`
 	Features []FeatureResult `json:"features,omitempty"`
+	// Notes say how the server judged the ref, one sentence each: the ref
+	// a symbolic name moves, the branch a new one is judged against.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Report is the whole check; OK when no ref is refused.

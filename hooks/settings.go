@@ -1,6 +1,12 @@
 package hooks
 
-import "github.com/nwdes/nwdes/gitstore/gitrepo"
+import (
+	"strings"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
+	"github.com/nwdes/nwdes/refusal"
+)
 
 // Lookup asks git itself for every value of a key; it is used only when
 // ReadConfig reports (Conditional) that it could not know git's answer.
@@ -13,6 +19,10 @@ type Settings struct {
 	Dir       string
 	HooksPath string
 	Policy    Policy
+	// DefaultBranch is git config nwdes.defaultBranch as a full ref name
+	// ("" when unset): the server judges new protected branches against it
+	// (see Receive).
+	DefaultBranch gitstore.RefName
 }
 
 // LoadSettings reads core.hooksPath and nwdes.protect as a git command in
@@ -34,7 +44,7 @@ func LoadSettings(loc gitrepo.Location, getenv gitrepo.Getenv, ask Lookup) (*Set
 func SettingsFrom(loc gitrepo.Location, cfg *gitrepo.Config, home string, ask Lookup) (*Settings, error) {
 	if cfg.Conditional && ask != nil {
 		exact := &gitrepo.Config{}
-		for _, key := range []string{"core.hooksPath", "nwdes.protect", "nwdes.allowedSignersFile"} {
+		for _, key := range []string{"core.hooksPath", "nwdes.protect", "nwdes.allowedSignersFile", "nwdes.defaultBranch"} {
 			vals, err := ask(key)
 			if err != nil {
 				return nil, err
@@ -51,5 +61,25 @@ func SettingsFrom(loc gitrepo.Location, cfg *gitrepo.Config, home string, ask Lo
 	if s.Policy, err = PolicyFrom(cfg); err != nil {
 		return nil, err
 	}
+	if v, ok := cfg.Get("nwdes.defaultBranch"); ok {
+		if s.DefaultBranch, err = branchName(v); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// branchName reads a branch as nwdes.protect does: a name that does not
+// start with refs/ is a branch (main means refs/heads/main).
+func branchName(v string) (gitstore.RefName, error) {
+	v = strings.TrimSpace(v)
+	if !strings.HasPrefix(v, "refs/") {
+		v = "refs/heads/" + v
+	}
+	if err := gitstore.RefName(v).Validate(); err != nil || v == "refs/heads/" {
+		return "", refusal.New(refusal.ConfigurationMalformed,
+			"set it to the branch new protected branches are judged against: git config nwdes.defaultBranch main",
+			"git config nwdes.defaultBranch %q is not a branch name", v)
+	}
+	return gitstore.RefName(v), nil
 }

@@ -5,6 +5,7 @@ package refusal
 // the two together), and matched by identifier rather than by a string
 // typed again.
 const (
+	BranchUnsourced        = "BranchUnsourced"
 	CandidateMoved         = "CandidateMoved"
 	CardExists             = "CardExists"
 	CardInvalid            = "CardInvalid"
@@ -44,6 +45,7 @@ const (
 	RecordMalformed        = "RecordMalformed"
 	RecordTooLarge         = "RecordTooLarge"
 	RefNameInvalid         = "RefNameInvalid"
+	RefNeverTravels        = "RefNeverTravels"
 	RefNotDeclared         = "RefNotDeclared"
 	RefUnreadable          = "RefUnreadable"
 	RemoteFailed           = "RemoteFailed"

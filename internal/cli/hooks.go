@@ -82,6 +82,8 @@ func (s *session) hooksCmd() *cli.Command {
 	}
 	// --server picks the server's pre-receive hook instead of pre-push.
 	serverFlag := &cli.BoolFlag{Name: "server", Usage: "the server's pre-receive hook (in the repository that receives pushes) instead of pre-push"}
+	// With --server, each of the server's hooks in turn (pre-receive, then
+	// reference-transaction); --json then writes a list of their states.
 	run := func(fn func(h hooks.Hook, dir string) (*hooks.State, error)) cli.ActionFunc {
 		return func(c *cli.Context) error {
 			s.wantJSON(c)
@@ -89,15 +91,31 @@ func (s *session) hooksCmd() *cli.Command {
 			if err != nil {
 				return err
 			}
-			h := hooks.PrePushHook
-			if c.Bool("server") {
-				h = hooks.PreReceiveHook
+			if !c.Bool("server") {
+				st, err := fn(hooks.PrePushHook, set.Dir)
+				if err != nil {
+					return err
+				}
+				return render(c, st, set)
 			}
-			st, err := fn(h, set.Dir)
-			if err != nil {
-				return err
+			var states []*hooks.State
+			for _, h := range hooks.ServerHooks {
+				st, err := fn(h, set.Dir)
+				if err != nil {
+					return err
+				}
+				st.HooksPath = set.HooksPath
+				states = append(states, st)
 			}
-			return render(c, st, set)
+			if s.wantJSON(c) {
+				return writeJSON(s.env.Stdout, states)
+			}
+			for _, st := range states {
+				if err := render(c, st, set); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
 	}
 	return &cli.Command{
@@ -125,8 +143,11 @@ that is not nwdes's is renamed to pre-push.nwdes-chained (content and mode
 kept) and runs after nwdes's check with the same arguments and input.
 
 With --server, in the repository that receives pushes (a bare repository on
-a server), it installs pre-receive instead, which runs git nwdes hook
-pre-receive: no client option skips it (docs/trust.md).
+a server), it installs pre-receive and reference-transaction instead, which
+run git nwdes hook pre-receive and hook reference-transaction: no client
+option skips them, and every ref transaction in that repository is judged
+(docs/hooks.md). Set git config nwdes.defaultBranch there too: a new
+protected branch is judged against it.
 
 EXAMPLES
    git nwdes hooks install
@@ -224,8 +245,13 @@ when the branch's current tip holds a signing policy
 (.nwave/trust/allowed_signers), signed by a key it allows (docs/trust.md).
 nwdes's records are append-only here: refs/nwdes/* and the notes move only
 forward, never deleted or forced; leases (swap refs) move freely; an
-undeclared refs/nwdes/ ref is refused. Unlike the client's pre-push hook, no
---no-verify skips this. Exit 1 refuses the whole push.
+undeclared refs/nwdes/ ref is refused, and so is any ref under refs/nwdes-local/,
+refs/nwdes-remotes/ or another refs/nwdes-* (RefNeverTravels). A name is
+judged as the ref it moves (a symbolic ref on the server is followed). A new
+protected branch is judged against git config nwdes.defaultBranch and every
+protected branch whose tip it contains; with none it is refused
+(BranchUnsourced). Unlike the client's pre-push hook, no --no-verify skips
+this. Exit 1 refuses the whole push.
 
 EXAMPLES
    # hooks/pre-receive of a bare repository
@@ -243,8 +269,7 @@ EXAMPLES
 				if len(updates) == 0 {
 					return nil
 				}
-				all := func(hooks.Policy, []hooks.Update) bool { return true }
-				rep, _, err := s.runCheck(c, updates, all, hooks.CheckReceive, hooks.ExplainOnServer)
+				rep, err := s.runServerCheck(c, updates, nil, false)
 				if err != nil {
 					return err
 				}
@@ -253,8 +278,89 @@ EXAMPLES
 				}
 				return nil
 			},
+		}, {
+			Name:      hooks.ReferenceTransaction,
+			Usage:     "check a ref transaction on the server before git writes it: the pre-receive rules, with the records as they will be",
+			UsageText: "git nwdes hook reference-transaction STATE < reference-transaction input",
+			Description: `Run by the server's reference-transaction hook (installed with hooks install
+--server), which git runs for every ref transaction in the repository. In the
+state "prepared" — every ref of the transaction locked and its old value
+checked, none written — it reads git's lines on stdin ("<old value> <new
+value> <ref>") and applies pre-receive's rules to them again, with the records
+as they will be once the transaction commits: those it writes, else the
+server's as they are now. git writes the refs of a push that is not --atomic
+one transaction each, after pre-receive has run: this is what keeps a
+protected branch from landing when the records that accepted it do not. In
+any other state it does nothing. Exit 1 makes git abort the transaction; git's
+receive-pack then stops the push ("ref updates aborted by hook").
+
+EXAMPLES
+   # hooks/reference-transaction of a bare repository
+   #!/bin/sh
+   [ "$1" = prepared ] || exit 0
+   exec git nwdes hook reference-transaction "$@"
+` + exitStatus,
+			Action: func(c *cli.Context) error {
+				if c.NArg() != 1 {
+					return usagef("reference-transaction takes the transaction's state, got %d arguments", c.NArg())
+				}
+				if c.Args().First() != "prepared" {
+					return nil
+				}
+				updates, syms, err := hooks.ParseTransaction(s.env.Stdin)
+				if err != nil {
+					return err
+				}
+				if len(updates) == 0 && len(syms) == 0 {
+					return nil
+				}
+				rep, err := s.runServerCheck(c, updates, syms, true)
+				if err != nil {
+					return err
+				}
+				if !rep.OK() {
+					return negative("ref update refused")
+				}
+				return nil
+			},
 		}},
 	}
+}
+
+// runServerCheck runs the server's check (hooks.Receive) of updates, as
+// pre-receive or, written, as reference-transaction, and prints each
+// ref's result and the notes on how it was judged on stderr (git shows
+// pre-receive's to the pusher; reference-transaction's reach the pusher
+// only where receive-pack's own stderr does: file://, ssh).
+func (s *session) runServerCheck(c *cli.Context, updates []hooks.Update, syms []hooks.SymbolicUpdate, written bool) (*hooks.Report, error) {
+	loc, set, err := s.hookSettings(c.Context)
+	if err != nil {
+		return nil, hooks.FailClosed("the push", err)
+	}
+	set.Policy.Now = s.env.Now
+	rc := hooks.Receive{Policy: set.Policy, DefaultBranch: set.DefaultBranch, Written: written}
+	rep, err := rc.Check(func() (*gitstore.Store, error) { return s.openAt(loc) }, updates)
+	if err != nil {
+		return nil, err
+	}
+	rep.Refs = append(rep.Refs, rc.CheckSymbolic(syms)...)
+	for _, r := range rep.Refs {
+		if r.Verdict == hooks.Pass {
+			continue
+		}
+		for _, n := range r.Notes {
+			fmt.Fprint(s.env.Stderr, text.Terminal("nwdes: "+n+"\n"))
+		}
+		switch {
+		case r.Verdict == hooks.Accepted:
+			fmt.Fprint(s.env.Stderr, text.Terminal(hooks.Summary(r)))
+		case written:
+			fmt.Fprint(s.env.Stderr, text.Terminal(hooks.ExplainWritten(r)))
+		default:
+			fmt.Fprint(s.env.Stderr, text.Terminal(hooks.ExplainOnServer(r)))
+		}
+	}
+	return rep, nil
 }
 
 // runCheck runs a hook's check of updates with the repository's hook

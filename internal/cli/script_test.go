@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"syscall"
 	"testing"
 	"time"
 
@@ -89,11 +90,14 @@ func gitDaemon(ts *testscript.TestScript, neg bool, args []string) {
 	for _, k := range []string{"PATH", "HOME", "GIT_CONFIG_NOSYSTEM"} {
 		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
 	}
+	// Its own process group: the daemon serves each connection from a child
+	// process, and the script's end kills them all, not only the daemon.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		ts.Fatalf("git daemon: %v", err)
 	}
 	ts.Defer(func() {
-		cmd.Process.Kill()
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	})
 	for i := 0; ; i++ {
