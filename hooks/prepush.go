@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/internal/boundedio"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/trust"
@@ -330,7 +330,7 @@ func judge(st *gitstore.Store, rd *examine.Reader, p Policy, res *RefResult) err
 // or does not parse refuses.
 func signingPolicy(st *gitstore.Store, u Update, old oid.ID, p Policy) (*trust.Policy, error) {
 	if p.AllowedSigners != "" {
-		b, err := os.ReadFile(p.AllowedSigners)
+		b, err := boundedio.ReadFile(p.AllowedSigners, boundedio.Limit{Bytes: trust.MaxPolicyBytes, Of: "a signing policy", Remedy: "keep one line per feature pattern and key"})
 		if err != nil {
 			return nil, refusal.New(refusal.ConfigurationMalformed, "make the file readable, or unset git config nwdes.allowedSignersFile",
 				"git config nwdes.allowedSignersFile %s: %v", p.AllowedSigners, err)

@@ -19,6 +19,7 @@ const (
 	HookConflict           = "HookConflict"
 	HooksPathUnusable      = "HooksPathUnusable"
 	InputNotUTF8           = "InputNotUTF8"
+	InputTooLarge          = "InputTooLarge"
 	InputUnreadable        = "InputUnreadable"
 	KindNotDeclared        = "KindNotDeclared"
 	LeaseHeld              = "LeaseHeld"
