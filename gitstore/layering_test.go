@@ -17,6 +17,7 @@ func TestImportsPointOneWay(t *testing.T) {
 	upper := []string{mod + "examine", mod + "hooks", mod + "report", mod + "internal/cli", mod + "sandbox", mod + "trace"}
 	rules := map[string][]string{
 		"refusal":            {mod},
+		"internal/boundedio": {mod},
 		"gitstore/gitrepo":   append([]string{"github.com/go-git", mod + "gitstore"}, upper...),
 		"gitstore/odb":       append([]string{mod + "gitstore"}, upper...),
 		"gitstore/treemerge": append([]string{mod + "gitstore"}, upper...),

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
+	"github.com/nwdes/nwdes/internal/boundedio"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -226,6 +227,10 @@ func (h Hook) Status(dir string) (*State, error) {
 
 type hookKind int
 
+// hookFileLimit bounds what inspect reads of a hook already in place: a
+// file over it is no hook nwdes wrote.
+var hookFileLimit = boundedio.Limit{Bytes: 1 << 20, Of: "a hook script", Remedy: "move the hook aside"}
+
 const (
 	hookAbsent hookKind = iota
 	hookForeign
@@ -244,7 +249,10 @@ func (h Hook) inspect(path string) (hookKind, error) {
 	if !fi.Mode().IsRegular() {
 		return hookForeign, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := boundedio.ReadFile(path, hookFileLimit)
+	if refusal.Named(err, refusal.InputTooLarge) {
+		return hookForeign, nil // larger than any hook nwdes writes
+	}
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", path, err)
 	}

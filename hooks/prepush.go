@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
+	"github.com/nwdes/nwdes/internal/boundedio"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/refusal"
@@ -340,7 +340,7 @@ func (p Policy) serverPolicy() (*trust.Policy, error) {
 	if p.AllowedSigners == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(p.AllowedSigners)
+	b, err := boundedio.ReadFile(p.AllowedSigners, boundedio.Limit{Bytes: trust.MaxPolicyBytes, Of: "a signing policy", Remedy: "keep one line per feature pattern and key"})
 	if err != nil {
 		return nil, refusal.New(refusal.ConfigurationMalformed, "make the file readable, or unset git config nwdes.allowedSignersFile",
 			"git config nwdes.allowedSignersFile %s: %v", p.AllowedSigners, err)

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/refusal"
@@ -27,6 +29,10 @@ const (
 
 // MaxEvent bounds one event's canonical JSON.
 const MaxEvent = 64 << 10
+
+// MaxEventDepth bounds how deeply an event's JSON nests (objects and
+// arrays): an event nested deeper is refused by that name.
+const MaxEventDepth = 64
 
 // Register declares the ledgers' kinds and ref family.
 func Register(r *gitstore.Registry) error {
@@ -89,11 +95,16 @@ func entryPath(seq int) string {
 const sealPath = "seal"
 
 // CanonicalEvent parses an event (one JSON object) and returns its
-// canonical JSON, refusing anything else (InputUnreadable).
+// canonical JSON, refusing anything else: text that is not UTF-8 or holds
+// an unpaired surrogate escape (InputNotUTF8), JSON nested deeper than
+// MaxEventDepth, or anything but one object (InputUnreadable).
 func CanonicalEvent(b []byte) (json.RawMessage, error) {
 	bad := func(format string, args ...any) error {
 		return refusal.NewUnreadable(refusal.InputUnreadable, "give the event as one JSON object",
 			"event: %s", fmt.Sprintf(format, args...))
+	}
+	if err := soundText(b); err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -115,6 +126,85 @@ func CanonicalEvent(b []byte) (json.RawMessage, error) {
 		return nil, refusal.New(refusal.RecordTooLarge, "record less in one event", "the event is %d bytes, over %d", len(c), MaxEvent)
 	}
 	return c, nil
+}
+
+// soundText refuses, before encoding/json reads b, what it would change
+// without a word or report as something else: bytes that are not UTF-8 and
+// a \u escape of half a surrogate pair are both decoded as U+FFFD, so two
+// different events would get one canonical form and one digest; and JSON
+// nested past MaxEventDepth, which the decoder reports as malformed.
+func soundText(b []byte) error {
+	if !utf8.Valid(b) {
+		return refusal.New(refusal.InputNotUTF8, "give the event as UTF-8",
+			"event: holds bytes that are not UTF-8; a ledger keeps an event exactly or not at all")
+	}
+	depth, inStr := 0, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inStr && c == '"':
+			inStr = false
+		case inStr && c == '\\' && i+1 < len(b) && b[i+1] == 'u':
+			r, ok := hex4(b, i+2)
+			switch {
+			case !ok:
+				i++ // not an escape: the decoder refuses it
+				continue
+			case utf16.IsSurrogate(r) && r < 0xdc00:
+				if lo, ok := escapedRune(b, i+6); ok && lo >= 0xdc00 && lo <= 0xdfff {
+					i += 11
+					continue
+				}
+				fallthrough
+			case utf16.IsSurrogate(r):
+				return refusal.New(refusal.InputNotUTF8, "give the event as UTF-8: a character beyond U+FFFF is escaped as a pair (\\ud83d\\ude00), never half of one",
+					"event: the escape %s at byte %d is half of a surrogate pair, which no UTF-8 text holds; a ledger keeps an event exactly or not at all", b[i:i+6], i)
+			}
+			i += 5
+		case inStr && c == '\\':
+			i++
+		case inStr:
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			if depth++; depth > MaxEventDepth {
+				return refusal.NewUnreadable(refusal.InputUnreadable, fmt.Sprintf("nest the event at most %d levels deep", MaxEventDepth),
+					"event: nests deeper than %d levels (objects and arrays)", MaxEventDepth)
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return nil
+}
+
+// escapedRune reads a \uXXXX escape at b[i:].
+func escapedRune(b []byte, i int) (rune, bool) {
+	if i+1 >= len(b) || b[i] != '\\' || b[i+1] != 'u' {
+		return 0, false
+	}
+	return hex4(b, i+2)
+}
+
+// hex4 reads four hexadecimal digits at b[i:].
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
 
 // noDuplicates refuses a JSON text with a key twice in one object.

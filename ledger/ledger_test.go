@@ -114,6 +114,52 @@ func TestEventsThatAreNotOneJSONObjectAreRefused(t *testing.T) {
 	}
 }
 
+func TestTextThatIsNotUTF8IsRefusedNotMappedToTheReplacementCharacter(t *testing.T) {
+	for _, ev := range []string{
+		"{\"a\":\"\xff\"}",
+		"{\"\xc3\":1}",
+		`{"a":"\ud800"}`,
+		`{"a":"\udc00"}`,
+		`{"a":"\ud800x"}`,
+		`{"a":"\ud800\u0041"}`,
+		`{"a":["ok", "\uDBFF"]}`,
+	} {
+		if _, err := ledger.CanonicalEvent([]byte(ev)); name(err) != refusal.InputNotUTF8 {
+			t.Errorf("event %q: %v", ev, err)
+		}
+	}
+	for ev, want := range map[string]string{
+		`{"a":"\ud83d\ude00"}`:   `{"a":"😀"}`,
+		`{"a":"\\ud800"}`:        `{"a":"\\ud800"}`,
+		`{"a":"\u00e9","b":"é"}`: `{"a":"é","b":"é"}`,
+		"{\"a\":\"\uFFFD\"}":     "{\"a\":\"\uFFFD\"}",
+	} {
+		if c, err := ledger.CanonicalEvent([]byte(ev)); err != nil || string(c) != want {
+			t.Errorf("event %q = %s, %v; want %s", ev, c, err, want)
+		}
+	}
+}
+
+func TestAnEventNestedTooDeeplyIsRefusedByThatName(t *testing.T) {
+	at := func(n int) string { return `{"a":` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + `}` }
+	if _, err := ledger.CanonicalEvent([]byte(at(ledger.MaxEventDepth))); err != nil {
+		t.Fatalf("an event %d levels deep: %v", ledger.MaxEventDepth, err)
+	}
+	for _, ev := range []string{at(ledger.MaxEventDepth + 1), at(20000), `{"a":"` + strings.Repeat("[", 100) + `"}`} {
+		_, err := ledger.CanonicalEvent([]byte(ev))
+		r, ok := refusal.As(err)
+		if strings.HasPrefix(ev, `{"a":"`) {
+			if err != nil {
+				t.Errorf("brackets inside a string count as depth: %v", err)
+			}
+			continue
+		}
+		if !ok || r.Name != refusal.InputUnreadable || !strings.Contains(r.Detail, fmt.Sprintf("nests deeper than %d levels", ledger.MaxEventDepth)) {
+			t.Errorf("an event %d bytes deep: %v", len(ev), err)
+		}
+	}
+}
+
 // rewrite runs a shell script in the repository with $L the ledger's ref,
 // to damage it the way anyone with push access could, with git itself.
 func rewrite(t *testing.T, dir, script string) {

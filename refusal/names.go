@@ -24,6 +24,7 @@ const (
 	HookConflict           = "HookConflict"
 	HooksPathUnusable      = "HooksPathUnusable"
 	InputNotUTF8           = "InputNotUTF8"
+	InputTooLarge          = "InputTooLarge"
 	InputUnreadable        = "InputUnreadable"
 	KindNotDeclared        = "KindNotDeclared"
 	LeaseHeld              = "LeaseHeld"

@@ -17,6 +17,16 @@ import (
 // features.
 const PolicyPath = ".nwave/trust/allowed_signers"
 
+// The most nwdes reads of a file it is named rather than one it stores (a
+// committed policy is bounded as every record is): a signing policy in a
+// work tree or named by git config nwdes.allowedSignersFile, and an SSH
+// key file (user.signingKey, trust add --key). Over them a read is refused
+// (InputTooLarge), never held whole.
+const (
+	MaxPolicyBytes  = 1 << 20
+	MaxKeyFileBytes = 64 << 10
+)
+
 // A Policy is git's allowed-signers file (ssh-keygen(1), ALLOWED SIGNERS)
 // whose principals are feature names: each line is
 //

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"sort"
 	"strings"
 
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
+	"github.com/nwdes/nwdes/internal/boundedio"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -104,7 +104,7 @@ func LoadSigner(signingKey string, getenv func(string) string) (ssh.Signer, erro
 		if rest, ok := strings.CutPrefix(path, "~/"); ok {
 			path = getenv("HOME") + "/" + rest
 		}
-		b, err := os.ReadFile(path)
+		b, err := boundedio.ReadFile(path, boundedio.Limit{Bytes: MaxKeyFileBytes, Of: "an SSH key file", Remedy: "name your SSH key file in git config user.signingKey"})
 		if err != nil {
 			return nil, unusable("user.signingKey %s cannot be read: %v", signingKey, err)
 		}

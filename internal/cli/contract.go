@@ -13,6 +13,7 @@ import (
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
+	"github.com/nwdes/nwdes/internal/boundedio"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -106,7 +107,7 @@ EXIT STATUS
 				if err != nil || strings.HasPrefix(rel, "..") {
 					rel = p
 				}
-				f, err := os.Open(p)
+				f, err := boundedio.Open(p)
 				if err != nil {
 					problems = append(problems, fmt.Sprintf("%s: cannot be read: %v", rel, err))
 					continue

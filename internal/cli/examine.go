@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -13,6 +11,7 @@ import (
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/examine/workspace"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/boundedio"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/trust"
@@ -101,10 +100,6 @@ func (s *session) readText(c *cli.Context) ([]byte, error) {
 	if hasText {
 		return []byte(c.String("text")), nil
 	}
-	p := c.String("text-file")
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(s.dir, p)
-	}
 	// Read at most one byte more than a record may hold: a huge or endless
 	// file (/dev/zero) is refused after that, not read whole into memory.
 	limit := gitstore.DefaultMaxRecordBytes
@@ -113,22 +108,8 @@ func (s *session) readText(c *cli.Context) ([]byte, error) {
 			limit = o.MaxRecordBytes
 		}
 	}
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, refusal.NewUnreadable(refusal.InputUnreadable, "name a readable file with --text-file",
-			"cannot read %s: %v", c.String("text-file"), err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
-	if err != nil {
-		return nil, refusal.NewUnreadable(refusal.InputUnreadable, "name a readable file with --text-file",
-			"cannot read %s: %v", c.String("text-file"), err)
-	}
-	if len(b) > limit {
-		return nil, refusal.New(refusal.RecordTooLarge, "observe less (an excerpt, a digest), or raise git config nwdes.maxRecordBytes",
-			"%s holds more than %d bytes, the most one record may hold", c.String("text-file"), limit)
-	}
-	return b, nil
+	return s.readFileArg(c.String("text-file"), boundedio.Limit{Bytes: int64(limit), Of: "one record",
+		Remedy: "observe less (an excerpt, a digest), or raise git config nwdes.maxRecordBytes", Refusal: refusal.RecordTooLarge})
 }
 
 func textFlags() []cli.Flag {

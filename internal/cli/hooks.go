@@ -10,6 +10,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/hooks"
+	"github.com/nwdes/nwdes/internal/boundedio"
 	"github.com/nwdes/nwdes/internal/text"
 )
 
@@ -211,7 +212,11 @@ EXAMPLES
 				if c.NArg() > 2 {
 					return usagef("pre-push takes at most REMOTE and URL, got %d arguments", c.NArg())
 				}
-				updates, err := hooks.ParseUpdates(s.env.Stdin)
+				in := boundedio.NewReader(s.env.Stdin, "the pre-push hook's stdin", hookInputLimit)
+				updates, err := hooks.ParseUpdates(in)
+				if err := in.Err(); err != nil {
+					return err
+				}
 				if err != nil {
 					return err
 				}
@@ -262,7 +267,11 @@ EXAMPLES
 				if c.NArg() > 0 {
 					return usagef("pre-receive takes no arguments, got %d", c.NArg())
 				}
-				updates, err := hooks.ParseReceive(s.env.Stdin)
+				in := boundedio.NewReader(s.env.Stdin, "the pre-receive hook's stdin", hookInputLimit)
+				updates, err := hooks.ParseReceive(in)
+				if err := in.Err(); err != nil {
+					return err
+				}
 				if err != nil {
 					return err
 				}

@@ -52,7 +52,7 @@ EXAMPLES
 					ev := []byte(c.String("event"))
 					if c.IsSet("event-file") {
 						var err error
-						if ev, err = s.readFileArg(c.String("event-file")); err != nil {
+						if ev, err = s.readFileArg(c.String("event-file"), eventFileLimit); err != nil {
 							return err
 						}
 					}
@@ -188,7 +188,7 @@ EXAMPLES
 					if c.IsSet("ledger") == c.IsSet("file") {
 						return usagef("give exactly one of --ledger and --file")
 					}
-					sb, err := s.readFileArg(c.String("start"))
+					sb, err := s.readFileArg(c.String("start"), startLimit)
 					if err != nil {
 						return err
 					}
@@ -199,7 +199,7 @@ EXAMPLES
 					var events []trial.Event
 					var cites []map[string]any
 					if c.IsSet("file") {
-						b, err := s.readFileArg(c.String("file"))
+						b, err := s.readFileArg(c.String("file"), ledgerFileLimit)
 						if err != nil {
 							return err
 						}
@@ -456,7 +456,7 @@ func (s *session) bundleArg(c *cli.Context) ([]byte, error) {
 	if c.Args().Len() != 1 {
 		return nil, usagef("name one BUNDLE file")
 	}
-	return s.readFileArg(c.Args().First())
+	return s.readFileArg(c.Args().First(), bundleLimit)
 }
 
 func (s *session) trialCmd() *cli.Command {
@@ -486,7 +486,7 @@ EXAMPLES
 			},
 			Action: refusedUnlessJudged(func(c *cli.Context) error {
 				asJSON := s.wantJSON(c)
-				sb, err := s.readFileArg(c.String("start"))
+				sb, err := s.readFileArg(c.String("start"), startLimit)
 				if err != nil {
 					return err
 				}

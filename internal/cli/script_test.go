@@ -2,12 +2,14 @@ package cli_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -44,6 +46,8 @@ func TestScripts(t *testing.T) {
 			"gljob":     glJob,
 			"gitdaemon": gitDaemon,
 			"setfrom":   setFrom,
+			"mkfifo":    mkfifo,
+			"bounded":   bounded,
 		},
 		Setup: func(e *testscript.Env) error {
 			home := filepath.Join(e.WorkDir, ".home")
@@ -126,4 +130,48 @@ func setFrom(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("setfrom: %q matches nothing in stdout", args[1])
 	}
 	ts.Setenv(args[0], m[1])
+}
+
+// mkfifo makes a named pipe at each path (relative to the script's
+// directory), with syscall.Mkfifo.
+func mkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: mkfifo PATH…")
+	}
+	for _, p := range args {
+		ts.Check(syscall.Mkfifo(ts.MkAbs(p), 0o600))
+	}
+}
+
+// boundedAS is the address space a bounded command runs in: enough for
+// the Go runtime and git, far less than reading /dev/zero whole takes.
+const boundedAS = 2 << 20 // KiB, for ulimit -v: 2 GiB
+
+// bounded runs a command as exec does, but in an address space of
+// boundedAS (not under the race detector, whose shadow memory needs far
+// more) and killed after 30 s (timeout(1)), and asserts its exit status:
+// `bounded 1 git nwdes …`. A verb that would read an endless input whole
+// fails the script with Go's "out of memory" (exit 2) instead of taking
+// the machine, and one that blocks on a FIFO fails it with 124 instead of
+// hanging the suite.
+func bounded(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: bounded STATUS CMD [ARGS…]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	limit := fmt.Sprintf("ulimit -v %d && ", boundedAS)
+	if raceEnabled {
+		limit = ""
+	}
+	err = ts.Exec("sh", append([]string{"-c", limit + `exec timeout -k 5 30 "$@"`, "sh"}, args[1:]...)...)
+	got := 0
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+		got = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("%v", err)
+	}
+	if got != want {
+		ts.Fatalf("exit status %d, want %d", got, want)
+	}
 }

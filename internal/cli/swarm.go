@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/internal/boundedio"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/swarm"
@@ -424,19 +424,20 @@ func (s *session) owner() string {
 	return "unknown"
 }
 
-func (s *session) readFileArg(p string) ([]byte, error) {
+// readFileArg reads a file argument (relative to -C), or stdin for "-",
+// through boundedio: a regular file only, at most lim.
+func (s *session) readFileArg(p string, lim boundedio.Limit) ([]byte, error) {
+	if p == "-" {
+		return boundedio.ReadAll(s.env.Stdin, "stdin", lim)
+	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(s.dir, p)
 	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil, refusal.NewUnreadable(refusal.InputUnreadable, "name a readable file", "cannot read %s: %v", p, err)
-	}
-	return b, nil
+	return boundedio.ReadFile(p, lim)
 }
 
 func (s *session) readWorker(p string) (*swarm.Worker, error) {
-	b, err := s.readFileArg(p)
+	b, err := s.readFileArg(p, workerLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -444,7 +445,7 @@ func (s *session) readWorker(p string) (*swarm.Worker, error) {
 }
 
 func (s *session) readCard(p string) (*swarm.Card, error) {
-	b, err := s.readFileArg(p)
+	b, err := s.readFileArg(p, cardLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/boundedio"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/trust"
@@ -186,9 +187,9 @@ func gives(line, feature string, key ssh.PublicKey) bool {
 // and content (none yet: empty), and the --key they name.
 func (s *session) policyEdit(c *cli.Context) (string, []byte, ssh.PublicKey, string, error) {
 	path := filepath.Join(s.workTree(), filepath.FromSlash(trust.PolicyPath))
-	b, err := os.ReadFile(path)
+	b, err := boundedio.ReadFile(path, policyLimit)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", nil, nil, "", refusal.NewUnreadable(refusal.InputUnreadable, "make the file readable", "%s: %v", path, err)
+		return "", nil, nil, "", err
 	}
 	key, comment, err := s.readPublicKey(c.String("key"))
 	return path, b, key, comment, err
@@ -208,12 +209,10 @@ func (s *session) readPublicKey(arg string) (ssh.PublicKey, string, error) {
 		p := arg
 		if rest, ok := strings.CutPrefix(p, "~/"); ok {
 			p = filepath.Join(s.env.Getenv("HOME"), rest)
-		} else if !filepath.IsAbs(p) {
-			p = filepath.Join(s.dir, p)
 		}
 		var err error
-		if b, err = os.ReadFile(p); err != nil {
-			return nil, "", refusal.NewUnreadable(refusal.InputUnreadable, "name a public key file (id_ed25519.pub) or give the key itself", "--key %s: %v", arg, err)
+		if b, err = s.readFileArg(p, keyFileLimit); err != nil {
+			return nil, "", err
 		}
 	}
 	key, comment, _, _, err := ssh.ParseAuthorizedKey(b)
