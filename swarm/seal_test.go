@@ -2,6 +2,7 @@ package swarm_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/swarm"
 )
 
 // plant is a harness body that leaves, in its job's repository and
@@ -185,5 +187,101 @@ func TestWhatAJobPlantsInItsRepositoryRunsInNoGitAfterItEnds(t *testing.T) {
 	}
 	if got := markers(t, m); len(got) > 0 {
 		t.Errorf("fetching from the job's repository ran %v", got)
+	}
+}
+
+func TestACredentialTheWorkerPassesOnIsInNothingTheSupervisorRecordsOrSays(t *testing.T) {
+	requireWall(t)
+	secret := fmt.Sprintf("sk-%x", time.Now().UnixNano()) + "-Zq9"
+	dir := gittest.Init(t, false)
+	st, err := openStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	labels := queue(t, st, dir, 1, "cred")
+	// The harness uses its credential, says it on stderr, keeps a copy in
+	// scratch, and even quotes it in its report.
+	script := `echo "using $AGENT_KEY" >&2
+printf '%s' "$AGENT_KEY" > "$NWDES_JOB_DIR/scratch/used"
+line=$(head -n 1 "$1")
+printf '%s\nDONE used %s\n' "$line" "$AGENT_KEY" > "$NWDES_JOB_DIR/RESULT.md"
+`
+	b, _ := json.Marshal(map[string]any{
+		"name": "sh", "harness": "/bin/sh", "harness_args": []string{"-c", script, "sh", "{prompt}"},
+		"deadline": "1m", "env": []string{"AGENT_KEY"},
+	})
+	w, err := swarm.ParseWorker(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup, err := supervisor(st, w, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup.Wall.Getenv = func(name string) string {
+		if name == "AGENT_KEY" {
+			return secret
+		}
+		return ""
+	}
+	var events strings.Builder
+	sup.Events = func(e swarm.Event) { fmt.Fprintf(&events, "%+v\n", e) }
+	sum, err := sup.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	exactlyOnce(t, st, labels)
+	job := filepath.Join(st.Location().CommonDir, "nwdes", "swarm", "jobs", labels[0])
+	jobs, _ := filepath.Glob(filepath.Join(job, "*"))
+	job = jobs[0]
+	if got, _ := os.ReadFile(filepath.Join(job, "scratch", "used")); string(got) != secret {
+		t.Fatalf("the harness got %q, not the credential", got)
+	}
+	leak := func(what, text string) {
+		t.Helper()
+		if strings.Contains(text, secret) {
+			t.Errorf("the credential is in %s", what)
+		}
+	}
+	leak("the events", events.String())
+	leak("the summary", fmt.Sprintf("%+v", sum))
+	recs, err := swarm.Jobs(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leak("the job record", fmt.Sprintf("%+v", recs))
+	leak("the refs", gittest.Git(t, dir, "for-each-ref"))
+	cmd := exec.Command("git", "cat-file", "--batch-all-objects", "--batch")
+	cmd.Dir, cmd.Env = dir, gittest.Env(t.TempDir())
+	objects, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(objects), "DONE used <AGENT_KEY>") {
+		t.Errorf("the recorded report does not name the redacted credential:\n%s", objects)
+	}
+	leak("an object of the repository", string(objects))
+	harnessWrote := map[string]bool{"harness.log": true, "RESULT.md": true, "scratch/used": true}
+	err = filepath.WalkDir(job, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(job, p)
+		if harnessWrote[rel] {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		leak(rel, string(b))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log, _ := os.ReadFile(filepath.Join(job, "harness.log")); !strings.Contains(string(log), secret) {
+		t.Errorf("harness.log, the harness's own output, lost what it said: %q", log)
 	}
 }
