@@ -23,6 +23,8 @@ import (
 type jobDir struct {
 	Root, Repo, Scratch, Home, Data, Prompt string
 	Log                                     *capWriter
+	// Staged is what stage wrote in repo/.git that sealJob writes back.
+	Staged stagedGit
 }
 
 // maxLog bounds harness.log: what passes it is counted, not kept.
@@ -50,6 +52,9 @@ func stage(st *gitstore.Store, export func(*gitstore.Store, oid.ID, string) erro
 		return nil, err
 	}
 	if err := st.StageRepository(base, j.Repo, "worker/"+c.Label, func(dir string) error { return export(st, base, dir) }); err != nil {
+		return nil, err
+	}
+	if j.Staged, err = readStaged(filepath.Join(j.Repo, ".git")); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(j.Prompt, c.Text, 0o444); err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -114,6 +115,7 @@ func (s *Supervisor) emit(e Event) {
 		return
 	}
 	e.Time = now(s.Now)
+	e.Detail = s.redact(e.Detail)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.Events(e)
@@ -434,16 +436,25 @@ loop:
 	}
 	res, err := proc.Wait()
 	j.Log.Close()
+	ended := now(s.Now)
+	// Every process of the job is gone: nothing the job wrote in its
+	// repository's git directory is left for a git run outside the wall.
+	sealed, serr := s.seal(j)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		_ = s.Book.Release(ctx, label, tip)
-		return false, err
+		return false, errors.Join(err, serr)
 	}
-	ended := now(s.Now)
+	if serr != nil {
+		_ = s.Book.Release(ctx, label, tip)
+		return false, serr
+	}
 	tl.add(ended, "ended", string(res.End))
+	tl.add(now(s.Now), "sealed", s.redact(strings.Join(sealed, ", ")))
 	end, reason := endOf(res)
 	if stopped {
 		end, reason = EndUnknown, stopReason
 	}
+	reason = s.redact(reason)
 	exit := Exit{Label: label, Attempt: l.Attempt, Nonce: l.Nonce, End: end, ExitCode: res.ExitCode, Signal: res.Signal,
 		Survivors: res.Survivors, Started: started.UTC().Format(stamp), Ended: ended.UTC().Format(stamp), Reason: reason}
 	exitBytes, forged, err := writeExit(dir, exit, secret)
@@ -455,6 +466,7 @@ loop:
 	if len(forged) > 0 {
 		verdict, why = "refused", strings.Join(forged, "; ")
 	}
+	why, report = s.redact(why), []byte(s.redact(string(report)))
 	tl.add(now(s.Now), "checked", verdict)
 	_ = writeUsage(dir, res, started, ended)
 	_ = tl.write(dir)
@@ -502,6 +514,51 @@ loop:
 		}
 	}
 	return stopped, nil
+}
+
+// seal seals the job's directory (sealJob). When that fails its
+// repository is removed whole; only when that fails too is it an error.
+func (s *Supervisor) seal(j *jobDir) ([]string, error) {
+	sealed, err := sealJob(j.Root, j.Staged)
+	if err == nil {
+		return sealed, nil
+	}
+	root, rerr := os.OpenRoot(j.Root)
+	if rerr == nil {
+		rerr = root.RemoveAll("repo")
+		root.Close()
+	}
+	if rerr != nil {
+		return nil, fmt.Errorf("the repository of job %s could not be sealed (%v) nor removed: run no git in %s: %w", j.Root, err, j.Repo, rerr)
+	}
+	return append(sealed, "repo (removed: it could not be sealed: "+err.Error()+")"), nil
+}
+
+// minSecret is the shortest value of a variable the worker passes on
+// that is redacted from what the supervisor records and says: a shorter
+// one ("1", "true") would mangle records and is no credential.
+const minSecret = 8
+
+// redact replaces in text every value of a variable the worker's env
+// passes into the job by <NAME>: a harness that quotes its credentials
+// (in RESULT.md, in a line the wall's detector reads) does not have them
+// recorded, pushed or printed by the supervisor.
+func (s *Supervisor) redact(text string) string {
+	if s.Wall == nil || s.Wall.Getenv == nil || s.Worker == nil || text == "" {
+		return text
+	}
+	type secret struct{ name, value string }
+	var secrets []secret
+	for _, name := range s.Worker.Env {
+		if v := s.Wall.Getenv(name); len(v) >= minSecret {
+			secrets = append(secrets, secret{name, v})
+		}
+	}
+	sort.Slice(secrets, func(a, b int) bool { return len(secrets[a].value) > len(secrets[b].value) })
+	for _, sec := range secrets {
+		text = strings.ReplaceAll(text, sec.value, "<"+sec.name+">")
+	}
+	return text
 }
 
 // pushRecord pushes the job ledger, trying again a few times with backoff

@@ -31,6 +31,11 @@ type Prober struct {
 	// Python is the interpreter a pyproject.toml console script runs
 	// through ("python3" on the wall's PATH when empty).
 	Python string
+	// Network gives the command the host's network, which it otherwise
+	// does not have (a network namespace with no interface up, sockets
+	// other than AF_UNIX refused): only when the examiner asks for it,
+	// and the Probe says so.
+	Network bool
 
 	// refuseDescriptorStart stands in, in tests, for a system that
 	// refuses the descriptor start for permission (as macOS refuses a
@@ -50,10 +55,23 @@ type Probe struct {
 	// "descriptor" (the file the walk verified, through its descriptor),
 	// "path" (after the descriptor start was refused for permission, the
 	// path verified again) or "interpreter" (Python).
-	Mode   string         `json:"mode"`
-	Launch string         `json:"launch"`
-	Result sandbox.Result `json:"-"`
+	Mode   string `json:"mode"`
+	Launch string `json:"launch"`
+	// Network is "denied", or "open" when the examiner asked for the
+	// host's network (Prober.Network): an observation made with it must
+	// say so.
+	Network NetworkAccess  `json:"network"`
+	Result  sandbox.Result `json:"-"`
 }
+
+// NetworkAccess is whether a probe had the host's network.
+type NetworkAccess string
+
+// How a probe's network was (Probe.Network).
+const (
+	NetworkDenied NetworkAccess = "denied"
+	NetworkOpen   NetworkAccess = "open"
+)
 
 // Run runs args[0] with the arguments after it, as the workspace at dir
 // admits: it checks the workspace (WorkspaceContaminated), that the
@@ -61,7 +79,7 @@ type Probe struct {
 // (ProbeRefused), and that the declared file is there to run
 // (InputUnreadable, by cause); then it runs it in the wall with the
 // workspace's scratch as its directory, HOME and TMPDIR, scratch its only
-// write set and public its read set.
+// write set and public its read set, and no network unless p.Network.
 func (p *Prober) Run(ctx context.Context, dir string, args []string) (*Probe, error) {
 	w, proj, err := Open(p.Store, dir)
 	if err != nil {
@@ -97,10 +115,13 @@ func (p *Prober) Run(ctx context.Context, dir string, args []string) (*Probe, er
 			return nil, refuse("argument %q %s", a, err)
 		}
 	}
-	pr := &Probe{Workspace: w.Path, Command: name, Args: append([]string{}, args[1:]...), Mode: adm.Mode.String()}
+	pr := &Probe{Workspace: w.Path, Command: name, Args: append([]string{}, args[1:]...), Mode: adm.Mode.String(), Network: NetworkDenied}
+	if p.Network {
+		pr.Network = NetworkOpen
+	}
 	cmd := sandbox.Command{
 		Dir: scratch, Write: []string{scratch}, Read: []string{filepath.Join(w.Path, PublicDir)},
-		Home: scratch, Tmp: scratch,
+		Home: scratch, Tmp: scratch, NoNetwork: !p.Network,
 		// No root of the wall covers the checkout (its bin on PATH would
 		// give it whole) or the workspace.
 		Exclude: []string{w.Checkout, w.Path},

@@ -108,14 +108,16 @@ EXAMPLES
 		{
 			Name:      "probe",
 			Usage:     "run a command the candidate declares, inside the wall, in the workspace",
-			UsageText: "git nwdes examine probe --workspace W [--best-effort] [--json] -- NAME [ARGS...]",
+			UsageText: "git nwdes examine probe --workspace W [--network] [--best-effort] [--json] -- NAME [ARGS...]",
 			Description: `Runs only a command the candidate declares in its committed
 .nwave/examine.json (the built file it names, started through the very
 descriptor nwdes checked, following no symbolic link) or, without one, a
 [project.scripts] entry of its pyproject.toml (through python3 -I -B).
 The command runs inside the wall with W/scratch as its directory, HOME,
-TMPDIR and only write set, W/public readable, and only PATH and LANG
-(default C.UTF-8) from this environment. Arguments and --option=value
+TMPDIR and only write set, W/public readable, only PATH and LANG
+(default C.UTF-8) from this environment, and no network: with --network
+it has the host's network, and says so (a line on stderr, "network":
+"open" with --json), which an observation made with it should quote. Arguments and --option=value
 values must be relative and stay inside W from W/scratch (ProbeRefused).
 Its exit status and both streams pass through, with the candidate
 checkout's path replaced by <candidate>. With --json the streams are
@@ -130,7 +132,8 @@ EXAMPLES
 ` + exitStatus + `
    otherwise the command's own exit status`,
 			Flags: []cli.Flag{wsFlag, jsonFlag(),
-				&cli.BoolFlag{Name: "best-effort", Usage: "run even where the kernel cannot enforce the whole wall (what was missing is reported)"}},
+				&cli.BoolFlag{Name: "best-effort", Usage: "run even where the kernel cannot enforce the whole wall (what was missing is reported)"},
+				&cli.BoolFlag{Name: "network", Usage: "give the command the host's network (denied otherwise); the probe's report says so"}},
 			Action: func(c *cli.Context) error {
 				asJSON := s.wantJSON(c)
 				args := c.Args().Slice()
@@ -148,7 +151,7 @@ EXAMPLES
 				wall := s.wall(strict)
 				wall.Lang = s.env.Getenv("LANG") // the wall's default is C.UTF-8
 				var out, errOut strings.Builder
-				p := &workspace.Prober{Store: st, Wall: wall, Stdout: s.env.Stdout, Stderr: s.env.Stderr}
+				p := &workspace.Prober{Store: st, Wall: wall, Stdout: s.env.Stdout, Stderr: s.env.Stderr, Network: c.Bool("network")}
 				if asJSON {
 					p.Stdout, p.Stderr = &out, &errOut
 				}
@@ -159,11 +162,14 @@ EXAMPLES
 				if asJSON {
 					rep := sandboxReport(pr.Result)
 					rep["workspace"], rep["command"], rep["args"] = pr.Workspace, pr.Command, pr.Args
-					rep["mode"], rep["launch"] = pr.Mode, pr.Launch
+					rep["mode"], rep["launch"], rep["network"] = pr.Mode, pr.Launch, pr.Network
 					rep["stdout"].(map[string]any)["text"] = out.String()
 					rep["stderr"].(map[string]any)["text"] = errOut.String()
 					writeJSON(s.env.Stdout, rep)
 				} else {
+					if pr.Network == workspace.NetworkOpen {
+						fmt.Fprintln(s.env.Stderr, "nwdes probe: network open (--network): the command had the host's network")
+					}
 					for _, line := range sandboxNotes(pr.Result) {
 						fmt.Fprintf(s.env.Stderr, "nwdes probe: %s\n", line)
 					}

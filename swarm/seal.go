@@ -1,0 +1,304 @@
+package swarm
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+)
+
+// stagedGit is what stage wrote into the job repository's git directory
+// that sealing writes back: HEAD, config and objects/info/alternates as
+// they were before the job started (read right after staging).
+type stagedGit struct {
+	HEAD, Config, Alternates []byte
+}
+
+// readStaged reads what stage wrote into gitDir, before anything of the
+// job runs.
+func readStaged(gitDir string) (stagedGit, error) {
+	var sg stagedGit
+	for _, f := range []struct {
+		name string
+		to   *[]byte
+	}{{"HEAD", &sg.HEAD}, {"config", &sg.Config}, {"objects/info/alternates", &sg.Alternates}} {
+		b, err := os.ReadFile(gitDir + "/" + f.name)
+		if err != nil {
+			return sg, err
+		}
+		*f.to = b
+	}
+	return sg, nil
+}
+
+// keptGit are the entries of a job repository's git directory that
+// outlive the job: its objects and refs (and their logs). Everything else
+// there — config, hooks, info/ (attributes, excludes, grafts), the index,
+// modules/, worktrees/, commondir, config.worktree, anything else — is
+// removed when the job ends, and config is written again.
+var keptGit = map[string]bool{"HEAD": true, "objects": true, "refs": true, "packed-refs": true, "logs": true}
+
+// sealedConfig is the staged config with core.bare set: git then consults
+// no work tree there (no .gitattributes, no index, no submodule's
+// repository, no fsmonitor), so nothing the job left in repo/ is read by
+// a git run in it.
+func sealedConfig(staged []byte) []byte {
+	c := bytes.Replace(staged, []byte("\tbare = false\n"), []byte("\tbare = true\n"), 1)
+	if !bytes.Contains(c, []byte("\tbare = true\n")) {
+		c = append(append([]byte{}, c...), "[core]\n\tbare = true\n"...)
+	}
+	return c
+}
+
+// sealJob makes the job directory dir, once every process of the job has
+// ended, one in which git runs nothing the job wrote: the git directory
+// of repo/ keeps only HEAD (when it still names a ref or an object),
+// objects, refs, packed-refs and logs, each tree of those holding only
+// directories and regular files; config (made bare) and the alternates
+// are written again from what stage wrote; a .git or HEAD the job left at
+// the top of dir, which would make dir itself a repository to git's
+// discovery, is removed. The work tree's files stay as the job left them.
+//
+// Every step goes through an os.Root opened on dir, after an lstat of the
+// name: no symbolic link the job planted is followed out of dir, and a
+// name is never written through (it is removed, then created with
+// O_EXCL). It returns what it removed or rewrote that stage had not
+// written, as paths relative to dir.
+func sealJob(dir string, sg stagedGit) ([]string, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	var changed []string
+	for _, name := range []string{".git", "HEAD"} {
+		if _, err := root.Lstat(name); err == nil {
+			if err := root.RemoveAll(name); err != nil {
+				return changed, err
+			}
+			changed = append(changed, name)
+		}
+	}
+	for _, name := range []string{"repo", "repo/.git"} {
+		fi, err := root.Lstat(name)
+		if err == nil && fi.IsDir() {
+			continue
+		}
+		if err == nil {
+			if err := root.RemoveAll(name); err != nil {
+				return changed, err
+			}
+			changed = append(changed, fmt.Sprintf("%s (a %s)", name, fileKind(fi.Mode())))
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return changed, err
+		} else {
+			changed = append(changed, name+" (missing)")
+		}
+		if err := root.Mkdir(name, 0o755); err != nil {
+			return changed, err
+		}
+	}
+	g, err := root.OpenRoot("repo/.git")
+	if err != nil {
+		return changed, err
+	}
+	defer g.Close()
+	names, err := readNames(g, ".")
+	if err != nil {
+		return changed, err
+	}
+	for _, name := range names {
+		if keptGit[name] {
+			continue
+		}
+		if err := g.RemoveAll(name); err != nil {
+			return changed, err
+		}
+		switch name {
+		case "config", "description", "index", "info":
+			// stage wrote these; config is written again below
+		default:
+			changed = append(changed, "repo/.git/"+name)
+		}
+	}
+	for _, name := range []string{"packed-refs", "HEAD"} {
+		if fi, err := g.Lstat(name); err == nil && !fi.Mode().IsRegular() {
+			if err := g.RemoveAll(name); err != nil {
+				return changed, err
+			}
+			changed = append(changed, fmt.Sprintf("repo/.git/%s (a %s)", name, fileKind(fi.Mode())))
+		}
+	}
+	for _, d := range []string{"objects", "refs", "logs"} {
+		c, err := onlyFilesAndDirs(g, d)
+		changed = append(changed, c...)
+		if err != nil {
+			return changed, err
+		}
+	}
+	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
+		if err := mkdirAllIn(g, d); err != nil {
+			return changed, err
+		}
+	}
+	if !validHEAD(g) {
+		changed = append(changed, "repo/.git/HEAD (rewritten)")
+		if err := replaceIn(g, "HEAD", sg.HEAD); err != nil {
+			return changed, err
+		}
+	}
+	if b, err := readSmall(g, "objects/info/alternates", len(sg.Alternates)+1); err != nil || !bytes.Equal(b, sg.Alternates) {
+		changed = append(changed, "repo/.git/objects/info/alternates (rewritten)")
+	}
+	if err := replaceIn(g, "objects/info/alternates", sg.Alternates); err != nil {
+		return changed, err
+	}
+	if _, err := g.Lstat("objects/info/http-alternates"); err == nil {
+		if err := g.RemoveAll("objects/info/http-alternates"); err != nil {
+			return changed, err
+		}
+		changed = append(changed, "repo/.git/objects/info/http-alternates")
+	}
+	return changed, replaceIn(g, "config", sealedConfig(sg.Config))
+}
+
+// fileKind names a file type for a person.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m.IsRegular():
+		return "regular file"
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
+}
+
+// readNames lists a directory of r, sorted.
+func readNames(r *os.Root, name string) ([]string, error) {
+	f, err := r.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	sort.Strings(names)
+	return names, err
+}
+
+// onlyFilesAndDirs removes from the tree at name in r everything that is
+// neither a directory nor a regular file (a symbolic link, a FIFO that
+// would hang a reader, a socket or a device), and makes every directory
+// searchable; name itself, when it is not a directory, is removed.
+func onlyFilesAndDirs(r *os.Root, name string) ([]string, error) {
+	fi, err := r.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	var walk func(p string, fi fs.FileInfo) error
+	walk = func(p string, fi fs.FileInfo) error {
+		switch {
+		case fi.Mode().IsRegular():
+			return nil
+		case !fi.IsDir():
+			changed = append(changed, fmt.Sprintf("repo/.git/%s (a %s)", p, fileKind(fi.Mode())))
+			return r.Remove(p)
+		}
+		if err := r.Chmod(p, 0o755); err != nil {
+			return err
+		}
+		names, err := readNames(r, p)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			q := path.Join(p, n)
+			fi, err := r.Lstat(q)
+			if err != nil {
+				return err
+			}
+			if err := walk(q, fi); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return changed, walk(name, fi)
+}
+
+// mkdirAllIn makes the directory name (slash-separated) in r and every
+// directory above it that is missing.
+func mkdirAllIn(r *os.Root, name string) error {
+	if err := r.MkdirAll(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+// replaceIn writes body at name in r: whatever is there is removed first,
+// and the file is created with O_EXCL, so nothing is written through.
+func replaceIn(r *os.Root, name string, body []byte) error {
+	if err := r.RemoveAll(name); err != nil {
+		return err
+	}
+	f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(body)
+	return errors.Join(err, f.Close())
+}
+
+// readSmall reads at most max bytes of the regular file name in r.
+func readSmall(r *os.Root, name string, max int) ([]byte, error) {
+	fi, err := r.Lstat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is a %s", name, fileKind(fi.Mode()))
+	}
+	f, err := r.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, int64(max)))
+}
+
+// validHEAD reports whether HEAD in r is a regular file git reads as a
+// HEAD: "ref: refs/…" or an object id, on one line.
+func validHEAD(r *os.Root) bool {
+	b, err := readSmall(r, "HEAD", 256)
+	if err != nil || len(b) == 0 || len(b) >= 256 || b[len(b)-1] != '\n' {
+		return false
+	}
+	line := string(b[:len(b)-1])
+	if rest, ok := bytes.CutPrefix([]byte(line), []byte("ref: refs/")); ok {
+		return len(rest) > 0 && !bytes.ContainsAny(rest, " \t\r\n\x00") && !bytes.Contains(rest, []byte(".."))
+	}
+	if len(line) != 40 && len(line) != 64 {
+		return false
+	}
+	for _, c := range line {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,73 @@
+package swarm
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+var testStaged = stagedGit{
+	HEAD:       []byte("ref: refs/heads/worker/x\n"),
+	Config:     []byte("[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"),
+	Alternates: []byte("/store/objects\n"),
+}
+
+func TestSealingReplacesWhatTheJobPutInPlaceOfTheRepositoryWithoutTouchingWhatItNames(t *testing.T) {
+	host := t.TempDir()
+	os.WriteFile(filepath.Join(host, "keep"), []byte("host\n"), 0o644)
+	for _, c := range []struct {
+		name  string
+		setup func(job string)
+		want  string
+	}{
+		{"repo is a link to a host directory", func(job string) { os.Symlink(host, filepath.Join(job, "repo")) }, "repo (a symbolic link)"},
+		{".git is a gitfile naming another repository", func(job string) {
+			os.Mkdir(filepath.Join(job, "repo"), 0o755)
+			os.WriteFile(filepath.Join(job, "repo", ".git"), []byte("gitdir: "+host+"\n"), 0o644)
+		}, "repo/.git (a regular file)"},
+		{".git is a link to a host directory", func(job string) {
+			os.Mkdir(filepath.Join(job, "repo"), 0o755)
+			os.Symlink(host, filepath.Join(job, "repo", ".git"))
+		}, "repo/.git (a symbolic link)"},
+		{"objects, refs and HEAD hold a FIFO, a link and garbage", func(job string) {
+			g := filepath.Join(job, "repo", ".git")
+			os.MkdirAll(filepath.Join(g, "refs", "heads"), 0o755)
+			os.MkdirAll(filepath.Join(g, "objects", "info"), 0o755)
+			syscall.Mkfifo(filepath.Join(g, "refs", "heads", "hang"), 0o644)
+			os.Symlink(filepath.Join(host, "keep"), filepath.Join(g, "objects", "info", "alternates"))
+			os.WriteFile(filepath.Join(g, "HEAD"), []byte("not a head\n"), 0o644)
+			os.Symlink(filepath.Join(host, "keep"), filepath.Join(g, "config"))
+		}, "repo/.git/refs/heads/hang (a FIFO)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			job := t.TempDir()
+			c.setup(job)
+			changed, err := sealJob(job, testStaged)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(strings.Join(changed, ", "), c.want) {
+				t.Errorf("sealed %v, want %s named", changed, c.want)
+			}
+			if b, err := os.ReadFile(filepath.Join(host, "keep")); err != nil || string(b) != "host\n" {
+				t.Errorf("the host file is %q, %v", b, err)
+			}
+			if names, _ := os.ReadDir(host); len(names) != 1 {
+				t.Errorf("the host directory holds %v", names)
+			}
+			g := filepath.Join(job, "repo", ".git")
+			for name, want := range map[string]string{"HEAD": string(testStaged.HEAD), "objects/info/alternates": string(testStaged.Alternates), "config": string(sealedConfig(testStaged.Config))} {
+				fi, err := os.Lstat(filepath.Join(g, name))
+				b, _ := os.ReadFile(filepath.Join(g, name))
+				if err != nil || !fi.Mode().IsRegular() || string(b) != want {
+					t.Errorf("%s: %q (%v), want %q", name, b, err, want)
+				}
+			}
+			if !strings.Contains(string(sealedConfig(testStaged.Config)), "\tbare = true\n") {
+				t.Error("the sealed config is not bare")
+			}
+		})
+	}
+}
