@@ -457,7 +457,7 @@ func corpus() []corpusCase {
 		}},
 		{name: "contract deleted", want: false, build: func(w *world) (string, []string) {
 			w.git(w.client, "rm", "-q", ".nwave/features/f.md")
-			w.write(".nwave/features/g.md", "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. fine\n")
+			w.write(".nwave/features/g.md", "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. fine\n# FILE SCOPE\n**\n.nwave/**\n")
 			c := w.commit("drop f")
 			w.examine(c, "g", exam{verdicts: map[string]string{"E1": "met"}})
 			return c, []string{"f", "g"}
@@ -551,12 +551,12 @@ func corpus() []corpusCase {
 			return c2, []string{"f"}
 		}},
 		{name: "two features, one accepted", want: false, build: func(w *world) (string, []string) {
-			w.write(".nwave/features/g.md", "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. fine\n")
+			w.write(".nwave/features/g.md", "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. fine\n# FILE SCOPE\n**\n.nwave/**\n")
 			c, _ := accepted(w)
 			return c, []string{"f", "g"}
 		}},
 		{name: "two features, both accepted", want: true, build: func(w *world) (string, []string) {
-			w.write(".nwave/features/g.md", "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. fine\n")
+			w.write(".nwave/features/g.md", "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. fine\n# FILE SCOPE\n**\n.nwave/**\n")
 			c, _ := accepted(w)
 			w.examine(c, "g", exam{verdicts: map[string]string{"E1": "met"}})
 			return c, []string{"f", "g"}
