@@ -351,7 +351,7 @@ func (w *world) ask(commit string, features []string) map[string]string {
 	// nothing), then the server's through a real push with the records.
 	code, out, errs = w.cmd(w.client, "git", "push", "--dry-run", "origin", commit+":refs/heads/main")
 	say("pre-push", code, out, errs)
-	push := []string{"push", "--no-verify", "origin", commit + ":refs/heads/main"}
+	push := []string{"push", "--atomic", "--no-verify", "origin", commit + ":refs/heads/main"}
 	for _, ref := range []string{"refs/nwdes/examine", "refs/nwdes/gates", "refs/notes/nwdes"} {
 		if c, _, _ := w.cmd(w.client, "git", "rev-parse", "-q", "--verify", ref); c == 0 {
 			push = append(push, "+"+ref+":"+ref)
