@@ -85,6 +85,13 @@ func TestABriefOfHostileTextIsSafeToPrintAndFsckNamesOneThatIsNot(t *testing.T) 
 		if what := unsafeToPrint(out); what != "" {
 			t.Fatalf("git %v prints %s:\n%q", args, what, out)
 		}
+		if args[0] == "log" { // git log indents a note by four spaces
+			lines := strings.Split(out, "\n")
+			for i, l := range lines {
+				lines[i] = strings.TrimPrefix(l, "    ")
+			}
+			out = strings.Join(lines, "\n")
+		}
 		for _, want := range []string{
 			"## nwdes acceptance brief: f: accepted\n",
 			"\n### E1: met\n\none \\x1b[8mhidden\\x1b[0m \\u202eright-to-left\n",

@@ -169,6 +169,10 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 			s.fsckTree(rep, spec, ref, commit, e.hash, p, seen, atTip)
 			continue
 		}
+		if what := recordModeProblem(e.mode); what != "" {
+			bad(p, what)
+			continue
+		}
 		if k := string(ref) + "\x00" + p + "\x00" + e.hash.String(); seen[k] {
 			continue
 		}
