@@ -452,10 +452,14 @@ func (r *Reader) Brief(h oid.ID) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// CheckNote is fsck's check of the note on commit: it must be exactly the
-// brief its examinations render. A note on a commit no examination judged,
-// or one edited by hand, is a forgery a reviewer would believe.
+// CheckNote is fsck's check of the note on commit: it must be safe to
+// print (git log --notes=nwdes shows it as it is) and exactly the brief
+// its examinations render. A note on a commit no examination judged, or
+// one edited by hand, is a forgery a reviewer would believe.
 func CheckNote(st *gitstore.Store, commit oid.ID, note []byte) error {
+	if err := printable("the note on "+commit.Short(), note); err != nil {
+		return err
+	}
 	want, err := BriefOf(st, commit)
 	if err != nil {
 		return err
@@ -465,6 +469,15 @@ func CheckNote(st *gitstore.Store, commit oid.ID, note []byte) error {
 		return fmt.Errorf("a note on %s, which no examination judged (forged, or its records are gone)", commit.Short())
 	case !bytes.Equal(want, note):
 		return fmt.Errorf("the note on %s is not what its examinations render (edited or forged; git nwdes examine close rewrites it)", commit.Short())
+	}
+	return nil
+}
+
+// printable refuses a note git would print with characters that act on a
+// terminal or reorder text: every brief nwdes renders holds them escaped.
+func printable(what string, note []byte) error {
+	if at, c := text.Unsafe(string(note)); at >= 0 {
+		return fmt.Errorf("%s is not safe to print: it holds %s at byte %d (git log --notes would show it raw; nwdes writes such characters escaped)", what, c, at)
 	}
 	return nil
 }
@@ -481,8 +494,15 @@ func BriefOf(st *gitstore.Store, commit oid.ID) ([]byte, error) {
 
 // RenderBrief renders an examination as the Markdown a reviewer reads in
 // git log --notes=nwdes: feature, outcome, candidate, every row with its
-// verdict, class or reason and cited text, then the diagnostic.
-func RenderBrief(ex *Examination) string {
+// verdict, class or reason and cited text, then the diagnostic. git prints
+// a note as it is, so the brief is escaped as nwdes escapes terminal
+// output (text.Terminal): newlines and tabs stay, and with them the
+// Markdown structure; every other control, bidirectional control and
+// byte that is not UTF-8 in the texts it quotes is shown escaped. The
+// records keep the exact bytes.
+func RenderBrief(ex *Examination) string { return text.Terminal(renderBrief(ex)) }
+
+func renderBrief(ex *Examination) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## nwdes acceptance brief: %s: %s\n\n", ex.Feature, ex.Outcome)
 	fmt.Fprintf(&b, "- candidate: %s\n- contract: %s (blob %s)\n- closed: %s\n", ex.Candidate, ex.ContractPath, ex.ContractBlob[:12], ex.ClosedAt)

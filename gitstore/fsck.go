@@ -47,25 +47,44 @@ func (r *FsckReport) OK() bool { return len(r.Problems) == 0 }
 // JSON of a known kind and version, every note a blob named for a commit id.
 // Objects shared between commits are checked once.
 func (s *Store) Fsck() (*FsckReport, error) {
-	refs, err := s.refs.list("refs/nwdes/")
-	if err != nil {
-		return nil, err
+	refs := map[RefName]plumbing.Hash{}
+	rep := &FsckReport{Problems: []Problem{}}
+	// A ref packed-refs names twice is named and, unless a loose file
+	// (which git reads first) gives its value, not read further: it has
+	// no one value to check.
+	damaged := map[RefName]bool{}
+	gather := func(prefix string, only RefName) error {
+		sc, err := s.refs.scan(prefix)
+		if err != nil {
+			return err
+		}
+		for _, name := range SortedNames(sc.refs) {
+			h := sc.refs[name]
+			if only != "" && name != only {
+				continue
+			}
+			if n := sc.packedTwice[name]; n > 0 {
+				rep.Problems = append(rep.Problems, Problem{Ref: name, What: fmt.Sprintf("packed-refs holds %d lines for it (git reads one or another of them); keep one", n)})
+				if !sc.loose[name] {
+					damaged[name] = true
+					continue
+				}
+			}
+			refs[name] = h
+		}
+		return nil
 	}
-	local, err := s.refs.list(LocalPrefix)
-	if err != nil {
-		return nil, err
-	}
-	for name, h := range local {
-		refs[name] = h
-	}
-	for _, n := range append([]RefName{NotesRef}, s.opts.Registry.NotesRefs()...) {
-		if h, err := s.refs.read(n); err != nil {
+	for _, prefix := range []string{"refs/nwdes/", LocalPrefix} {
+		if err := gather(prefix, ""); err != nil {
 			return nil, err
-		} else if !h.IsZero() {
-			refs[n] = h
 		}
 	}
-	rep := &FsckReport{Problems: []Problem{}}
+	for _, n := range append([]RefName{NotesRef}, s.opts.Registry.NotesRefs()...) {
+		if err := gather(string(n), n); err != nil {
+			return nil, err
+		}
+	}
+	rep.Refs = len(damaged)
 	// Seen trees and blobs are keyed by path and id: a record's validity
 	// depends on where it is (its name carries its time and content id),
 	// so the same tree at another path is checked again.
@@ -148,6 +167,10 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 				bad(p, "a payload directory with no record.json beside it")
 			}
 			s.fsckTree(rep, spec, ref, commit, e.hash, p, seen, atTip)
+			continue
+		}
+		if what := recordModeProblem(e.mode); what != "" {
+			bad(p, what)
 			continue
 		}
 		if k := string(ref) + "\x00" + p + "\x00" + e.hash.String(); seen[k] {

@@ -19,6 +19,23 @@ const (
 	ModeGitlink uint32 = 0o160000
 )
 
+// recordModeProblem says what is wrong with an entry of mode in the tree of
+// a nwdes ref, "" when nothing is. Such a tree holds directories and
+// regular files only: git writes a symbolic link or a gitlink there
+// without complaint, but nwdes never does, and a reader that took one
+// for a file would read what it points at, or nothing.
+func recordModeProblem(mode uint32) string {
+	switch mode {
+	case ModeTree, ModeFile, ModeExec:
+		return ""
+	case ModeSymlink:
+		return "mode 120000 (a symbolic link): a tree of nwdes records holds only directories and regular files"
+	case ModeGitlink:
+		return "mode 160000 (a gitlink): a tree of nwdes records holds only directories and regular files"
+	}
+	return fmt.Sprintf("mode %o: a tree of nwdes records holds only directories and regular files", mode)
+}
+
 // DirEntry is one entry of a committed directory.
 type DirEntry struct {
 	Name string
@@ -35,7 +52,7 @@ func (s *Store) Tree(commit oid.ID) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tx{s: s, ref: RefName("commit " + commit.String()), readOnly: true, root: &node{hash: c.Tree}}, nil
+	return &Tx{s: s, ref: RefName("commit " + commit.String()), readOnly: true, commitTree: true, root: &node{hash: c.Tree}}, nil
 }
 
 // Lookup returns the entry at path (found false when there is none). It

@@ -423,30 +423,72 @@ func treeKey(e treeEntry) string {
 	return e.name
 }
 
+// decodeTree reads a tree object, refusing (TreeUnreadable) one git fsck
+// rejects: a malformed entry, a name git could not check out, entries out
+// of git's order (treeNotSorted) or one name twice (duplicateEntries, a
+// file and a directory alike). Two readers of such a tree could see
+// different entries for one name (a binary search finds one, a scan
+// another), so it has no one meaning to judge.
 func decodeTree(h plumbing.Hash, b []byte) ([]treeEntry, error) {
 	var out []treeEntry
 	for len(b) > 0 {
 		sp := bytes.IndexByte(b, ' ')
 		nul := bytes.IndexByte(b, 0)
 		if sp < 0 || nul < sp || len(b) < nul+21 {
-			return nil, fmt.Errorf("tree %s is malformed", h)
+			return nil, badTree(h, "is malformed")
 		}
 		mode, err := strconv.ParseUint(string(b[:sp]), 8, 32)
 		if err != nil {
-			return nil, fmt.Errorf("tree %s has a bad mode: %w", h, err)
+			return nil, badTree(h, fmt.Sprintf("has a bad mode %q", b[:sp]))
 		}
 		name := string(b[sp+1 : nul])
 		if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
 			// git fsck refuses these too; a path built from one would not
 			// be the path the tree seems to hold.
-			return nil, fmt.Errorf("tree %s has an entry named %q", h, name)
+			return nil, badTree(h, fmt.Sprintf("has an entry named %q", name))
 		}
 		var eh plumbing.Hash
 		copy(eh[:], b[nul+1:nul+21])
-		out = append(out, treeEntry{name: name, mode: uint32(mode), hash: eh})
+		e := treeEntry{name: name, mode: uint32(mode), hash: eh}
+		if n := len(out); n > 0 {
+			switch prev, key := treeKey(out[n-1]), treeKey(e); {
+			case key == prev:
+				return nil, badTree(h, fmt.Sprintf("names %q twice (git fsck: duplicateEntries)", name))
+			case key < prev:
+				return nil, badTree(h, fmt.Sprintf("is not sorted as git sorts trees: %q comes after %q (git fsck: treeNotSorted)", name, out[n-1].name))
+			}
+		}
+		if e.isTree() && fileNamed(out, name) {
+			return nil, badTree(h, fmt.Sprintf("names %q twice, as a file and as a directory (git fsck: duplicateEntries)", name))
+		}
+		out = append(out, e)
 		b = b[nul+21:]
 	}
 	return out, nil
+}
+
+// fileNamed reports whether sorted entries, before a directory called
+// name, hold a file of the same name. In git's order such a file sorts at
+// "name", the directory at "name/", and only names that extend name with
+// a byte below '/' come between: those are the only ones looked at.
+func fileNamed(sorted []treeEntry, name string) bool {
+	for j := len(sorted) - 1; j >= 0; j-- {
+		n := sorted[j].name
+		switch {
+		case n == name:
+			return !sorted[j].isTree()
+		case len(n) > len(name) && strings.HasPrefix(n, name) && n[len(name)] < '/':
+			continue
+		}
+		return false
+	}
+	return false
+}
+
+func badTree(h plumbing.Hash, what string) error {
+	return refusal.NewUnreadable(refusal.TreeUnreadable,
+		"git fsck names the tree too; restore what holds it from a good clone (git nwdes fetch for nwdes refs)",
+		"tree %s %s", h, what)
 }
 
 // commitInfo is what nwdes reads from a commit.

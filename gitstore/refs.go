@@ -140,6 +140,8 @@ func (r *Refs) readPacked(name RefName) (plumbing.Hash, error) {
 	want := []byte(name)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	var h plumbing.Hash
+	n := 0
 	for sc.Scan() {
 		line := sc.Bytes()
 		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
@@ -147,21 +149,29 @@ func (r *Refs) readPacked(name RefName) (plumbing.Hash, error) {
 		}
 		// Any line that names the ref counts: one whose id is not 40 hex
 		// digits is damage to refuse (git stops with "fatal" too), never a
-		// ref to treat as absent and start a fresh history over.
+		// ref to treat as absent and start a fresh history over. The whole
+		// file is read: a second line for the ref is damage too.
 		if i := bytes.IndexByte(line, ' '); i >= 0 && bytes.Equal(line[i+1:], want) {
 			if i != 40 || !isHex40(string(line[:40])) {
 				return plumbing.ZeroHash, malformedPacked(name)
 			}
-			return plumbing.NewHash(string(line[:40])), nil
+			h = plumbing.NewHash(string(line[:40]))
+			n++
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read packed-refs: %w", err)
 	}
-	return plumbing.ZeroHash, nil
+	if n > 1 {
+		return plumbing.ZeroHash, duplicatePacked(name, n)
+	}
+	return h, nil
 }
 
-// List returns every ref under prefix (loose and packed), with values.
+// List returns every ref under prefix (loose and packed), with values. A
+// ref packed-refs names on more than one line, with no loose file over
+// it, is refused as Read refuses it (RefUnreadable): there is no one
+// value to list.
 func (r *Refs) List(prefix string) (map[RefName]oid.ID, error) {
 	hs, err := r.list(prefix)
 	if err != nil {
@@ -175,11 +185,36 @@ func (r *Refs) List(prefix string) (map[RefName]oid.ID, error) {
 }
 
 func (r *Refs) list(prefix string) (map[RefName]plumbing.Hash, error) {
-	out := map[RefName]plumbing.Hash{}
+	sc, err := r.scan(prefix)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range SortedNames(sc.packedTwice) {
+		if !sc.loose[name] {
+			return nil, duplicatePacked(name, sc.packedTwice[name])
+		}
+	}
+	return sc.refs, nil
+}
+
+// refScan is what scan found under a prefix.
+type refScan struct {
+	refs map[RefName]plumbing.Hash // each ref's value; a loose file overrides packed-refs
+	// packedTwice counts the lines of each ref packed-refs names more
+	// than once. git 2.39 answers such a ref with one of its lines, the one
+	// its binary search lands on (the last of two, the middle of three),
+	// and for-each-ref lists it once per line: it is damage, not a value.
+	packedTwice map[RefName]int
+	loose       map[RefName]bool // the refs that have a loose file
+}
+
+func (r *Refs) scan(prefix string) (*refScan, error) {
+	out := &refScan{refs: map[RefName]plumbing.Hash{}, packedTwice: map[RefName]int{}, loose: map[RefName]bool{}}
 	// Packed first, then loose: a loose ref overrides its packed value.
 	if f, err := os.Open(filepath.Join(r.dir, "packed-refs")); err == nil {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		seen := map[RefName]int{}
 		for sc.Scan() {
 			line := sc.Text()
 			if line == "" || line[0] == '#' || line[0] == '^' {
@@ -193,11 +228,28 @@ func (r *Refs) list(prefix string) (map[RefName]plumbing.Hash, error) {
 				f.Close()
 				return nil, malformedPacked(RefName(line[i+1:]))
 			}
-			out[RefName(line[41:])] = plumbing.NewHash(line[:40])
+			name := RefName(line[41:])
+			if seen[name]++; seen[name] > 1 {
+				out.packedTwice[name] = seen[name]
+			}
+			out.refs[name] = plumbing.NewHash(line[:40])
 		}
+		err := sc.Err()
 		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read packed-refs: %w", err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read packed-refs: %w", err)
 	}
-	root := filepath.Join(r.dir, "refs")
+	// Only the directory the prefix names is walked ("refs/notes/" for
+	// "refs/notes/nwdes", which is no directory's name; all of refs/ for a
+	// prefix outside it).
+	dir := prefix[:strings.LastIndexByte(prefix, '/')+1]
+	if !strings.HasPrefix(dir, "refs/") {
+		dir = "refs/"
+	}
+	root := filepath.Join(r.dir, filepath.FromSlash(dir))
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -218,7 +270,8 @@ func (r *Refs) list(prefix string) (map[RefName]plumbing.Hash, error) {
 			return err
 		}
 		if found {
-			out[name] = h
+			out.refs[name] = h
+			out.loose[name] = true
 		}
 		return nil
 	})
@@ -487,4 +540,10 @@ func malformedPacked(name RefName) error {
 	return refusal.NewUnreadable(refusal.RefUnreadable,
 		"repair packed-refs (restore the line from a good clone, or delete it and git nwdes fetch), then run git nwdes fsck",
 		"packed-refs has a malformed line for %s", name)
+}
+
+func duplicatePacked(name RefName, lines int) error {
+	return refusal.NewUnreadable(refusal.RefUnreadable,
+		"keep one line for the ref in packed-refs (the value a good clone holds), then run git nwdes fsck",
+		"packed-refs has more than one line for %s (%d): git reads one or another of them, so it holds no one value", name, lines)
 }

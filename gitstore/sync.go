@@ -902,6 +902,11 @@ func (x mergeObjects) Tree(h plumbing.Hash) (map[string]treemerge.Entry, error) 
 	}
 	out := make(map[string]treemerge.Entry, len(es))
 	for name, e := range es {
+		if what := recordModeProblem(e.mode); what != "" {
+			// A merge would carry it into a tree every reader refuses.
+			return nil, refusal.NewUnreadable(refusal.RefUnreadable, "restore the ref from a good clone, then fetch again",
+				"tree %s holds %q with %s", h.String()[:12], name, what)
+		}
 		out[name] = treemerge.Entry{Mode: e.mode, Hash: e.hash}
 	}
 	return out, nil

@@ -25,10 +25,14 @@ type Tx struct {
 	baseTree plumbing.Hash // its tree
 	root     *node
 	readOnly bool
-	changed  bool
-	spec     RefSpec                  // the ref's declaration (set for updates)
-	blobs    map[plumbing.Hash][]byte // staged blobs, written at commit
-	batch    *objBatch                // the objects writeTrees made, for commit's pack
+	// commitTree is set for a commit's own tree (Store.Tree), which may
+	// hold any entry git allows; a ref's tree holds directories and
+	// regular files only (recordModeProblem).
+	commitTree bool
+	changed    bool
+	spec       RefSpec                  // the ref's declaration (set for updates)
+	blobs      map[plumbing.Hash][]byte // staged blobs, written at commit
+	batch      *objBatch                // the objects writeTrees made, for commit's pack
 }
 
 type node struct {
@@ -50,29 +54,36 @@ func (tx *Tx) Base() oid.ID { return toID(tx.base) }
 // Ref is the ref this view belongs to.
 func (tx *Tx) Ref() RefName { return tx.ref }
 
+// load reads n's entries once. A node that fails to load stays unloaded,
+// so every later read through the view fails the same way rather than
+// finding it empty.
 func (tx *Tx) load(n *node) error {
 	if n.loaded {
 		return nil
 	}
-	n.entries = map[string]*entry{}
-	n.loaded = true
-	if n.hash.IsZero() {
-		return nil
+	entries := map[string]*entry{}
+	if !n.hash.IsZero() {
+		t, b, err := tx.s.obj.read(n.hash)
+		if err != nil {
+			return err
+		}
+		if t != plumbing.TreeObject {
+			return fmt.Errorf("object %s is a %s, expected a tree", n.hash, t)
+		}
+		es, err := decodeTree(n.hash, b)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if what := recordModeProblem(e.mode); what != "" && !tx.commitTree {
+				return refusal.NewUnreadable(refusal.RefUnreadable,
+					"restore the ref to a commit nwdes wrote (git nwdes fetch from a good clone, or git update-ref to its previous tip from the reflog)",
+					"%s: tree %s holds %q with %s", tx.ref, n.hash.String()[:12], e.name, what)
+			}
+			entries[e.name] = &entry{mode: e.mode, hash: e.hash}
+		}
 	}
-	t, b, err := tx.s.obj.read(n.hash)
-	if err != nil {
-		return err
-	}
-	if t != plumbing.TreeObject {
-		return fmt.Errorf("object %s is a %s, expected a tree", n.hash, t)
-	}
-	es, err := decodeTree(n.hash, b)
-	if err != nil {
-		return err
-	}
-	for _, e := range es {
-		n.entries[e.name] = &entry{mode: e.mode, hash: e.hash}
-	}
+	n.entries, n.loaded = entries, true
 	return nil
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -143,6 +144,50 @@ func refsOf(t *testing.T, dir string) string {
 	return b.String() + string(c)
 }
 
+// replaceEntry returns tree with the entry at path set to entry ("<mode>
+// <type> <id>"), each tree above it made by git mktree, which does not
+// read the entry's own object.
+func replaceEntry(t *testing.T, dir, tree, path, entry string) string {
+	t.Helper()
+	name, rest, deeper := strings.Cut(path, "/")
+	var lines []string
+	for _, l := range strings.Split(gittest.Git(t, dir, "ls-tree", tree), "\n") {
+		if f := strings.SplitN(l, "\t", 2); len(f) == 2 && f[1] == name {
+			if deeper {
+				entry = "040000 tree " + replaceEntry(t, dir, strings.Fields(f[0])[2], rest, entry)
+			}
+			continue
+		}
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	lines = append(lines, entry+"\t"+name)
+	cmd := exec.Command("git", "mktree")
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, gittest.Env(filepath.Dir(dir)), strings.NewReader(strings.Join(lines, "\n")+"\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git mktree: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// moveTo commits tree on top of ref with git and moves ref there.
+func moveTo(t *testing.T, dir, ref, tree string) {
+	t.Helper()
+	c := gittest.Git(t, dir, "commit-tree", tree, "-p", ref, "-m", "damage")
+	gittest.Git(t, dir, "update-ref", ref, c)
+}
+
+func hexBytes(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func TestEveryVerbSurvivesEveryDamagedRepositoryAndFsckNamesTheDamage(t *testing.T) {
 	base := healthy(t)
 	variants := []struct {
@@ -170,6 +215,48 @@ func TestEveryVerbSurvivesEveryDamagedRepositoryAndFsckNamesTheDamage(t *testing
 			}
 			os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644)
 		}, "packed-refs has a malformed line for refs/nwdes/examine", false},
+		{"packed-refs holds two lines for the examine ref", func(t *testing.T, dir string) {
+			gittest.Git(t, dir, "pack-refs", "--all")
+			p := filepath.Join(dir, ".git", "packed-refs")
+			b, _ := os.ReadFile(p)
+			var out []string
+			for _, l := range strings.Split(string(b), "\n") {
+				out = append(out, l)
+				if strings.HasSuffix(l, " refs/nwdes/examine") {
+					// git rev-parse reads the second line: an older tip
+					// with no examination of the candidate.
+					out = append(out, gittest.Git(t, dir, "rev-parse", "refs/nwdes/examine~1")+" refs/nwdes/examine")
+				}
+			}
+			os.WriteFile(p, []byte(strings.Join(out, "\n")), 0o644)
+		}, "packed-refs holds 2 lines for it", false},
+		{"a payload of the examination is a symbolic link", func(t *testing.T, dir string) {
+			st := openStore(t, dir)
+			p := published(t, st)
+			blob := gittest.Git(t, dir, "rev-parse", "refs/nwdes/examine:"+p+"/payload/t1")
+			tree := replaceEntry(t, dir, gittest.Git(t, dir, "rev-parse", "refs/nwdes/examine^{tree}"), p+"/payload/t1", "120000 blob "+blob)
+			moveTo(t, dir, "refs/nwdes/examine", tree)
+		}, "mode 120000 (a symbolic link)", false},
+		{"the examination's payload tree is not sorted", func(t *testing.T, dir string) {
+			st := openStore(t, dir)
+			p := published(t, st)
+			blob := gittest.Git(t, dir, "rev-parse", "refs/nwdes/examine:"+p+"/payload/t1")
+			raw := "100644 t2\x00" + string(hexBytes(t, blob)) + "100644 t1\x00" + string(hexBytes(t, blob))
+			cmd := exec.Command("git", "hash-object", "-t", "tree", "--literally", "-w", "--stdin")
+			cmd.Dir, cmd.Env, cmd.Stdin = dir, gittest.Env(filepath.Dir(dir)), strings.NewReader(raw)
+			bad, err := cmd.Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tree := replaceEntry(t, dir, gittest.Git(t, dir, "rev-parse", "refs/nwdes/examine^{tree}"), p+"/payload", "040000 tree "+strings.TrimSpace(string(bad)))
+			moveTo(t, dir, "refs/nwdes/examine", tree)
+		}, "treeNotSorted", false},
+		{"the brief holds a terminal escape", func(t *testing.T, dir string) {
+			note := gittest.Git(t, dir, "notes", "--ref", "nwdes", "show", "HEAD")
+			f := filepath.Join(t.TempDir(), "note")
+			os.WriteFile(f, []byte(note+"\n\x1b]0;accepted by the CTO\x07\n"), 0o644)
+			gittest.Git(t, dir, "notes", "--ref", "nwdes", "add", "-f", "-F", f, "HEAD")
+		}, "is not safe to print", true},
 		{"a plain file where a record belongs", func(t *testing.T, dir string) {
 			damage(t, openStore(t, dir), func(tx *gitstore.Tx) error {
 				if err := tx.Remove("features/f"); err != nil {

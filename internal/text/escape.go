@@ -14,9 +14,12 @@ import (
 // is shown as Go's strconv.Quote writes it: \a \b \f \r \v for those C0
 // controls, \xNN for the other C0 controls, DEL (\x7f) and every byte that
 // is not UTF-8, and \uNNNN for the C1 controls (U+0080–U+009F) and the
-// bidirectional embedding, override and isolate controls (U+202A–U+202E,
-// U+2066–U+2069). A backslash already in the text is left as it is: the
-// escaped form is for reading, --json carries the exact text.
+// bidirectional controls: the embeddings, overrides and isolates
+// (U+202A–U+202E, U+2066–U+2069), which reorder the text after them, and
+// the marks (U+200E, U+200F, U+061C), which change how the digits and
+// punctuation beside them are shown.
+// A backslash already in the text is left as it is: the escaped form is
+// for reading, --json carries the exact text.
 
 // class says which characters an escaping leaves as they are.
 type class uint8
@@ -50,7 +53,7 @@ func escapes(r rune, c class) bool {
 		return c == line
 	case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f):
 		return true
-	case (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069):
+	case isBidi(r):
 		return true
 	case r == 0xfffe || r == 0xffff:
 		return c == xmlBlock
@@ -58,7 +61,15 @@ func escapes(r rune, c class) bool {
 	return false
 }
 
-func escape(s string, c class) string {
+// isBidi reports a bidirectional control: it changes the order in which a
+// terminal or a viewer shows the text around it.
+func isBidi(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f || r == 0x061c
+}
+
+// firstEscaped is where in s the first character class c escapes starts,
+// len(s) when there is none.
+func firstEscaped(s string, c class) int {
 	i := 0
 	for i < len(s) {
 		r, n := utf8.DecodeRuneInString(s[i:])
@@ -67,6 +78,24 @@ func escape(s string, c class) string {
 		}
 		i += n
 	}
+	return i
+}
+
+// Unsafe reports where s holds the first character Terminal would escape,
+// and that character as Terminal shows it; -1 and "" when s prints as it
+// is. A check that stored text is safe to print (fsck of a note) names
+// with it what it found.
+func Unsafe(s string) (int, string) {
+	i := firstEscaped(s, block)
+	if i == len(s) {
+		return -1, ""
+	}
+	_, n := utf8.DecodeRuneInString(s[i:])
+	return i, escape(s[i:i+n], block)
+}
+
+func escape(s string, c class) string {
+	i := firstEscaped(s, c)
 	if i == len(s) {
 		return s
 	}
@@ -125,7 +154,8 @@ func writeRuneEscape(b *strings.Builder, r rune) {
 }
 
 // JSON rewrites a document encoding/json wrote so that it also prints
-// safely: DEL, the C1 controls and the bidirectional controls, which
+// safely: DEL, the C1 controls and the bidirectional controls (as
+// Terminal escapes them), which
 // encoding/json leaves as they are, become \u escapes (and a byte that is
 // not UTF-8, which encoding/json never writes, \ufffd). The document means
 // exactly the same: those characters can only stand inside its strings.
@@ -144,7 +174,7 @@ func JSON(doc []byte) []byte {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			out = append(out, `\ufffd`...)
-		case r == 0x7f || (r >= 0x80 && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069):
+		case r == 0x7f || (r >= 0x80 && r <= 0x9f) || isBidi(r):
 			out = append(out, '\\', 'u', hexDigits[(r>>12)&0xf], hexDigits[(r>>8)&0xf], hexDigits[(r>>4)&0xf], hexDigits[r&0xf])
 		default:
 			out = append(out, doc[i:i+n]...)
