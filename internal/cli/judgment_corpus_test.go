@@ -296,6 +296,24 @@ func (w *world) forge(from, commit, feature string, rows map[string]string) {
 	}
 }
 
+// damage commits, on top of the examination records, a tree with a
+// symbolic link among the published records, with git's own plumbing, as
+// a writer with push access could.
+func (w *world) damage() {
+	w.t.Helper()
+	index := filepath.Join(w.root, "damage.index")
+	env := w.env
+	w.env = append(append([]string(nil), env...), "GIT_INDEX_FILE="+index)
+	defer func() { w.env = env }()
+	tip := w.git(w.client, "rev-parse", "refs/nwdes/examine")
+	w.git(w.client, "read-tree", tip+"^{tree}")
+	blob := w.run(w.client, "sh", "-c", "printf /etc/passwd | git hash-object -w --stdin")
+	w.git(w.client, "update-index", "--add", "--cacheinfo", "120000,"+blob+",published/zz/link")
+	tree := w.git(w.client, "write-tree")
+	commit := w.git(w.client, "commit-tree", tree, "-p", tip, "-m", "damage")
+	w.git(w.client, "update-ref", "refs/nwdes/examine", commit, tip)
+}
+
 // ask puts the question to every surface and returns each one's answer:
 // "accepted", or "refused" with the exit code and the first line said.
 func (w *world) ask(commit string, features []string) map[string]string {
@@ -363,7 +381,7 @@ func (w *world) ask(commit string, features []string) map[string]string {
 	if code == 0 {
 		// Moved: put the server (and this clone's view of it) back, so
 		// that verify is asked the same question.
-		w.git(w.server, "update-ref", "refs/heads/main", before)
+		w.git(w.server, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/heads/main", before) // an administrator, past the hooks
 		w.git(w.client, "update-ref", against, before)
 	}
 	// verify, last: it records its results. Accepted is every feature
@@ -582,6 +600,11 @@ func corpus() []corpusCase {
 			w.gate(c, "f")
 			w.examine(c, "f", exam{verdicts: met2(), sign: "alice"})
 			return c, []string{"f"}
+		}},
+		{name: "damaged records: a symbolic link among them", want: false, build: func(w *world) (string, []string) {
+			c, f := accepted(w)
+			w.damage()
+			return c, f
 		}},
 		{name: "policy added by the candidate itself does not apply", want: true, build: func(w *world) (string, []string) {
 			w.write(".nwave/trust/allowed_signers", w.policyLines("f=mallory"))
