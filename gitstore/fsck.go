@@ -46,6 +46,9 @@ func (r *FsckReport) OK() bool { return len(r.Problems) == 0 }
 // they reach must be present and well-formed, every record.json canonical
 // JSON of a known kind and version, every note a blob named for a commit id.
 // Objects shared between commits are checked once.
+// Every append-only ref's whole history is checked as VerifyHistory
+// checks it (each commit that drops or changes a record is named), and
+// every checkpoint its ref no longer contains.
 func (s *Store) Fsck() (*FsckReport, error) {
 	refs, err := s.refs.list("refs/nwdes/")
 	if err != nil {
@@ -56,7 +59,9 @@ func (s *Store) Fsck() (*FsckReport, error) {
 		return nil, err
 	}
 	for name, h := range local {
-		refs[name] = h
+		if !strings.HasPrefix(string(name), CheckpointPrefix) { // checked by fsckHistory
+			refs[name] = h
+		}
 	}
 	for _, n := range append([]RefName{NotesRef}, s.opts.Registry.NotesRefs()...) {
 		if h, err := s.refs.read(n); err != nil {
@@ -74,6 +79,7 @@ func (s *Store) Fsck() (*FsckReport, error) {
 		rep.Refs++
 		s.fsckRef(rep, name, refs[name], seen)
 	}
+	s.fsckHistory(rep, refs)
 	return rep, nil
 }
 
