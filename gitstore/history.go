@@ -148,18 +148,57 @@ func (s *Store) VerifiedView(ref RefName) (*Tx, error) {
 }
 
 // checkHistory verifies ref at tip from its checkpoint without moving the
-// checkpoint, and returns the checkpoint it verified from (tip itself when
-// nothing was to be checked).
+// checkpoint, and returns the checkpoint it verified from: tip itself
+// when there was nothing to check, or when tip is an older value of the
+// ref inside the checkpoint's verified history (read just before another
+// writer moved the ref and the checkpoint on: the ref has moved since, so
+// a write on tip loses its compare-and-swap and reads again).
 func (s *Store) checkHistory(ref RefName, spec RefSpec, tip plumbing.Hash) (plumbing.Hash, error) {
 	if !appendOnly(spec) {
 		return tip, nil
 	}
 	cp, err := s.refs.read(CheckpointRef(ref))
+	if err != nil || cp == tip {
+		return tip, err
+	}
+	if !cp.IsZero() {
+		if tip.IsZero() {
+			return plumbing.ZeroHash, movedBack(ref, cp, tip, "it was deleted")
+		}
+		ok, err := s.isAncestor(cp, tip)
+		if err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("check history of %s: %w", ref, err)
+		}
+		if !ok {
+			// The checkpoint only ever names a value the ref held, and
+			// the ref only moves forward: a tip below the checkpoint is
+			// stale if the ref has moved since, else the ref moved back.
+			stale, err := s.isAncestor(tip, cp)
+			if err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("check history of %s: %w", ref, err)
+			}
+			if stale {
+				now, err := s.refs.read(ref)
+				if err != nil {
+					return plumbing.ZeroHash, err
+				}
+				if now != tip {
+					return tip, nil
+				}
+			}
+			return plumbing.ZeroHash, movedBack(ref, cp, tip, "it does not contain that commit")
+		}
+	}
+	var first *historyBreak
+	err = s.walkNew(ref, spec, []plumbing.Hash{cp}, tip, func(b historyBreak) bool {
+		first = &b
+		return false
+	})
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if err := s.verifyHistory(ref, spec, cp, tip); err != nil {
-		return plumbing.ZeroHash, err
+	if first != nil {
+		return plumbing.ZeroHash, first.refusal("")
 	}
 	return cp, nil
 }
