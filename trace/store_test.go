@@ -454,3 +454,31 @@ func TestWriteOutFollowsNoSymbolicLink(t *testing.T) {
 		t.Fatalf("the link's target was created: %v", err)
 	}
 }
+
+func TestAFastForwardThatRemovesABundleIsRefusedByListReadAndFsck(t *testing.T) {
+	t.Parallel()
+	ts := newTraces(t)
+	gone := mustAppend(t, ts, "ci", "s", "a", validBundle(t, "s", "a", 1))
+	kept := mustAppend(t, ts, "ci", "s", "a", validBundle(t, "s", "a", 2))
+	cmd := exec.Command("sh", "-ec", `
+git read-tree --index-output=.git/tmpidx "$L"
+GIT_INDEX_FILE=.git/tmpidx git rm -q --cached -r "$P"
+git update-ref "$L" $(git commit-tree -m drop -p $(git rev-parse "$L") $(GIT_INDEX_FILE=.git/tmpidx git write-tree))`)
+	dir := ts.Store.Location().WorkTree
+	cmd.Dir = dir
+	cmd.Env = append(gittest.Env(filepath.Dir(dir)), "L="+string(gone.Ref), "P="+gone.Record)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	fresh := &trace.Store{Store: openStore(t, dir)}
+	if _, err := fresh.List("ci"); !refusal.Named(err, refusal.HistoryRewritten) || !strings.Contains(err.Error(), gone.Record) {
+		t.Fatalf("list: %v", err)
+	}
+	if _, err := fresh.Read("ci", kept.Receipt); !refusal.Named(err, refusal.HistoryRewritten) {
+		t.Fatalf("read: %v", err)
+	}
+	rep, err := fresh.Store.Fsck()
+	if err != nil || !strings.Contains(fmt.Sprint(rep.Problems), gone.Record) {
+		t.Fatalf("fsck: %+v %v", rep, err)
+	}
+}
