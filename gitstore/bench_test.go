@@ -1132,3 +1132,35 @@ func BenchmarkReadAmongSmallPacks(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendOneAppendOnly: one Update adding one record, on a ref
+// declared with an immutable directory (as ledgers, traces and
+// examinations are), so each append pays the history check: the ref's
+// checkpoint read, the new commit's immutable paths diffed, the
+// checkpoint advanced.
+func BenchmarkAppendOneAppendOnly(b *testing.B) {
+	dir := gittest.Init(b, false)
+	reg := gitstore.MustRegistry(func(r *gitstore.Registry) error {
+		if err := r.DeclareKind(gitstore.KindSpec{Kind: benchKind, Version: 1}); err != nil {
+			return err
+		}
+		return r.DeclareRef(gitstore.RefSpec{Ref: benchRef, Policy: gitstore.PolicyFastForward,
+			Layout: []string{"entries"}, Immutable: []string{"entries"}})
+	})
+	s := stOpenStore(b, dir, gitstore.Options{Registry: reg})
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rec := benchRecord(b, benchBody{I: i})
+		path := fmt.Sprintf("entries/%06x/%010d", i/256, i)
+		if _, err := s.Update(ctx, benchRef, "append", func(tx *gitstore.Tx) error {
+			return tx.Put(path, rec)
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+	benchCheckCount(b, dir, b.N)
+}

@@ -46,6 +46,9 @@ func (r *FsckReport) OK() bool { return len(r.Problems) == 0 }
 // they reach must be present and well-formed, every record.json canonical
 // JSON of a known kind and version, every note a blob named for a commit id.
 // Objects shared between commits are checked once.
+// Every append-only ref's whole history is checked as VerifyHistory
+// checks it (each commit that drops or changes a record is named), and
+// every checkpoint its ref no longer contains.
 func (s *Store) Fsck() (*FsckReport, error) {
 	refs := map[RefName]plumbing.Hash{}
 	rep := &FsckReport{Problems: []Problem{}}
@@ -60,8 +63,8 @@ func (s *Store) Fsck() (*FsckReport, error) {
 		}
 		for _, name := range SortedNames(sc.refs) {
 			h := sc.refs[name]
-			if only != "" && name != only {
-				continue
+			if only != "" && name != only || strings.HasPrefix(string(name), CheckpointPrefix) {
+				continue // a checkpoint is checked against its ref (fsckHistory)
 			}
 			if n := sc.packedTwice[name]; n > 0 {
 				rep.Problems = append(rep.Problems, Problem{Ref: name, What: fmt.Sprintf("packed-refs holds %d lines for it (git reads one or another of them); keep one", n)})
@@ -93,6 +96,7 @@ func (s *Store) Fsck() (*FsckReport, error) {
 		rep.Refs++
 		s.fsckRef(rep, name, refs[name], seen)
 	}
+	s.fsckHistory(rep, refs)
 	return rep, nil
 }
 

@@ -77,7 +77,8 @@ func (tx *Tx) Lookup(path string) (DirEntry, bool, error) {
 // of the trees) that the tree of commit old holds and the tree of commit
 // next lacks or holds with other content or mode, "" when every such file
 // is still there unchanged: additions are what append-only allows.
-// Subtrees with equal ids are skipped, so the cost is what changed.
+// Subtrees with equal ids are skipped, so the cost is what changed. It is
+// the comparison VerifyHistory makes of each commit with its parents.
 func (s *Store) Altered(old, next oid.ID, dirs []string) (string, error) {
 	oc, err := s.readCommit(toHash(old))
 	if err != nil {
@@ -87,48 +88,8 @@ func (s *Store) Altered(old, next oid.ID, dirs []string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	oes, err := s.treeEntries(oc.Tree)
-	if err != nil {
-		return "", err
-	}
-	nes, err := s.treeEntries(nc.Tree)
-	if err != nil {
-		return "", err
-	}
-	for _, d := range dirs {
-		o, ok := oes[d]
-		if !ok {
-			continue
-		}
-		n := nes[d]
-		if p, err := s.altered(d, o, n); p != "" || err != nil {
-			return p, err
-		}
-	}
-	return "", nil
-}
-
-func (s *Store) altered(path string, o, n treeEntry) (string, error) {
-	switch {
-	case o.mode == n.mode && o.hash == n.hash:
-		return "", nil
-	case !o.isTree() || !n.isTree():
-		return path, nil // a file changed, removed, or turned into a tree
-	}
-	oes, err := s.treeEntries(o.hash)
-	if err != nil {
-		return "", err
-	}
-	nes, err := s.treeEntries(n.hash)
-	if err != nil {
-		return "", err
-	}
-	for _, name := range sortedKeys(oes) {
-		if p, err := s.altered(path+"/"+name, oes[name], nes[name]); p != "" || err != nil {
-			return p, err
-		}
-	}
-	return "", nil
+	p, _, err := s.alteredTrees(oc.Tree, nc.Tree, dirs, nil)
+	return p, err
 }
 
 func (s *Store) treeEntries(h plumbing.Hash) (map[string]treeEntry, error) {

@@ -87,6 +87,8 @@ type Store struct {
 	opts Options
 	refs *Refs
 	obj  *objects
+	// cpRefs moves the checkpoints of append-only refs (history.go).
+	cpRefs *Refs
 
 	shallowOnce sync.Once
 	shallowSet  map[plumbing.Hash]bool // the clone's shallow commits
@@ -113,7 +115,7 @@ func Open(loc gitrepo.Location, opts Options) (*Store, error) {
 	refs := NewRefs(loc.CommonDir)
 	refs.Now = opts.Now
 	refs.Durable = opts.Durable
-	return &Store{loc: loc, opts: opts, refs: refs, obj: newObjects(loc)}, nil
+	return &Store{loc: loc, opts: opts, refs: refs, obj: newObjects(loc), cpRefs: checkpointRefs(loc.CommonDir, opts.Now)}, nil
 }
 
 // Location returns where the repository lives.
@@ -253,6 +255,13 @@ func NoRetry() UpdateOption { return func(c *updateConfig) { c.noRetry = true } 
 // the newest state; with NoRetry it refuses instead. If fn returns an error,
 // or stages nothing, nothing is written and the ref does not move.
 //
+// On an append-only ref (declared with Immutable directories) nothing is
+// written on a tip that fails CheckHistory (HistoryRewritten), and edits
+// that remove or change a file under an immutable directory are refused
+// (RecordImmutable); after the write the ref's checkpoint moves to the new
+// tip. When the tip is the checkpoint that costs one ref read and one ref
+// write, neither synced.
+//
 // It returns the new tip (or the unchanged tip when fn staged nothing, or
 // staged edits that leave the tree as it was).
 func (s *Store) Update(ctx context.Context, ref RefName, message string, fn func(*Tx) error, opts ...UpdateOption) (oid.ID, error) {
@@ -289,6 +298,11 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 			"move it with SwapRemote (a compare-and-swap on the remote); a fetch mirrors the remote's value here",
 			"%s is declared swap: it is decided on the remote, never by a local update", ref)
 	}
+	if strings.HasPrefix(string(ref), CheckpointPrefix) {
+		return plumbing.ZeroHash, refusal.New(refusal.PolicyRefused,
+			"checkpoints move only when a history check passes (Store.CheckHistory)",
+			"%s is a checkpoint, not a ref of records", ref)
+	}
 	wait := time.Millisecond
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -298,11 +312,17 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
+		// Nothing is written on top of a state that could not be read whole.
+		cp, err := s.checkHistory(ref, spec, tip)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
 		next, err := s.prepare(ref, spec, tip, message, fn)
 		if err != nil {
 			return plumbing.ZeroHash, err
 		}
 		if next.IsZero() {
+			s.advanceCheckpoint(ref, cp, tip)
 			return tip, nil
 		}
 		err = s.swap(ref, tip, next)
@@ -310,6 +330,9 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 		if err == nil || errors.As(err, &nd) {
 			// With a NotDurableError the update is applied: the new tip is
 			// returned with it, and nothing is retried.
+			if appendOnly(spec) {
+				s.advanceCheckpoint(ref, cp, next)
+			}
 			return next, err
 		}
 		if !errors.Is(err, ErrConflict) {
@@ -349,6 +372,9 @@ func (s *Store) prepare(ref RefName, spec RefSpec, tip plumbing.Hash, message st
 		return plumbing.ZeroHash, nil
 	}
 	if err := s.checkLayout(tx); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := tx.checkImmutable(); err != nil {
 		return plumbing.ZeroHash, err
 	}
 	tree, err := tx.writeTrees()

@@ -588,13 +588,25 @@ func (s *Store) MergeInto(ctx context.Context, ref RefName, theirs oid.ID, from 
 // by compare-and-swap, recomputing when another writer moved it meanwhile
 // (bounded by MaxAttempts): created when absent, fast-forwarded when
 // behind, left when theirs is contained; otherwise a merge ref gets a merge
-// commit and a fast-forward ref is refused (ChainDiverged).
+// commit and a fast-forward ref is refused (ChainDiverged). On an
+// append-only ref, the local tip must pass CheckHistory and every commit
+// theirs brings must keep its parents' immutable records (VerifyHistory's
+// check): a remote history that drops or changes one is refused
+// (HistoryRewritten), never merged.
 func (s *Store) bringIn(ctx context.Context, ref RefName, policy SyncPolicy, theirs plumbing.Hash, from string) (RefSync, error) {
+	spec, err := s.opts.Registry.refFor(ref)
+	if err != nil {
+		return RefSync{}, err
+	}
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return RefSync{}, err
 		}
 		ours, err := s.refs.read(ref)
+		if err != nil {
+			return RefSync{}, err
+		}
+		cp, err := s.checkHistory(ref, spec, ours)
 		if err != nil {
 			return RefSync{}, err
 		}
@@ -629,8 +641,22 @@ func (s *Store) bringIn(ctx context.Context, ref RefName, policy SyncPolicy, the
 				rs.Action, rs.Resolved = SyncMerged, m.resolved
 			}
 		}
+		if appendOnly(spec) {
+			// theirs' own commits, then the merge commit written here.
+			if err := s.verifyIncoming(ref, spec, []plumbing.Hash{ours}, theirs, from); err != nil {
+				return RefSync{}, err
+			}
+			if next != theirs {
+				if err := s.verifyIncoming(ref, spec, []plumbing.Hash{ours, theirs}, next, from); err != nil {
+					return RefSync{}, err
+				}
+			}
+		}
 		err = s.swap(ref, ours, next)
 		if err == nil {
+			if appendOnly(spec) {
+				s.advanceCheckpoint(ref, cp, next)
+			}
 			rs.After = next.String()
 			return rs, nil
 		}

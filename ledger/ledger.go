@@ -312,7 +312,7 @@ func Append(ctx context.Context, st *gitstore.Store, name string, event []byte) 
 		}
 		return tx.Put(entryPath(seq), rec)
 	})
-	return e, err
+	return e, asBroken(err)
 }
 
 // lastEntry is the ledger's last entry (nil when empty), checked: its
@@ -401,6 +401,17 @@ func short(d string) string {
 	return d
 }
 
+// asBroken names a ledger whose history the store's check refuses
+// (HistoryRewritten: a commit dropped or changed an entry or the seal, or
+// the ref no longer contains the tip this clone verified) as broken, with
+// the store's detail and remedy; the store's refusal stays inside it.
+func asBroken(err error) error {
+	if r, ok := refusal.As(err); ok && r.Name == refusal.HistoryRewritten {
+		return refusal.NewUnreadable(refusal.LedgerBroken, r.Remedy, "%s", r.Detail).Wrap(err)
+	}
+	return err
+}
+
 func broken(ref gitstore.RefName, format string, args ...any) error {
 	return refusal.NewUnreadable(refusal.LedgerBroken, "restore the ledger from a clone that holds it intact (git nwdes fetch), or start another",
 		"%s: %s", ref, fmt.Sprintf(format, args...))
@@ -413,9 +424,9 @@ func Entries(st *gitstore.Store, name string) ([]Entry, *Seal, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	tx, err := st.View(ref)
+	tx, err := st.VerifiedView(ref)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, asBroken(err)
 	}
 	return chain(tx)
 }
@@ -511,7 +522,7 @@ func SealLedger(ctx context.Context, st *gitstore.Store, name string, now time.T
 		}
 		return tx.Put(sealPath, rec)
 	})
-	return s, err
+	return s, asBroken(err)
 }
 
 // Report is what Verify found.
@@ -586,6 +597,12 @@ func Verify(st *gitstore.Store, name string) (*Report, error) {
 	}
 	if len(commits) != want {
 		return nil, broken(ref, "%d commits for %d entries%s: entries were appended or removed outside nwdes", len(commits), len(entries), map[bool]string{true: " and a seal"}[seal != nil])
+	}
+	// What this clone verified before must still be in the chain: a ref
+	// moved back past its seal, or rebuilt from entry 1, verifies whole by
+	// itself.
+	if err := st.CheckHistory(ref, tip); err != nil {
+		return nil, asBroken(err)
 	}
 	return rep, nil
 }

@@ -308,3 +308,35 @@ git update-ref "$L" $(git commit-tree -m edit -p $(git rev-parse "$L") $(GIT_IND
 		t.Fatal("a refused append moved the ledger")
 	}
 }
+
+func TestALedgerMovedBackPastItsSealIsBrokenInOneRepository(t *testing.T) {
+	for _, c := range []struct{ name, script string }{
+		{"moved back past the seal and entry 5 appended again by hand", `
+t=$(git rev-parse "$L~1^{tree}")
+git update-ref "$L" $(git commit-tree -m append -p $(git rev-parse "$L~2") $t)`},
+		{"moved back past the seal", `git update-ref "$L" "$L~1"`},
+		{"rebuilt from entry 1", `
+prev=
+for c in $(git rev-list --reverse "$L~1"); do prev=$(git commit-tree -m append ${prev:+-p $prev} $(git rev-parse "$c^{tree}")); done
+git update-ref "$L" $prev`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, st := withEntries(t, 5)
+			if _, err := ledger.SealLedger(context.Background(), st, "trial", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			rewrite(t, dir, c.script)
+			st = open(t, dir)
+			if _, err := ledger.Verify(st, "trial"); name(err) != refusal.LedgerBroken || !errors.Is(err, &refusal.Error{Name: refusal.HistoryRewritten}) {
+				t.Fatalf("verify: %v, want LedgerBroken (history rewritten)", err)
+			}
+			if _, err := ledger.Append(context.Background(), st, "trial", []byte(`{"after":1}`)); name(err) != refusal.LedgerBroken {
+				t.Fatalf("append: %v, want LedgerBroken", err)
+			}
+			rep, err := st.Fsck()
+			if err != nil || rep.OK() {
+				t.Fatalf("fsck names nothing: %+v %v", rep, err)
+			}
+		})
+	}
+}

@@ -296,7 +296,9 @@ func readEntries(tx *gitstore.Tx) ([]storedEntry, error) {
 // against the receipt and validating them again under the same session
 // and attempt: a missing record, stored bytes that differ from what the
 // receipt names, or a receipt Validate would no longer issue for them are
-// refused (ReceiptMismatch).
+// refused (ReceiptMismatch). The store's history is checked first
+// (gitstore.Store.CheckHistory): a bundle dropped or changed by any commit
+// is HistoryRewritten, not an absent record.
 func (s *Store) Read(name, receipt string) ([]byte, error) {
 	ref, err := Ref(name)
 	if err != nil {
@@ -306,7 +308,7 @@ func (s *Store) Read(name, receipt string) ([]byte, error) {
 		return nil, refusal.NewUnreadable(refusal.ReceiptMismatch, "give the receipt Append returned (sha256:<64 hex>)",
 			"%q is not a trace receipt id", clip(receipt))
 	}
-	tx, err := s.Store.View(ref)
+	tx, err := s.Store.VerifiedView(ref)
 	if err != nil {
 		return nil, fmt.Errorf("read trace store %s: %w", name, err)
 	}
@@ -337,12 +339,15 @@ func (s *Store) Read(name, receipt string) ([]byte, error) {
 // List returns the storage receipt of every record in the trace store
 // name, sorted by session, attempt and final digest (none is newest). It
 // reads each record's receipt, not its bundle; an absent store is empty.
+// The store's history is checked first (gitstore.Store.CheckHistory): a
+// store some commit dropped a bundle from is HistoryRewritten, never listed
+// short.
 func (s *Store) List(name string) ([]Entry, error) {
 	ref, err := Ref(name)
 	if err != nil {
 		return nil, err
 	}
-	tx, err := s.Store.View(ref)
+	tx, err := s.Store.VerifiedView(ref)
 	if err != nil {
 		return nil, fmt.Errorf("list trace store %s: %w", name, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -250,14 +251,41 @@ func TestABundleAtTheSizeLimitFitsOneRecord(t *testing.T) {
 }
 
 // tamper rewrites a stored bundle's payload in place, as a process
-// writing the ref's tree behind nwdes's back would.
+// writing the ref's tree behind nwdes's back would: the tip commit is
+// made again with the changed bytes, and the clone's checkpoint is gone
+// (a clone that never read the store before), so that only the receipt
+// can tell.
 func tamper(t *testing.T, ts *trace.Store, sr *trace.StorageReceipt, b []byte) {
 	t.Helper()
-	_, err := ts.Store.Update(context.Background(), sr.Ref, "tamper", func(tx *gitstore.Tx) error {
-		return tx.WriteBlob(sr.Record+"/payload/bundle", b)
-	})
-	if err != nil {
+	f := filepath.Join(t.TempDir(), "bundle")
+	if err := os.WriteFile(f, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	amendTip(t, ts, sr.Ref, false, `
+b=$(git hash-object -w "`+f+`")
+GIT_INDEX_FILE=.git/tmpidx git update-index --cacheinfo 100644,$b,`+sr.Record+`/payload/bundle`)
+}
+
+// amendTip makes ref's tip commit again (same parent; none when root is
+// set, as if the history were made again in one commit) with the tree the
+// script leaves in .git/tmpidx (read from the tip first), and deletes the
+// ref's checkpoint.
+func amendTip(t *testing.T, ts *trace.Store, ref gitstore.RefName, root bool, script string) {
+	t.Helper()
+	cmd := exec.Command("sh", "-ec", `
+git read-tree --index-output=.git/tmpidx "$L"`+script+`
+tree=$(GIT_INDEX_FILE=.git/tmpidx git write-tree)
+if [ -z "$ROOT" ] && p=$(git rev-parse -q --verify "$L^"); then c=$(git commit-tree -m amend -p "$p" "$tree"); else c=$(git commit-tree -m amend "$tree"); fi
+git update-ref "$L" "$c"
+git update-ref -d "$CP"`)
+	dir := ts.Store.Location().WorkTree
+	cmd.Dir = dir
+	cmd.Env = append(gittest.Env(filepath.Dir(dir)), "L="+string(ref), "CP="+string(gitstore.CheckpointRef(ref)))
+	if root {
+		cmd.Env = append(cmd.Env, "ROOT=1")
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }
 
@@ -310,16 +338,9 @@ func TestARecordMovedToAnotherNameIsNamedByFsck(t *testing.T) {
 	ts := newTraces(t)
 	sr := mustAppend(t, ts, "ci", "s", "a", validBundle(t, "s", "a", 1))
 	other := mustAppend(t, ts, "ci", "s", "a", validBundle(t, "s", "a", 2))
-	_, err := ts.Store.Update(context.Background(), sr.Ref, "swap", func(tx *gitstore.Tx) error {
-		rec, err := tx.Get(other.Record)
-		if err != nil {
-			return err
-		}
-		return tx.Put(sr.Record, rec)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	amendTip(t, ts, sr.Ref, true, `
+GIT_INDEX_FILE=.git/tmpidx git rm -q --cached -r `+sr.Record+`
+GIT_INDEX_FILE=.git/tmpidx git read-tree --prefix=`+sr.Record+`/ "$L:`+other.Record+`"`)
 	if _, err := ts.Read("ci", sr.Receipt); !refusal.Named(err, refusal.ReceiptMismatch) {
 		t.Fatalf("read: %v", err)
 	}
@@ -431,5 +452,33 @@ func TestWriteOutFollowsNoSymbolicLink(t *testing.T) {
 	}
 	if _, err := os.Lstat(target); !os.IsNotExist(err) {
 		t.Fatalf("the link's target was created: %v", err)
+	}
+}
+
+func TestAFastForwardThatRemovesABundleIsRefusedByListReadAndFsck(t *testing.T) {
+	t.Parallel()
+	ts := newTraces(t)
+	gone := mustAppend(t, ts, "ci", "s", "a", validBundle(t, "s", "a", 1))
+	kept := mustAppend(t, ts, "ci", "s", "a", validBundle(t, "s", "a", 2))
+	cmd := exec.Command("sh", "-ec", `
+git read-tree --index-output=.git/tmpidx "$L"
+GIT_INDEX_FILE=.git/tmpidx git rm -q --cached -r "$P"
+git update-ref "$L" $(git commit-tree -m drop -p $(git rev-parse "$L") $(GIT_INDEX_FILE=.git/tmpidx git write-tree))`)
+	dir := ts.Store.Location().WorkTree
+	cmd.Dir = dir
+	cmd.Env = append(gittest.Env(filepath.Dir(dir)), "L="+string(gone.Ref), "P="+gone.Record)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	fresh := &trace.Store{Store: openStore(t, dir)}
+	if _, err := fresh.List("ci"); !refusal.Named(err, refusal.HistoryRewritten) || !strings.Contains(err.Error(), gone.Record) {
+		t.Fatalf("list: %v", err)
+	}
+	if _, err := fresh.Read("ci", kept.Receipt); !refusal.Named(err, refusal.HistoryRewritten) {
+		t.Fatalf("read: %v", err)
+	}
+	rep, err := fresh.Store.Fsck()
+	if err != nil || !strings.Contains(fmt.Sprint(rep.Problems), gone.Record) {
+		t.Fatalf("fsck: %+v %v", rep, err)
 	}
 }
