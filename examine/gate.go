@@ -601,8 +601,10 @@ func GateStatus(st *gitstore.Store, t Target) (*GateReport, error) {
 }
 
 // GateStatusAt is GateStatus with the evidence as it is at commit tip of
-// GateRef (zero: the ref's tip): a server judges the evidence pushed
-// alongside a branch before either ref moves.
+// GateRef (zero: the ref's tip, its history checked as
+// gitstore.CheckHistory checks it): a server judges the evidence pushed
+// alongside a branch before either ref moves, having checked that history
+// itself.
 func GateStatusAt(st *gitstore.Store, t Target, tip oid.ID) (*GateReport, error) {
 	cand, err := Load(st, t)
 	if err != nil {
@@ -610,7 +612,8 @@ func GateStatusAt(st *gitstore.Store, t Target, tip oid.ID) (*GateReport, error)
 	}
 	var tx *gitstore.Tx
 	if tip.IsZero() {
-		tx, err = st.View(GateRef)
+		// The evidence judged is a history this clone verified.
+		tx, err = st.VerifiedView(GateRef)
 	} else {
 		tx, err = st.ViewAt(GateRef, tip)
 	}

@@ -332,6 +332,18 @@ func NewReader(st *gitstore.Store) (*Reader, error) {
 	return &Reader{st: st, tx: tx}, nil
 }
 
+// NewVerifiedReader is NewReader of a history this clone verified: every
+// commit since the last tip it verified (gitstore.CheckHistory) kept every
+// published examination as it was, or HistoryRewritten refuses. Every
+// reader that judges takes this one.
+func NewVerifiedReader(st *gitstore.Store) (*Reader, error) {
+	tx, err := st.VerifiedView(Ref)
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{st: st, tx: tx}, nil
+}
+
 // NewReaderAt takes the snapshot of the examination records as they are at
 // commit of Ref (a server's pre-receive check reads the records pushed
 // alongside the commit they accept, before the ref moves).

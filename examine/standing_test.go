@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,40 +72,21 @@ func TestAnExaminationOfAnotherContractDoesNotStand(t *testing.T) {
 func TestARecordWhoseOutcomeItsRowsDoNotDeriveDoesNotStandAndFsckNamesIt(t *testing.T) {
 	_, x := setup(t, threeRows)
 	ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
-	_, err := x.Store.Update(context.Background(), examine.Ref, "tamper", func(tx *gitstore.Tx) error {
-		rec, err := tx.Get(ex.Path)
-		if err != nil {
-			return err
-		}
-		forged := strings.Replace(string(rec.Body), `"verdict":"met"`, `"class":"unstable","verdict":"unmet"`, 1)
-		var body any
-		if err := json.Unmarshal([]byte(forged), &body); err != nil {
-			return err
-		}
-		if rec.Body, err = gitstore.Canonical(body); err != nil {
-			return err
-		}
+	rewriteTip(t, x.Store, func(files map[string][]byte) {
+		b := editBody(t, files, ex.Path+"/record.json", func(body map[string]any) {
+			rows := body["rows"].([]any)
+			row := rows[0].(map[string]any)
+			row["verdict"], row["class"] = "unmet", "unstable"
+		})
 		// Named as its new content names it, so that only the outcome
 		// gives it away (a record edited in place is refused by its name).
-		sum := sha256.Sum256(rec.Body)
+		sum := sha256.Sum256(b)
 		renamed := ex.Path[:strings.LastIndexByte(ex.Path, '-')+1] + hex.EncodeToString(sum[:6])
-		if err := tx.Remove(ex.Path); err != nil {
-			return err
-		}
-		idx, err := tx.Get("features/f")
-		if err != nil {
-			return err
-		}
-		idx.Body = []byte(strings.Replace(string(idx.Body), ex.Path, renamed, 1))
-		if err := tx.Put("features/f", idx); err != nil {
-			return err
-		}
+		moveRecord(files, ex.Path, renamed)
+		idx := "features/f/record.json"
+		files[idx] = []byte(strings.Replace(string(files[idx]), ex.Path, renamed, 1))
 		ex.Path = renamed
-		return tx.Put(renamed, rec)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sd := standing(t, x, ex.Candidate)
 	if sd.Outcome != examine.Invalid || !strings.Contains(sd.Problem, "stored outcome is accepted, but its rows derive rejected") {
 		t.Fatalf("standing = %+v", sd)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -22,39 +21,16 @@ import (
 func tamper(t *testing.T, st *gitstore.Store, path string, rename bool, edit func(map[string]any)) string {
 	t.Helper()
 	newPath := path
-	_, err := st.Update(context.Background(), examine.Ref, "tamper", func(tx *gitstore.Tx) error {
-		rec, err := tx.Get(path)
-		if err != nil {
-			return err
-		}
-		var body map[string]any
-		if err := json.Unmarshal(rec.Body, &body); err != nil {
-			return err
-		}
-		edit(body)
-		if rec.Body, err = gitstore.Canonical(body); err != nil {
-			return err
-		}
+	rewriteTip(t, st, func(files map[string][]byte) {
+		b := editBody(t, files, path+"/record.json", edit)
 		if rename {
-			sum := sha256.Sum256(rec.Body)
+			sum := sha256.Sum256(b)
 			newPath = path[:strings.LastIndexByte(path, '-')+1] + hex.EncodeToString(sum[:6])
-			if err := tx.Remove(path); err != nil {
-				return err
-			}
-			idx, err := tx.Get("features/f")
-			if err != nil {
-				return err
-			}
-			idx.Body = []byte(strings.Replace(string(idx.Body), path, newPath, 1))
-			if err := tx.Put("features/f", idx); err != nil {
-				return err
-			}
+			moveRecord(files, path, newPath)
+			idx := "features/f/record.json"
+			files[idx] = []byte(strings.Replace(string(files[idx]), path, newPath, 1))
 		}
-		return tx.Put(newPath, rec)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return newPath
 }
 
@@ -113,16 +89,9 @@ func TestAnExaminationRenamedToSortNewestIsRefusedByItsName(t *testing.T) {
 	t.Parallel()
 	_, x := setup(t, threeRows)
 	ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
-	_, err := x.Store.Update(context.Background(), examine.Ref, "rename", func(tx *gitstore.Tx) error {
-		rec, err := tx.Get(ex.Path)
-		if err != nil {
-			return err
-		}
-		return tx.Put(ex.Path[:strings.LastIndexByte(ex.Path, '/')+1]+"zzzz", rec)
+	rewriteTip(t, x.Store, func(files map[string][]byte) {
+		moveRecord(files, ex.Path, ex.Path[:strings.LastIndexByte(ex.Path, '/')+1]+"zzzz")
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	r, _ := examine.NewReader(x.Store)
 	if _, err := r.Standing(oid.MustParse(ex.Candidate), "f"); !refusal.Named(err, "RecordMalformed") || !strings.Contains(err.Error(), `name is "zzzz"`) {
 		t.Fatalf("standing: %v", err)
@@ -174,20 +143,10 @@ func TestACloseRefusesToFollowAnExaminationDatedAtTheEndOfTime(t *testing.T) {
 	ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
 	p := tamper(t, x.Store, ex.Path, false, func(b map[string]any) { b["closed_at"] = "9999-12-31T23:59:59.999999999Z" })
 	// Named as its content names it: valid in shape, forged in time.
-	_, err := x.Store.Update(context.Background(), examine.Ref, "rename", func(tx *gitstore.Tx) error {
-		rec, err := tx.Get(p)
-		if err != nil {
-			return err
-		}
-		sum := sha256.Sum256(rec.Body)
-		if err := tx.Remove(p); err != nil {
-			return err
-		}
-		return tx.Put(p[:strings.LastIndexByte(p, '/')+1]+"99991231T235959.999999999Z-"+hex.EncodeToString(sum[:6]), rec)
+	rewriteTip(t, x.Store, func(files map[string][]byte) {
+		sum := sha256.Sum256(editBody(t, files, p+"/record.json", func(map[string]any) {}))
+		moveRecord(files, p, p[:strings.LastIndexByte(p, '/')+1]+"99991231T235959.999999999Z-"+hex.EncodeToString(sum[:6]))
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, _, err := x.Close(context.Background(), tg, "accepted", "again"); !refusal.Named(err, "RecordMalformed") || !strings.Contains(err.Error(), "no later close could sort after it") {
 		t.Fatalf("close after a far-future examination: %v", err)
 	}

@@ -204,7 +204,7 @@ func (v *Verifier) judge(r *VerifyResult, base, head oid.ID) (*Contract, error) 
 		return nil, err
 	}
 
-	tx, err := v.Store.View(GateRef)
+	tx, err := v.Store.VerifiedView(GateRef)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func (v *Verifier) judge(r *VerifyResult, base, head oid.ID) (*Contract, error) 
 	if err != nil {
 		return nil, err
 	}
-	reader, err := NewReader(v.Store)
+	reader, err := NewVerifiedReader(v.Store)
 	if err != nil {
 		return nil, err
 	}

@@ -384,6 +384,17 @@ func appendOnly(st *gitstore.Store, u Update) (RefResult, error) {
 	case u.Delete():
 		return refuse("%s holds records, which are append-only here: it is never deleted", u.RemoteRef)
 	case isZeroOID(u.RemoteOID):
+		// A new records ref: its whole history must be append-only.
+		next, err := oid.Parse(u.LocalOID)
+		if err != nil {
+			return res, err
+		}
+		if err := st.VerifyHistory(gitstore.RefName(u.RemoteRef), oid.Zero, next); err != nil {
+			if rf, ok := refusal.As(err); ok && rf.Name == refusal.HistoryRewritten {
+				return refuse("%s: %s; records are append-only here", refusal.HistoryRewritten, rf.Detail)
+			}
+			return res, err
+		}
 		return res, nil
 	}
 	old, err := oid.Parse(u.RemoteOID)
@@ -402,16 +413,15 @@ func appendOnly(st *gitstore.Store, u Update) (RefResult, error) {
 		return refuse("%s would move from %s to %s, which does not contain it: records are append-only here (git nwdes push merges instead of forcing)",
 			u.RemoteRef, text.Short(u.RemoteOID), text.Short(u.LocalOID))
 	}
-	// A fast-forward can still drop records: a new commit on top whose tree
-	// leaves some out (an examination that rejected, say). What is written
-	// once under an immutable directory stays, byte for byte.
-	gone, err := st.Altered(old, next, spec.Immutable)
-	if err != nil {
+	// A fast-forward can still drop records: a commit on top whose tree
+	// leaves some out (an examination that rejected, say), even one that a
+	// later commit of the same push puts back. Every commit the push brings
+	// is checked against its parents, as every reader checks the chain.
+	if err := st.VerifyHistory(gitstore.RefName(u.RemoteRef), old, next); err != nil {
+		if rf, ok := refusal.As(err); ok && rf.Name == refusal.HistoryRewritten {
+			return refuse("%s: %s; records are append-only here", refusal.HistoryRewritten, rf.Detail)
+		}
 		return res, err
-	}
-	if gone != "" {
-		return refuse("%s at %s drops or changes %s, which a record never is once written: records are append-only here",
-			u.RemoteRef, text.Short(u.LocalOID), gone)
 	}
 	return res, nil
 }

@@ -35,7 +35,11 @@ type Question struct {
 	// RequireSigned refuses to judge (MissingFact) when no signing policy
 	// is in force: status --require-signed.
 	RequireSigned bool
-	// Records are the record tips read; zero fields read the local refs.
+	// Records are the record tips read. A zero field reads the local ref,
+	// whose history is checked first (gitstore.CheckHistory: nothing
+	// published was dropped or changed since the tip this clone last
+	// verified; HistoryRewritten refuses). A tip given is the caller's to
+	// have checked: the server checks the pushed history from its own tip.
 	Records Records
 	// Now is when signatures are checked against validity windows.
 	Now time.Time
@@ -150,7 +154,7 @@ func againstLabel(q Question) string {
 
 func reader(st *gitstore.Store, tip oid.ID) (*examine.Reader, error) {
 	if tip.IsZero() {
-		return examine.NewReader(st)
+		return examine.NewVerifiedReader(st)
 	}
 	return examine.NewReaderAt(st, tip)
 }

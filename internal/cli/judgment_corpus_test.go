@@ -297,9 +297,10 @@ func (w *world) forge(from, commit, feature string, rows map[string]string) {
 }
 
 // damage commits, on top of the examination records, a tree with a
-// symbolic link among the published records, with git's own plumbing, as
-// a writer with push access could.
-func (w *world) damage() {
+// symbolic link among the published examinations of feature at commit,
+// with git's own plumbing, as a writer with push access could. (Damage
+// where no judgment reads is fsck's to name, which CI runs first.)
+func (w *world) damage(commit, feature string) {
 	w.t.Helper()
 	index := filepath.Join(w.root, "damage.index")
 	env := w.env
@@ -308,10 +309,29 @@ func (w *world) damage() {
 	tip := w.git(w.client, "rev-parse", "refs/nwdes/examine")
 	w.git(w.client, "read-tree", tip+"^{tree}")
 	blob := w.run(w.client, "sh", "-c", "printf /etc/passwd | git hash-object -w --stdin")
-	w.git(w.client, "update-index", "--add", "--cacheinfo", "120000,"+blob+",published/zz/link")
+	w.git(w.client, "update-index", "--add", "--cacheinfo", "120000,"+blob+",published/"+commit[:2]+"/"+commit[2:]+"/"+feature+"/zz-link")
 	tree := w.git(w.client, "write-tree")
 	commit := w.git(w.client, "commit-tree", tree, "-p", tip, "-m", "damage")
 	w.git(w.client, "update-ref", "refs/nwdes/examine", commit, tip)
+}
+
+// dropNewest commits, on top of the examination records, a tree without
+// the newest examination of feature at commit, as a writer with push
+// access and no key could: a fast-forward that drops a record.
+func (w *world) dropNewest(commit, feature string) {
+	w.t.Helper()
+	index := filepath.Join(w.root, "drop.index")
+	env := w.env
+	w.env = append(append([]string(nil), env...), "GIT_INDEX_FILE="+index)
+	defer func() { w.env = env }()
+	tip := w.git(w.client, "rev-parse", "refs/nwdes/examine")
+	dir := "published/" + commit[:2] + "/" + commit[2:] + "/" + feature + "/"
+	names := strings.Fields(w.git(w.client, "ls-tree", "--name-only", tip, dir))
+	w.git(w.client, "read-tree", tip+"^{tree}")
+	w.git(w.client, "rm", "-r", "-q", "--cached", names[len(names)-1])
+	tree := w.git(w.client, "write-tree")
+	next := w.git(w.client, "commit-tree", tree, "-p", tip, "-m", "tidy up")
+	w.git(w.client, "update-ref", "refs/nwdes/examine", next, tip)
 }
 
 // ask puts the question to every surface and returns each one's answer:
@@ -603,7 +623,19 @@ func corpus() []corpusCase {
 		}},
 		{name: "damaged records: a symbolic link among them", want: false, build: func(w *world) (string, []string) {
 			c, f := accepted(w)
-			w.damage()
+			w.damage(c, "f")
+			return c, f
+		}},
+		{name: "a fast-forward of the records drops the newest rejection", want: false, build: func(w *world) (string, []string) {
+			c, f := accepted(w)
+			w.examine(c, "f", exam{verdicts: map[string]string{"E1": "met", "E2": "unmet"}})
+			w.dropNewest(c, "f")
+			return c, f
+		}},
+		{name: "a fast-forward of the records drops the newest signed rejection", policy: "f=alice", want: false, build: func(w *world) (string, []string) {
+			c, f := signed("alice")(w)
+			w.examine(c, "f", exam{verdicts: map[string]string{"E1": "met", "E2": "unmet"}, sign: "alice"})
+			w.dropNewest(c, "f")
 			return c, f
 		}},
 		{name: "policy added by the candidate itself does not apply", want: true, build: func(w *world) (string, []string) {
