@@ -311,8 +311,8 @@ func (w *world) damage(commit, feature string) {
 	blob := w.run(w.client, "sh", "-c", "printf /etc/passwd | git hash-object -w --stdin")
 	w.git(w.client, "update-index", "--add", "--cacheinfo", "120000,"+blob+",published/"+commit[:2]+"/"+commit[2:]+"/"+feature+"/zz-link")
 	tree := w.git(w.client, "write-tree")
-	commit := w.git(w.client, "commit-tree", tree, "-p", tip, "-m", "damage")
-	w.git(w.client, "update-ref", "refs/nwdes/examine", commit, tip)
+	next := w.git(w.client, "commit-tree", tree, "-p", tip, "-m", "damage")
+	w.git(w.client, "update-ref", "refs/nwdes/examine", next, tip)
 }
 
 // dropNewest commits, on top of the examination records, a tree without
