@@ -220,7 +220,7 @@ func TestDocsCliMdHoldsTheExitTable(t *testing.T) {
 }
 
 func TestHelpOfASubVerbShowsThatVerb(t *testing.T) {
-	t.Parallel()
+	// Not parallel: urfave/cli applies its one global HelpFlag in every run.
 	for _, args := range [][]string{{"help", "gate", "run"}, {"gate", "help", "run"}, {"h", "gate", "run"}} {
 		var out, errb bytes.Buffer
 		code := Main(context.Background(), append([]string{"git-nwdes"}, args...), Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }, Dir: t.TempDir()})
@@ -236,7 +236,7 @@ func TestHelpOfASubVerbShowsThatVerb(t *testing.T) {
 }
 
 func TestABadFlagValueIsAUsageErrorSayingWhatItLacks(t *testing.T) {
-	t.Parallel()
+	// Not parallel: urfave/cli applies its one global HelpFlag in every run.
 	for args, want := range map[string]string{
 		"gate run --feature f --timeout 5":     "usage: --timeout 5: a duration needs a unit, as in 5s, 5m or 5h\n",
 		"gate run --feature f --timeout soon":  "usage: --timeout \"soon\" is not a valid value\n",
