@@ -100,7 +100,7 @@ func displayBlock(brief []byte) []byte {
 func WithDisplayBlock(note, brief []byte) ([]byte, error) {
 	before, block, after, err := displaySplit(note)
 	if err != nil {
-		return nil, refusal.New(refusal.RecordMalformed, "restore the nwdes block's marker lines, or remove the block by hand; git nwdes notes sync writes it again",
+		return nil, refusal.NewUnreadable(refusal.RecordMalformed, "restore the nwdes block's marker lines, or remove the block by hand; git nwdes notes sync writes it again",
 			"the display note holds %v", err)
 	}
 	switch {

@@ -417,7 +417,7 @@ func transportRefusal(verb, remote string, err error) error {
 	if !errors.As(err, &ge) {
 		return err
 	}
-	return refusal.NewUnreadable(refusal.RemoteFailed,
+	return refusal.NewUnavailable(refusal.RemoteFailed,
 		fmt.Sprintf("check that git %s %s works (network, credentials, URL), then run the command again", verb, remote),
 		"git %s %s failed (exit %d): %s", verb, remote, ge.Code, text.OneLine(ge.Stderr)).Wrap(err)
 }

@@ -5,17 +5,38 @@ import (
 	"fmt"
 )
 
-// Class says which exit code a refusal maps to. The CLI owns the table; the
-// class is carried here so that a library decides what kind of failure it
-// reports without knowing about processes.
+// Class says what kind of failure a refusal is. The CLI's exit-code table
+// (internal/cli/exit.go) maps each class to a code; the class is carried
+// here so that a library says what went wrong without knowing about
+// processes or exit codes.
 type Class int
 
 const (
-	// Refused is a request nwdes will not carry out (exit 2).
+	// Refused is a request nwdes will not carry out: named, nothing
+	// changed, the caller can change the request.
 	Refused Class = iota
-	// Unreadable is input nwdes could not read or trust (exit 1).
+	// Unreadable is input or records nwdes could not read or trust
+	// (missing, damaged, malformed): nothing could be decided from them.
 	Unreadable
+	// Unavailable is an environment that failed the request: the kernel
+	// cannot wall a program in, a remote or git failed, the repository or
+	// a directory cannot be written. Neither the request nor the records
+	// are at fault.
+	Unavailable
 )
+
+// String names the class as docs/cli.md does.
+func (c Class) String() string {
+	switch c {
+	case Refused:
+		return "refused"
+	case Unreadable:
+		return "unreadable"
+	case Unavailable:
+		return "unavailable"
+	}
+	return fmt.Sprintf("Class(%d)", int(c))
+}
 
 // Error is a named refusal. Name is stable and documented in docs/cli.md;
 // Detail says what was wrong; Remedy says what to do about it.
@@ -40,14 +61,21 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Name == e.Name && t.Detail == "" && t.Remedy == ""
 }
 
-// New returns a refusal (exit 2).
+// New returns a refusal of class Refused.
 func New(name, remedy, format string, args ...any) *Error {
 	return &Error{Name: name, Detail: fmt.Sprintf(format, args...), Remedy: remedy, Class: Refused}
 }
 
-// NewUnreadable returns a refusal for unreadable or untrustworthy input (exit 1).
+// NewUnreadable returns a refusal of class Unreadable: input or records
+// that could not be read or trusted.
 func NewUnreadable(name, remedy, format string, args ...any) *Error {
 	return &Error{Name: name, Detail: fmt.Sprintf(format, args...), Remedy: remedy, Class: Unreadable}
+}
+
+// NewUnavailable returns a refusal of class Unavailable: the environment
+// failed the request.
+func NewUnavailable(name, remedy, format string, args ...any) *Error {
+	return &Error{Name: name, Detail: fmt.Sprintf(format, args...), Remedy: remedy, Class: Unavailable}
 }
 
 // Wrap sets the cause returned by Unwrap and returns e.

@@ -27,3 +27,15 @@ func TestARefusalIsFoundByNameThroughWrapping(t *testing.T) {
 		t.Fatal("NewUnreadable must be of class Unreadable")
 	}
 }
+
+func TestAnUnavailableEnvironmentIsItsOwnClass(t *testing.T) {
+	u := refusal.NewUnavailable("SandboxUnavailable", "r", "no landlock")
+	if u.Class != refusal.Unavailable || u.Class == refusal.Refused || u.Class == refusal.Unreadable {
+		t.Fatalf("class %v", u.Class)
+	}
+	for c, want := range map[refusal.Class]string{refusal.Refused: "refused", refusal.Unreadable: "unreadable", refusal.Unavailable: "unavailable"} {
+		if c.String() != want {
+			t.Errorf("%d.String() = %q, want %q", int(c), c.String(), want)
+		}
+	}
+}

@@ -316,7 +316,7 @@ func (j *Job) Start(ctx context.Context, c Command) (*Process, error) {
 }
 
 func unavailable(what string) error {
-	return refusal.New(refusal.SandboxUnavailable,
+	return refusal.NewUnavailable(refusal.SandboxUnavailable,
 		"run where the kernel has Landlock ABI 3+ (Linux 6.2+), seccomp and mount and pid namespaces, or accept a partly walled run (gate run --best-effort, recorded in the evidence; sandbox run without --strict)",
 		"the kernel cannot enforce the wall: %s", what).Wrap(ErrUnavailable)
 }

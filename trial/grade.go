@@ -371,7 +371,7 @@ type Segment struct {
 }
 
 // Clean reports whether no intervention fell inside the window: the
-// judgment a CLI turns into exit 0 (clean) or 1 (not clean).
+// judgment (clean or not) the CLI maps to an exit code.
 func (r *Report) Clean() bool { return r.WindowIsClean }
 
 // JSON is the report as one indented JSON document ending in a newline;

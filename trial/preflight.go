@@ -341,25 +341,26 @@ func (r *Readings) Ready() bool {
 	return len(r.List) > 0
 }
 
-// ExitCode is the CLI's exit status for the readings: 0 when every reading
-// is true, 1 when one is false (a precondition read and found not to
-// hold, whatever else could not be read), 2 when none is false but one is
-// unknown (the start is refused: something could not be read).
-func (r *Readings) ExitCode() int {
-	code := 0
+// Overall is the readings taken together: AnswerTrue when every reading
+// is true; AnswerFalse when one is false (a precondition read and found
+// not to hold, whatever else could not be read); AnswerUnknown when none
+// is false but one could not be taken, or when there are none. The CLI
+// maps it to an exit code.
+func (r *Readings) Overall() Answer {
+	if len(r.List) == 0 {
+		return AnswerUnknown
+	}
+	all := AnswerTrue
 	for _, x := range r.List {
 		switch x.Answer {
 		case AnswerTrue:
 		case AnswerFalse:
-			return 1
+			return AnswerFalse
 		default:
-			code = 2
+			all = AnswerUnknown
 		}
 	}
-	if len(r.List) == 0 {
-		return 2
-	}
-	return code
+	return all
 }
 
 // Reading returns the reading of a name.

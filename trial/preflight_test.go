@@ -159,8 +159,8 @@ func TestASupervisorOutsideTheSessionThatAdvancesItsWitnessIsReady(t *testing.T)
 	for _, name := range []ReadingName{ReadingWindow, ReadingSupervisor, ReadingSession, ReadingWitness, ReadingStore} {
 		expect(t, r, name, AnswerTrue, "")
 	}
-	if !r.Ready() || r.ExitCode() != 0 {
-		t.Fatalf("ready %v, exit %d: %s", r.Ready(), r.ExitCode(), r.JSON())
+	if !r.Ready() || r.Overall() != AnswerTrue {
+		t.Fatalf("ready %v, overall %s: %s", r.Ready(), r.Overall(), r.JSON())
 	}
 	if r.Span.Last.Before(r.Span.First) || r.Span.Last.Sub(r.Span.First) < 300*time.Millisecond {
 		t.Errorf("span %v..%v does not cover the witness interval", r.Span.First, r.Span.Last)
@@ -180,8 +180,8 @@ func TestASupervisorStoppedBySignalIsNotRunning(t *testing.T) {
 	r := run(t, in, nil, probes{})
 	expect(t, r, ReadingSupervisor, AnswerFalse, "stopped by a signal")
 	expect(t, r, ReadingSession, AnswerTrue, "")
-	if r.ExitCode() != 1 {
-		t.Errorf("exit %d, want 1", r.ExitCode())
+	if r.Overall() != AnswerFalse {
+		t.Errorf("overall %s, want false", r.Overall())
 	}
 }
 
@@ -356,8 +356,8 @@ func TestAReadingThatCannotBeTakenIsUnknownNeverFalse(t *testing.T) {
 		r := run(t, quick(request(pid, 777, absent)), nil, probes{proc: fakeProc(t, pid, "4242 (supervisor) S 1")})
 		expect(t, r, ReadingSupervisor, AnswerUnknown, "cannot be read")
 		expect(t, r, ReadingSession, AnswerUnknown, "cannot be read")
-		if r.ExitCode() != 1 { // the absent witness is false
-			t.Errorf("exit %d", r.ExitCode())
+		if r.Overall() != AnswerFalse { // the absent witness is false
+			t.Errorf("overall %s", r.Overall())
 		}
 	})
 	t.Run("a state letter no kernel reader knows", func(t *testing.T) {
@@ -534,7 +534,7 @@ func FuzzParseRequest(f *testing.F) {
 	})
 }
 
-func TestReadingsRenderByteStableAndMapToExitCodes(t *testing.T) {
+func TestReadingsRenderByteStableAndAddUpToOneAnswer(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 5, 1, 10, 0, 0, 500, time.FixedZone("x", 3600))
 	r := &Readings{List: []Reading{
@@ -552,21 +552,21 @@ func TestReadingsRenderByteStableAndMapToExitCodes(t *testing.T) {
 	}
 	for name, c := range map[string]struct {
 		answers []Answer
-		exit    int
+		overall Answer
 	}{
-		"all true":             {[]Answer{AnswerTrue, AnswerTrue}, 0},
-		"one false":            {[]Answer{AnswerTrue, AnswerFalse}, 1},
-		"one unknown":          {[]Answer{AnswerUnknown, AnswerTrue}, 2},
-		"false beside unknown": {[]Answer{AnswerUnknown, AnswerFalse}, 1},
-		"none":                 {nil, 2},
-		"an answer of no kind": {[]Answer{""}, 2},
+		"all true":             {[]Answer{AnswerTrue, AnswerTrue}, AnswerTrue},
+		"one false":            {[]Answer{AnswerTrue, AnswerFalse}, AnswerFalse},
+		"one unknown":          {[]Answer{AnswerUnknown, AnswerTrue}, AnswerUnknown},
+		"false beside unknown": {[]Answer{AnswerUnknown, AnswerFalse}, AnswerFalse},
+		"none":                 {nil, AnswerUnknown},
+		"an answer of no kind": {[]Answer{""}, AnswerUnknown},
 	} {
 		var rs Readings
 		for _, a := range c.answers {
 			rs.List = append(rs.List, Reading{Answer: a})
 		}
-		if rs.ExitCode() != c.exit || rs.Ready() != (c.exit == 0) {
-			t.Errorf("%s: exit %d ready %v", name, rs.ExitCode(), rs.Ready())
+		if rs.Overall() != c.overall || rs.Ready() != (c.overall == AnswerTrue) {
+			t.Errorf("%s: overall %s ready %v", name, rs.Overall(), rs.Ready())
 		}
 	}
 }

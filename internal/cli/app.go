@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -48,14 +47,8 @@ func Main(ctx context.Context, args []string, env Env) int {
 	s := &session{env: env, style: newStyle(env), dir: env.Dir}
 	app := s.app()
 	err := app.RunContext(ctx, args)
-	return report(err, env.Stdout, env.Stderr, s.json, s.style)
+	return report(err, ctx.Err() != nil, env.Stdout, env.Stderr, s.json, s.style)
 }
-
-const exitStatus = `
-EXIT STATUS
-   0  success
-   1  negative judgment, or input that could not be read
-   2  refused request or usage error`
 
 func (s *session) app() *cli.App {
 	app := &cli.App{
@@ -69,7 +62,7 @@ objects under refs/nwdes/ and refs/notes/nwdes, moved only by compare-and-swap.
 EXAMPLES
    git nwdes version
    git nwdes -C ../candidate fsck --json
-` + exitStatus,
+` + exitStatusAll(),
 		Reader:    s.env.Stdin,
 		Writer:    s.env.Stdout,
 		ErrWriter: s.env.Stderr,
@@ -105,6 +98,9 @@ EXAMPLES
 		setUsageErrors(cmd)
 		guideGroups("git nwdes", cmd, s)
 	}
+	// With a help verb of its own, urfave/cli adds no -h to the top level.
+	app.Commands = append(app.Commands, helpCmd(nil, app.Commands))
+	app.Flags = append(app.Flags, cli.HelpFlag)
 	app.Version, _ = buildInfo()
 	app.HideVersion = false
 	return app
@@ -114,7 +110,12 @@ EXAMPLES
 // on stderr). Required flags are checked here rather than by urfave/cli,
 // which would also print the whole help on stdout.
 func setUsageErrors(cmd *cli.Command) {
-	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error { return &usageError{friendlyFlagError(err)} }
+	cmd.OnUsageError = func(_ *cli.Context, err error, _ bool) error {
+		if bad := badFlagValue(cmd.Flags); bad != nil {
+			return &usageError{bad}
+		}
+		return &usageError{err}
+	}
 	var required []string
 	for _, f := range cmd.Flags {
 		if sf, ok := f.(*cli.StringFlag); ok && sf.Required {
@@ -216,7 +217,7 @@ func (s *session) versionCmd() *cli.Command {
 		UsageText: "git nwdes version [--json]",
 		Description: `EXAMPLES
    git nwdes version
-` + exitStatus,
+` + exitStatus(),
 		Flags: []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			v, rev := buildInfo()
@@ -271,7 +272,7 @@ problem found.
 EXAMPLES
    git nwdes fsck
    git nwdes fsck --json | jq '.problems[]'
-` + exitStatus,
+` + exitStatus(judges("problems found, each named")),
 		Flags: []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			asJSON := s.wantJSON(c)
@@ -330,6 +331,40 @@ func guideGroups(path string, cmd *cli.Command, s *session) {
 	for _, sub := range cmd.Subcommands {
 		guideGroups(full, sub, s)
 	}
+	cmd.Subcommands = append(cmd.Subcommands, helpCmd(strings.Fields(strings.TrimPrefix(full, "git nwdes ")), cmd.Subcommands))
+}
+
+// helpCmd is the help verb of the top level (path nil) or of a verb group:
+// "git nwdes help gate run" prints what "git nwdes gate run -h" prints,
+// and a verb that does not exist is refused UnknownVerb, naming the
+// nearest. (urfave/cli's own help verb looks up one name only, so it
+// showed the group's help for "help gate run".)
+func helpCmd(path []string, verbs []*cli.Command) *cli.Command {
+	return &cli.Command{
+		Name:      "help",
+		Aliases:   []string{"h"},
+		Usage:     "show a verb's help, as -h does",
+		ArgsUsage: "[verb [sub-verb…]]",
+		Action: func(c *cli.Context) error {
+			at, cmds := append([]string(nil), path...), verbs
+			for _, name := range c.Args().Slice() {
+				var next *cli.Command
+				for _, cmd := range cmds {
+					if cmd.HasName(name) && cmd.Name != "help" {
+						next = cmd
+					}
+				}
+				if next == nil {
+					return unknownVerb(strings.Join(append([]string{"git nwdes"}, at...), " "), name, cmds)
+				}
+				at, cmds = append(at, next.Name), next.Subcommands
+			}
+			if len(at) == 0 {
+				return cli.ShowAppHelp(c)
+			}
+			return c.App.RunContext(c.Context, append(append([]string{c.App.Name}, at...), "-h"))
+		},
+	}
 }
 
 func verbNames(cmds []*cli.Command) []string {
@@ -351,18 +386,4 @@ func unknownVerb(path, got string, cmds []*cli.Command) error {
 		remedy = fmt.Sprintf("did you mean %s %s? (%s -h lists the verbs)", path, near, path)
 	}
 	return refusal.New(refusal.UnknownVerb, remedy, "%s has no verb %q", path, got)
-}
-
-// friendlyFlagError says what a flag value lacks where the flag library
-// only says "parse error": a duration without a unit above all.
-func friendlyFlagError(err error) error {
-	var value, flag string
-	if n, _ := fmt.Sscanf(err.Error(), "invalid value %q for flag -%s", &value, &flag); n == 2 {
-		flag = strings.TrimSuffix(flag, ":")
-		if _, convErr := strconv.ParseFloat(value, 64); convErr == nil {
-			return fmt.Errorf("--%s %s: a duration needs a unit, as in %ss, %sm or %sh", flag, value, value, value, value)
-		}
-		return fmt.Errorf("--%s %q is not a valid value", flag, value)
-	}
-	return err
 }

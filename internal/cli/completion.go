@@ -87,7 +87,7 @@ EXAMPLES
    source <(git nwdes completion bash)          # in ~/.bashrc
    git nwdes completion zsh > ~/.zfunc/_git-nwdes
    git nwdes completion fish > ~/.config/fish/completions/git-nwdes.fish
-` + exitStatus,
+` + exitStatus(),
 		Action: func(c *cli.Context) error {
 			scripts := map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion}
 			script, ok := scripts[c.Args().First()]

@@ -25,7 +25,7 @@ func (s *session) contractCmd() *cli.Command {
 		Description: `EXAMPLES
    git nwdes contract new greeting
    git nwdes contract check
-` + exitStatus,
+` + exitStatusAll(),
 		Subcommands: []*cli.Command{s.contractCheckCmd(), s.contractNewCmd()},
 	}
 }
@@ -54,11 +54,7 @@ EXAMPLES
    git nwdes contract check
    git nwdes contract check --feature greeting
    git nwdes contract check docs/draft-contract.md
-` + `
-EXIT STATUS
-   0  every contract checked is well-formed
-   1  some contract has problems (each is printed)
-   2  usage error`,
+` + exitStatus(judges("some contract has problems, each printed")),
 		Flags: []cli.Flag{&cli.StringFlag{Name: "feature", Usage: "check .nwave/features/`NAME`.md"}},
 		Action: func(c *cli.Context) error {
 			root := s.workTree()
@@ -162,7 +158,7 @@ existing file is never overwritten.
 
 EXAMPLES
    git nwdes contract new greeting
-` + exitStatus,
+` + exitStatus(),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usagef("name one feature: git nwdes contract new FEATURE")

@@ -122,7 +122,7 @@ func textFlags() []cli.Flag {
 func selectorFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "id", Usage: "the observation `O<n>`"},
-		&cli.IntFlag{Name: "at", Usage: "the observation at 1-based position `N`"},
+		intFlag("at", "the observation at 1-based position `N`", 0),
 	}
 }
 
@@ -176,7 +176,7 @@ EXAMPLES
    git nwdes examine observation add --feature greeting --text "greet prints Hello, Ada."
    git nwdes examine verdict set --feature greeting --expectation E1 --verdict met --observation O1
    git nwdes examine close --feature greeting --outcome accepted --diagnostic "judged from public behaviour"
-` + exitStatus,
+` + exitStatusAll(),
 		Subcommands: []*cli.Command{
 			{
 				Name:      "open",
@@ -198,7 +198,7 @@ EXAMPLES
    git nwdes examine open --feature greeting
    git nwdes examine open --feature greeting --retarget
    git nwdes examine open --feature greeting --from-current
-` + exitStatus,
+` + exitStatus(),
 				Flags: append(targetFlags(),
 					&cli.BoolFlag{Name: "from-current", Usage: "rebuild the draft from the last published examination"},
 					&cli.BoolFlag{Name: "retarget", Usage: "move the draft to this candidate"}),
@@ -219,7 +219,7 @@ EXAMPLES
    git nwdes examine observation add --feature greeting --text-file out.txt
    git nwdes examine observation set --feature greeting --id O2 --text "corrected"
    git nwdes examine observation remove --feature greeting --at 1
-` + exitStatus,
+` + exitStatusAll(),
 				Subcommands: []*cli.Command{
 					{
 						Name:      "add",
@@ -230,7 +230,7 @@ The text is kept byte for byte (CRLF, trailing newlines, backticks, empty).
 
 EXAMPLES
    git nwdes examine observation add --feature greeting --text "greet Ada prints Hello, Ada."
-` + exitStatus,
+` + exitStatus(),
 						Flags: append(targetFlags(), textFlags()...),
 						Action: run(func(c *cli.Context, x *examine.Examiner) (*examine.Result, error) {
 							text, err := s.readText(c)
@@ -246,7 +246,7 @@ EXAMPLES
 						UsageText: "git nwdes examine observation set --feature F (--id O<n> | --at N) (--text T | --text-file PATH)",
 						Description: `EXAMPLES
    git nwdes examine observation set --feature greeting --id O1 --text "greet Ada prints Hello, Ada!"
-` + exitStatus,
+` + exitStatus(),
 						Flags: append(append(targetFlags(), selectorFlags()...), textFlags()...),
 						Action: run(func(c *cli.Context, x *examine.Examiner) (*examine.Result, error) {
 							sel, err := selector(c)
@@ -271,7 +271,7 @@ evidence is never carried: run git nwdes gate run at the new candidate.
 
 EXAMPLES
    git nwdes examine observation carry --feature greeting --id O2
-` + exitStatus,
+` + exitStatus(),
 						Flags:  append(targetFlags(), selectorFlags()...),
 						Action: run(bySelector((*examine.Examiner).CarryObservation)),
 					},
@@ -283,7 +283,7 @@ EXAMPLES
 
 EXAMPLES
    git nwdes examine observation remove --feature greeting --id O2
-` + exitStatus,
+` + exitStatus(),
 						Flags:  append(targetFlags(), selectorFlags()...),
 						Action: run(bySelector((*examine.Examiner).RemoveObservation)),
 					},
@@ -304,7 +304,7 @@ EXAMPLES
    git nwdes examine verdict set --feature greeting --expectation E1 --verdict met --observation O1
    git nwdes examine verdict set --feature greeting --expectation E2 --verdict unmet --class product_violation --observation O2
    git nwdes examine verdict set --feature greeting --expectation E3 --verdict not_examined --reason "needs a network"
-` + exitStatus,
+` + exitStatus(),
 					Flags: append(targetFlags(),
 						&cli.StringFlag{Name: "expectation", Usage: "the expectation `E<n>`", Required: true},
 						&cli.StringFlag{Name: "verdict", Usage: "met, unmet or not_examined", Required: true},
@@ -342,7 +342,7 @@ the signer. See docs/trust.md.
 EXAMPLES
    git nwdes examine close --feature greeting --outcome accepted --diagnostic "every expectation judged from public behaviour"
    git nwdes examine close --feature greeting --outcome accepted --diagnostic "judged" --sign
-` + exitStatus,
+` + exitStatus(judges("the published outcome is rejected or indeterminate")),
 				Flags: append(targetFlags(),
 					&cli.StringFlag{Name: "outcome", Usage: "always accepted: nwdes derives the published outcome", Required: true},
 					&cli.StringFlag{Name: "diagnostic", Usage: "what the examination found", Required: true},
@@ -404,7 +404,7 @@ EXAMPLES
 				Description: `EXAMPLES
    git nwdes examine show --feature greeting
    git nwdes examine show --feature greeting --json
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "feature", Usage: "the feature `NAME` (may be left out when HEAD has one contract)"},
 					jsonFlag(),

@@ -36,13 +36,12 @@ EXAMPLES
    git nwdes export --format markdown >> "$GITHUB_STEP_SUMMARY"
    git nwdes export --format markdown --max-bytes 0 > nwdes-summary.md
    git nwdes export --commit v1.2.0 --format intoto > acceptance.intoto.json
-` + exitStatus,
+` + exitStatus(),
 		Flags: []cli.Flag{
 			commitFlag(), againstFlag(),
 			&cli.BoolFlag{Name: "require-signed", Usage: "refuse when no signing policy is in force at --against"},
 			&cli.StringFlag{Name: "format", Usage: "`FORMAT`: " + strings.Join(names, ", "), Required: true},
-			&cli.IntFlag{Name: "max-bytes", Value: reports.DefaultMaxBytes,
-				Usage: fmt.Sprintf("bound a markdown export to `N` bytes (0: unbounded; at least %d)", reports.MinMaxBytes)},
+			intFlag("max-bytes", fmt.Sprintf("bound a markdown export to `N` bytes (0: unbounded; at least %d)", reports.MinMaxBytes), reports.DefaultMaxBytes),
 		},
 		Action: func(c *cli.Context) error {
 			f := reports.Format(c.String("format"))

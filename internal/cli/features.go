@@ -23,7 +23,7 @@ A contract that does not parse is listed with the reason.
 EXAMPLES
    git nwdes features
    git nwdes features --commit main --json
-` + exitStatus,
+` + exitStatus(),
 		Flags: []cli.Flag{commitFlag(), jsonFlag()},
 		Action: func(c *cli.Context) error {
 			asJSON := s.wantJSON(c)

@@ -14,12 +14,6 @@ import (
 	"github.com/nwdes/nwdes/sandbox"
 )
 
-const gateExitStatus = `
-EXIT STATUS
-   0  every oracle that counts is MET (abandoned criteria do not count)
-   1  some oracle is NOT-MET or pending, or input could not be read
-   2  refused request or usage error (a malformed contract runs nothing)`
-
 func (s *session) gateCmd() *cli.Command {
 	return &cli.Command{
 		Name:  "gate",
@@ -34,7 +28,7 @@ evidence and never executes anything.
 EXAMPLES
    git nwdes gate run --feature greeting
    git nwdes gate status --feature greeting
-` + gateExitStatus,
+` + exitStatusAll(),
 		Subcommands: []*cli.Command{s.gateRunCmd(), s.gateStatusCmd()},
 	}
 }
@@ -63,9 +57,9 @@ beginning with its E ID and its state.
 EXAMPLES
    git nwdes gate run --feature greeting
    git nwdes gate run --feature greeting --candidate HEAD~1 --timeout 30s
-` + gateExitStatus,
+` + exitStatus(judges("some oracle that counts is NOT-MET or pending")),
 		Flags: append(targetFlags(),
-			&cli.DurationFlag{Name: "timeout", Usage: "end each oracle after `D` (TERM, a grace, then KILL)", Value: examine.DefaultGateTimeout},
+			durationFlag("timeout", "end each oracle after `D` (TERM, a grace, then KILL)", examine.DefaultGateTimeout),
 			&cli.BoolFlag{Name: "best-effort", Usage: "run where the kernel cannot enforce the wall, recording what was missing"},
 			&cli.BoolFlag{Name: "sign", Usage: "sign each evidence record with your SSH signing key (default: git config nwdes.sign; docs/trust.md)"},
 			jsonFlag(),
@@ -135,7 +129,7 @@ state pending and says that it is stale.
 EXAMPLES
    git nwdes gate status --feature greeting
    git nwdes gate status --feature greeting --candidate main --json
-` + gateExitStatus,
+` + exitStatus(judges("some oracle that counts is NOT-MET or pending")),
 		Flags: append(targetFlags(), jsonFlag()),
 		Action: func(c *cli.Context) error {
 			asJSON := s.wantJSON(c)
@@ -231,11 +225,7 @@ refs/nwdes/gates.
 EXAMPLES
    git nwdes verify --feature greeting --diff main...HEAD
    git nwdes verify --feature greeting --diff HEAD~3..HEAD --json
-` + `
-EXIT STATUS
-   0  CONFORME
-   1  ECARTS, ABANDONED or ERROR, or input that could not be read
-   2  refused request or usage error (a range that does not resolve)`,
+` + exitStatus(judges("ECARTS or ABANDONED"), decides("ERROR")),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "feature", Usage: "the feature (its contract is .nwave/features/`NAME`.md)", Required: true},
 			&cli.StringFlag{Name: "diff", Usage: "the range `BASE...HEAD` or BASE..HEAD", Required: true},
@@ -275,10 +265,13 @@ EXIT STATUS
 			} else {
 				s.renderVerify(r)
 			}
-			if r.Verdict != examine.VerdictConforme {
-				return negative(r.Token())
+			switch r.Verdict {
+			case examine.VerdictConforme:
+				return nil
+			case examine.VerdictError:
+				return undecided(r.Token())
 			}
-			return nil
+			return negative(r.Token())
 		},
 	}
 }

@@ -133,7 +133,7 @@ EXAMPLES
    git nwdes hooks install
    git nwdes hooks status --json
    git nwdes hooks uninstall
-` + exitStatus,
+` + exitStatusAll(),
 		Subcommands: []*cli.Command{
 			{
 				Name:      "install",
@@ -154,7 +154,7 @@ EXAMPLES
    git nwdes hooks install
    git -c core.hooksPath=.githooks nwdes hooks install
    git -C /srv/git/project.git nwdes hooks install --server
-` + exitStatus,
+` + exitStatus(),
 				Flags:  []cli.Flag{serverFlag, jsonFlag()},
 				Action: run(hooks.Hook.Install),
 			},
@@ -167,7 +167,7 @@ byte for byte. A hook that is not nwdes's is left alone.
 
 EXAMPLES
    git nwdes hooks uninstall
-` + exitStatus,
+` + exitStatus(),
 				Flags:  []cli.Flag{serverFlag, jsonFlag()},
 				Action: run(hooks.Hook.Uninstall),
 			},
@@ -177,7 +177,7 @@ EXAMPLES
 				UsageText: "git nwdes hooks status [--server] [--json]",
 				Description: `EXAMPLES
    git nwdes hooks status
-` + exitStatus,
+` + exitStatus(),
 				Flags:  []cli.Flag{serverFlag, jsonFlag()},
 				Action: run(hooks.Hook.Status),
 			},
@@ -191,7 +191,7 @@ func (s *session) hookCmd() *cli.Command {
 		Usage: "run a hook's check (called by the installed hook, or by a hook manager)",
 		Description: `EXAMPLES
    git nwdes hook pre-push origin https://example.com/repo.git < updates
-` + exitStatus,
+` + exitStatusAll(),
 		Subcommands: []*cli.Command{{
 			Name:      "pre-push",
 			Usage:     "check a push: protected refs may only move to accepted commits",
@@ -207,7 +207,7 @@ records cannot be read the push is refused (StoreUnreadable).
 
 EXAMPLES
    printf 'refs/heads/main %s refs/heads/main %s\n' $(git rev-parse HEAD) $(git rev-parse origin/main) | git nwdes hook pre-push origin
-` + exitStatus,
+` + exitStatus(judges("the push is refused")),
 			Action: func(c *cli.Context) error {
 				if c.NArg() > 2 {
 					return usagef("pre-push takes at most REMOTE and URL, got %d arguments", c.NArg())
@@ -262,7 +262,7 @@ EXAMPLES
    # hooks/pre-receive of a bare repository
    #!/bin/sh
    exec git nwdes hook pre-receive
-` + exitStatus,
+` + exitStatus(judges("the push is refused")),
 			Action: func(c *cli.Context) error {
 				if c.NArg() > 0 {
 					return usagef("pre-receive takes no arguments, got %d", c.NArg())
@@ -308,7 +308,7 @@ EXAMPLES
    #!/bin/sh
    [ "$1" = prepared ] || exit 0
    exec git nwdes hook reference-transaction "$@"
-` + exitStatus,
+` + exitStatus(judges("the ref update is refused")),
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
 					return usagef("reference-transaction takes the transaction's state, got %d arguments", c.NArg())

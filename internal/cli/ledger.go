@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -30,7 +29,7 @@ EXAMPLES
    git nwdes ledger append --ledger trial-7 --event '{"at":"2026-11-30T10:00:00Z","kind":"dispatch"}'
    git nwdes ledger verify --ledger trial-7
    git nwdes ledger grade --start start.json --ledger trial-7
-` + exitStatus,
+` + exitStatusAll(),
 		Subcommands: []*cli.Command{
 			{
 				Name:      "append",
@@ -39,7 +38,7 @@ EXAMPLES
 				Description: `EXAMPLES
    git nwdes ledger append --ledger trial-7 --event '{"at":"2026-11-30T10:00:00Z","kind":"dispatch"}'
    git nwdes ledger append --ledger trial-7 --event-file event.json
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{ledgerFlag,
 					&cli.StringFlag{Name: "event", Usage: "the event, a JSON object"},
 					&cli.StringFlag{Name: "event-file", Usage: "read the event from `PATH`"},
@@ -80,7 +79,7 @@ the first break).
 
 EXAMPLES
    git nwdes ledger show --ledger trial-7
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{ledgerFlag, jsonFlag()},
 				Action: func(c *cli.Context) error {
 					asJSON := s.wantJSON(c)
@@ -117,7 +116,7 @@ history rewritten, a merge, a foreign parent, entries added after the seal
 
 EXAMPLES
    git nwdes ledger verify --ledger trial-7
-` + exitStatus,
+` + exitStatus(judges("the chain does not hold: LedgerBroken, naming the first break")),
 				Flags: []cli.Flag{ledgerFlag, jsonFlag()},
 				Action: func(c *cli.Context) error {
 					asJSON := s.wantJSON(c)
@@ -127,7 +126,7 @@ EXAMPLES
 					}
 					rep, err := ledger.Verify(st, c.String("ledger"))
 					if err != nil {
-						return err
+						return findings(err, refusal.LedgerBroken)
 					}
 					if asJSON {
 						return writeJSON(s.env.Stdout, rep)
@@ -146,7 +145,7 @@ EXAMPLES
 				UsageText: "git nwdes ledger seal --ledger NAME",
 				Description: `EXAMPLES
    git nwdes ledger seal --ledger trial-7
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{ledgerFlag},
 				Action: func(c *cli.Context) error {
 					st, err := s.open()
@@ -167,15 +166,14 @@ EXAMPLES
 				UsageText: "git nwdes ledger grade --start START.json (--ledger NAME | --file LEDGER.jsonl) [--json]",
 				Description: `Grades a trial's events (dispatch, segment_start, segment_end, window_open,
 window_close, intervention) against the window its start record declares.
-Exit 0 when the window is clean, 1 when an intervention fell inside it, 2
-when the ledger or the record is refused before a result (TrialInvalid,
-naming the rule). A preflight entry in the ledger (kind "preflight") is
+A ledger or a record the rules rule out is refused before a result
+(TrialInvalid, naming the rule). A preflight entry in the ledger (kind "preflight") is
 cited, not graded. The output is byte-stable. See docs/ledgers.md.
 
 EXAMPLES
    git nwdes ledger grade --start start.json --ledger trial-7
    git nwdes ledger grade --start start.json --file trial.jsonl --json
-` + exitStatus,
+` + exitStatus(judges("an intervention fell inside the window")),
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "start", Usage: "the trial's start record `FILE`", Required: true},
 					&cli.StringFlag{Name: "ledger", Usage: "the ledger `NAME`"},
@@ -183,7 +181,7 @@ EXAMPLES
 					&cli.TimestampFlag{Name: "at", Usage: "grade as of `TIME` (RFC 3339; default now): the output is then the same bytes on every run", Layout: time.RFC3339Nano},
 					jsonFlag(),
 				},
-				Action: refusedUnlessJudged(func(c *cli.Context) error {
+				Action: func(c *cli.Context) error {
 					asJSON := s.wantJSON(c)
 					if c.IsSet("ledger") == c.IsSet("file") {
 						return usagef("give exactly one of --ledger and --file")
@@ -278,34 +276,9 @@ EXAMPLES
 						return negative("an intervention fell inside the window")
 					}
 					return nil
-				}),
+				},
 			},
 		},
-	}
-}
-
-// refusedUnlessJudged makes every failure of a verb whose exit 1 means a
-// judgment (grade: the window was not clean; preflight: a reading is
-// false) a refusal, exit 2: input that could not be read is no judgment.
-func refusedUnlessJudged(action cli.ActionFunc) cli.ActionFunc {
-	return func(c *cli.Context) error {
-		err := action(c)
-		var j *judgment
-		var pt *passthrough
-		switch {
-		case err == nil, errors.As(err, &j), errors.As(err, &pt):
-			return err
-		}
-		if r, ok := refusal.As(err); ok {
-			cp := *r
-			cp.Class = refusal.Refused
-			return &cp
-		}
-		var u *usageError
-		if errors.As(err, &u) {
-			return err
-		}
-		return refusal.New(refusal.TrialInvalid, "check the inputs named", "%v", err)
 	}
 }
 
@@ -327,7 +300,7 @@ EXAMPLES
    git nwdes trace validate --session s1 --attempt a1 bundle.json
    git nwdes trace append --store runs --session s1 --attempt a1 bundle.json
    git nwdes trace read --store runs --receipt sha256:… --output copy.json
-` + exitStatus,
+` + exitStatusAll(),
 		Subcommands: []*cli.Command{
 			{
 				Name:      "validate",
@@ -338,7 +311,7 @@ naming the first defect (TraceInvalid, exit 1).
 
 EXAMPLES
    git nwdes trace validate --session s1 --attempt a1 bundle.json
-` + exitStatus,
+` + exitStatus(judges("the bundle is not valid: TraceInvalid, naming the first defect")),
 				Flags: idFlags,
 				Action: func(c *cli.Context) error {
 					b, err := s.bundleArg(c)
@@ -347,7 +320,7 @@ EXAMPLES
 					}
 					r, err := trace.Validate(c.String("session"), c.String("attempt"), b)
 					if err != nil {
-						return err
+						return findings(err, refusal.TraceInvalid)
 					}
 					fmt.Fprintf(s.env.Stdout, "%s\n", r.Bytes())
 					return nil
@@ -362,7 +335,7 @@ storage receipt and adds nothing. A full store refuses (TraceStoreFull).
 
 EXAMPLES
    git nwdes trace append --store runs --session s1 --attempt a1 bundle.json
-` + exitStatus,
+` + exitStatus(),
 				Flags: append([]cli.Flag{storeFlag}, idFlags...),
 				Action: func(c *cli.Context) error {
 					b, err := s.bundleArg(c)
@@ -394,7 +367,7 @@ re-validates them; refuses an output path that exists (OutputExists).
 
 EXAMPLES
    git nwdes trace read --store runs --receipt sha256:… --output copy.json
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{storeFlag,
 					&cli.StringFlag{Name: "receipt", Usage: "the receipt `R` (sha256:…)", Required: true},
 					&cli.StringFlag{Name: "output", Usage: "a new file `PATH`", Required: true}},
@@ -424,7 +397,7 @@ EXAMPLES
 				UsageText: "git nwdes trace list --store NAME [--json]",
 				Description: `EXAMPLES
    git nwdes trace list --store runs
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{storeFlag, jsonFlag()},
 				Action: func(c *cli.Context) error {
 					asJSON := s.wantJSON(c)
@@ -471,20 +444,20 @@ func (s *session) trialCmd() *cli.Command {
 supervisor process is alive (by its kernel state letter), outside this
 session, and advanced its witness; the store is the same store at the start
 and the end. A reading that could not be taken is unknown, never false.
-Exit 0 all true, 1 a reading is false, 2 unknown or refused. With --ledger
+With --ledger
 the readings are appended to the trial's ledger (kind "preflight"), so the
 grade can cite them. See docs/ledgers.md.
 
 EXAMPLES
    git nwdes trial preflight --start start.json
    git nwdes trial preflight --start start.json --ledger trial-7 --json
-` + exitStatus,
+` + exitStatus(judges("a reading is false"), decides("a reading is unknown, none false")),
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "start", Usage: "the trial's start record `FILE`", Required: true},
 				&cli.StringFlag{Name: "ledger", Usage: "append the readings to ledger `NAME`"},
 				jsonFlag(),
 			},
-			Action: refusedUnlessJudged(func(c *cli.Context) error {
+			Action: func(c *cli.Context) error {
 				asJSON := s.wantJSON(c)
 				sb, err := s.readFileArg(c.String("start"), startLimit)
 				if err != nil {
@@ -533,15 +506,14 @@ EXAMPLES
 					}
 					fmt.Fprintf(s.env.Stdout, "span %s\n", rd.Span.Last.Sub(rd.Span.First).Round(time.Millisecond))
 				}
-				switch code := rd.ExitCode(); code {
-				case 0:
+				switch rd.Overall() {
+				case trial.AnswerTrue:
 					return nil
-				case 1:
+				case trial.AnswerFalse:
 					return negative("a reading is false")
-				default:
-					return &passthrough{code: code}
 				}
-			}),
+				return undecided("a reading is unknown")
+			},
 		}},
 	}
 }

@@ -29,7 +29,7 @@ EXAMPLES
    git config nwdes.displayRef refs/notes/commits
    git nwdes notes sync
    git nwdes notes sync --commit HEAD
-` + exitStatus,
+` + exitStatus(),
 			Flags: []cli.Flag{&cli.StringSliceFlag{Name: "commit", Usage: "a commit `REV` (repeatable; default: every commit with a brief)"}},
 			Action: func(c *cli.Context) error {
 				st, err := s.open()

@@ -27,7 +27,7 @@ func (s *session) remoteCmd() *cli.Command {
 		Description: `EXAMPLES
    git nwdes remote setup
    git nwdes remote setup upstream
-` + exitStatus,
+` + exitStatusAll(),
 		Subcommands: []*cli.Command{{
 			Name:      "setup",
 			Usage:     "add fetch refspecs for refs/nwdes/* and refs/notes/nwdes into a tracking namespace",
@@ -46,7 +46,7 @@ records not yet pushed; it warns about configured refspecs that do.
 EXAMPLES
    git nwdes remote setup
    git fetch && git nwdes fetch
-` + exitStatus,
+` + exitStatus(),
 			Flags: []cli.Flag{jsonFlag()},
 			Action: func(c *cli.Context) error {
 				asJSON := s.wantJSON(c)
@@ -117,7 +117,7 @@ EXAMPLES
 		Name:        name,
 		Usage:       usage,
 		UsageText:   "git nwdes " + name + " [REMOTE] [--json]",
-		Description: desc + exitStatus,
+		Description: desc + exitStatus(),
 		Flags:       []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			asJSON := s.wantJSON(c)

@@ -60,9 +60,9 @@ func trialLedger15(t *testing.T, extra ...string) string {
 
 // Grade's exit status is 0 clean, 1 an intervention in the window, 2
 // refused before a result: a ledger or file it cannot read is no judgment
-// of the window, yet it exits 1, which a gate reading the status takes for
-// "an intervention fell inside the window".
-func TestGradeExitsTwoWhenItCannotReadItsLedger(t *testing.T) {
+// of the window (3, could not decide), never 1, which a gate reading the
+// status would take for "an intervention fell inside the window".
+func TestGradeCouldNotDecideWhenItCannotReadItsLedger(t *testing.T) {
 	t.Run("a broken ledger", func(t *testing.T) {
 		dir := trialLedger15(t)
 		cmd := exec.Command("sh", "-ec", `
@@ -78,22 +78,22 @@ git update-ref "$L" $(git commit-tree -m edit -p $(git rev-parse "$L") $(GIT_IND
 			t.Fatalf("%v %s", err, out)
 		}
 		r := runAt(t, dir, graded15, "ledger", "grade", "--start", "start.json", "--ledger", "trial")
-		if r.code != 2 {
-			t.Errorf("grade of a broken ledger: exit %d (%s), want 2", r.code, strings.TrimSpace(r.stderr))
+		if r.code != ExitUndecided {
+			t.Errorf("grade of a broken ledger: exit %d (%s), want 3", r.code, strings.TrimSpace(r.stderr))
 		}
 	})
 	t.Run("a ledger file that cannot be read", func(t *testing.T) {
 		dir := trialLedger15(t)
 		r := runAt(t, dir, graded15, "ledger", "grade", "--start", "start.json", "--file", "absent.jsonl")
-		if r.code != 2 {
-			t.Errorf("grade of an absent file: exit %d (%s), want 2", r.code, strings.TrimSpace(r.stderr))
+		if r.code != ExitUndecided {
+			t.Errorf("grade of an absent file: exit %d (%s), want 3", r.code, strings.TrimSpace(r.stderr))
 		}
 	})
 	t.Run("a start record that cannot be read", func(t *testing.T) {
 		dir := trialLedger15(t)
 		r := runAt(t, dir, graded15, "ledger", "grade", "--start", "absent.json", "--ledger", "trial")
-		if r.code != 2 {
-			t.Errorf("grade with an absent start record: exit %d (%s), want 2", r.code, strings.TrimSpace(r.stderr))
+		if r.code != ExitUndecided {
+			t.Errorf("grade with an absent start record: exit %d (%s), want 3", r.code, strings.TrimSpace(r.stderr))
 		}
 	})
 }
@@ -166,11 +166,11 @@ func TestPreflightJudgesTheWindowTheRecordDeclares(t *testing.T) {
 }
 
 // Preflight: exit 1 is "a reading is false"; a start record that cannot
-// be read is no reading at all (2, refused), yet it exits 1.
-func TestPreflightExitsTwoWhenItsStartRecordCannotBeRead(t *testing.T) {
+// be read is no reading at all: it could not decide (3), never 1.
+func TestPreflightCouldNotDecideWhenItsStartRecordCannotBeRead(t *testing.T) {
 	dir := gittest.Init(t, false)
 	r := runAt(t, dir, time.Now(), "trial", "preflight", "--start", "absent.json")
-	if r.code != 2 {
-		t.Errorf("preflight with an absent start record: exit %d (%s), want 2", r.code, strings.TrimSpace(r.stderr))
+	if r.code != ExitUndecided {
+		t.Errorf("preflight with an absent start record: exit %d (%s), want 3", r.code, strings.TrimSpace(r.stderr))
 	}
 }

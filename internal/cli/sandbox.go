@@ -39,13 +39,15 @@ func gateStrict(c *cli.Context, cfg *gitrepo.Config) (bool, error) {
 	return !best, err
 }
 
-const sandboxExitStatus = `
-EXIT STATUS
-   the program's own exit code when it exited (also when the wall refused it
-   something: see "end" in --json); 128+n when signal n ended it; 124 at the
-   deadline; 127 when it could not start; 125 when processes survived the
-   reaping (a failure of the wall)
-   2  refused (SandboxUnavailable with --strict, PathUnusable) or usage error`
+// sandboxExitStatus is sandbox run's: the program's code, then the table
+// for nwdes's own failures (SandboxUnavailable with --strict is 4). Both
+// share numbers; --json's "end" tells them apart.
+func sandboxExitStatus() string {
+	return exitStatus(passesThrough(`the program's own exit code when it exited (also when the wall refused it
+something: see "end" in --json, which also tells it from nwdes's own);
+128+n when signal n ended it; 124 at the deadline; 127 when it could not
+start; 125 when processes survived the reaping (a failure of the wall)`))
+}
 
 func (s *session) sandboxCmd() *cli.Command {
 	return &cli.Command{
@@ -66,7 +68,7 @@ See docs/sandbox.md for what is enforced on which kernel.
 EXAMPLES
    git nwdes sandbox run --write "$PWD/out" --no-network -- make test
    git nwdes sandbox run --json --deadline 30s -- ./hostile.sh
-` + sandboxExitStatus,
+` + sandboxExitStatus(),
 		Subcommands: []*cli.Command{s.sandboxRunCmd()},
 	}
 }
@@ -99,14 +101,14 @@ missing).
 EXAMPLES
    git nwdes sandbox run -- sh -c 'echo hi > /etc/x'
    git nwdes sandbox run --strict --no-network --write "$PWD" --json -- go test ./...
-` + sandboxExitStatus,
+` + sandboxExitStatus(),
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "write", Usage: "a `DIR` the program may write"},
 			&cli.StringSliceFlag{Name: "read", Usage: "a `DIR` the program may read"},
 			&cli.StringSliceFlag{Name: "root", Usage: "an OS or toolchain `DIR` (replaces the defaults)"},
 			&cli.BoolFlag{Name: "no-network", Usage: "deny every socket but a UNIX one"},
-			&cli.DurationFlag{Name: "deadline", Usage: "end the program after `D`", Value: sandbox.DefaultDeadline},
-			&cli.DurationFlag{Name: "grace", Usage: "time between TERM and KILL at the deadline", Value: sandbox.DefaultGrace},
+			durationFlag("deadline", "end the program after `D`", sandbox.DefaultDeadline),
+			durationFlag("grace", "time between TERM and KILL at the deadline", sandbox.DefaultGrace),
 			&cli.StringSliceFlag{Name: "env", Usage: "a variable `NAME` passed to the program"},
 			&cli.StringSliceFlag{Name: "limit", Usage: "a resource limit `NAME=VALUE`"},
 			&cli.StringFlag{Name: "dir", Usage: "the program's working `DIR`"},

@@ -48,6 +48,7 @@ func TestScripts(t *testing.T) {
 			"setfrom":   setFrom,
 			"mkfifo":    mkfifo,
 			"bounded":   bounded,
+			"exits":     exits,
 		},
 		Setup: func(e *testscript.Env) error {
 			home := filepath.Join(e.WorkDir, ".home")
@@ -164,7 +165,21 @@ func bounded(ts *testscript.TestScript, neg bool, args []string) {
 	if raceEnabled {
 		limit = ""
 	}
-	err = ts.Exec("sh", append([]string{"-c", limit + `exec timeout -k 5 30 "$@"`, "sh"}, args[1:]...)...)
+	assertExit(ts, want, ts.Exec("sh", append([]string{"-c", limit + `exec timeout -k 5 30 "$@"`, "sh"}, args[1:]...)...))
+}
+
+// exits runs a command as exec does and asserts its exact exit status,
+// a row of the exit table: `exits 3 git nwdes verify …`.
+func exits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits STATUS CMD [ARGS…]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	assertExit(ts, want, ts.Exec(args[1], args[2:]...))
+}
+
+func assertExit(ts *testscript.TestScript, want int, err error) {
 	got := 0
 	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 		got = ee.ExitCode()

@@ -114,7 +114,7 @@ EXAMPLES
    git nwdes status --commit origin/main --json
    git nwdes status --against refs/remotes/origin/main --json
    git nwdes status --against refs/remotes/origin/main --require-signed
-` + exitStatus,
+` + exitStatus(judges("some feature with a contract is not accepted")),
 		Flags: []cli.Flag{commitFlag(), jsonFlag(),
 			againstFlag(),
 			&cli.BoolFlag{Name: "require-signed", Usage: "refuse when no signing policy is in force at --against"},

@@ -39,7 +39,7 @@ EXAMPLES
    git nwdes swarm add --card cards/fix-typo.md
    git nwdes swarm run --worker worker.json --workers 2
    git nwdes swarm status
-` + exitStatus,
+` + exitStatusAll(),
 		Subcommands: []*cli.Command{
 			{
 				Name:  "worker",
@@ -56,7 +56,7 @@ in one run (WorkerInvalid).
 
 EXAMPLES
    git nwdes swarm worker check worker.json
-` + exitStatus,
+` + exitStatus(),
 					Flags: []cli.Flag{jsonFlag()},
 					Action: func(c *cli.Context) error {
 						asJSON := s.wantJSON(c)
@@ -85,10 +85,10 @@ has). --deadline overrides the card's DEADLINE: and the worker's.
 EXAMPLES
    git nwdes swarm add --card cards/fix-typo.md
    git nwdes swarm add --card cards/big.md --deadline 2h
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "card", Usage: "the card `FILE`", Required: true},
-					&cli.DurationFlag{Name: "deadline", Usage: "the job's deadline `D` (default: the card's, else the worker's)"},
+					durationFlag("deadline", "the job's deadline `D` (default: the card's, else the worker's)", 0),
 				},
 				Action: func(c *cli.Context) error {
 					st, err := s.open()
@@ -127,15 +127,15 @@ ends running jobs at the next heartbeat.
 EXAMPLES
    git nwdes swarm run --worker worker.json
    git nwdes swarm run --worker worker.json --workers 4 --remote origin --follow
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "worker", Usage: "the worker description `FILE`", Required: true},
-					&cli.IntFlag{Name: "workers", Usage: "jobs at once (default: the worker's slots)"},
+					intFlag("workers", "jobs at once (default: the worker's slots)", 0),
 					remoteFlag,
 					&cli.BoolFlag{Name: "follow", Usage: "keep supervising when the queue is empty"},
 					&cli.BoolFlag{Name: "best-effort", Usage: "run even where the kernel cannot enforce the whole wall"},
-					&cli.DurationFlag{Name: "heartbeat", Usage: "renew leases every `D`", Value: 5 * time.Second, Hidden: true},
-					&cli.DurationFlag{Name: "stale-after", Usage: "a lease from another host is stale after `D` without a heartbeat", Value: swarm.DefaultStaleAfter},
+					hidden(durationFlag("heartbeat", "renew leases every `D`", 5*time.Second)),
+					durationFlag("stale-after", "a lease from another host is stale after `D` without a heartbeat", swarm.DefaultStaleAfter),
 					jsonFlag(),
 				},
 				Action: func(c *cli.Context) error {
@@ -184,7 +184,7 @@ EXAMPLES
 				Description: `EXAMPLES
    git nwdes swarm status
    git nwdes swarm status --json
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{remoteFlag, jsonFlag()},
 				Action: func(c *cli.Context) error {
 					asJSON := s.wantJSON(c)
@@ -208,7 +208,7 @@ taken over). With --remote the leases are the remote's, as last fetched.
 EXAMPLES
    git nwdes swarm leases
    git nwdes swarm leases --remote origin --json
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{remoteFlag, jsonFlag()},
 				Action: func(c *cli.Context) error {
 					asJSON := s.wantJSON(c)
@@ -236,7 +236,7 @@ EXAMPLES
 				Description: `EXAMPLES
    git nwdes swarm release --card fix-typo
    git nwdes swarm release --card fix-typo --force --remote origin
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "card", Usage: "the card `LABEL`", Required: true},
 					&cli.BoolFlag{Name: "force", Usage: "release it even while its holder lives"},
@@ -285,9 +285,9 @@ mounted inside it is kept and named; nothing is followed through a link.
 EXAMPLES
    git nwdes swarm reap --dry-run
    git nwdes swarm reap --older-than 24h
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{
-					&cli.DurationFlag{Name: "older-than", Usage: "reap directories older than `D`", Value: 7 * 24 * time.Hour},
+					durationFlag("older-than", "reap directories older than `D`", 7*24*time.Hour),
 					&cli.BoolFlag{Name: "dry-run", Usage: "name what would be removed, remove nothing"},
 					remoteFlag, jsonFlag(),
 				},
@@ -336,7 +336,7 @@ resume clears it.
 EXAMPLES
    git nwdes swarm stop --all --reason "rate limited"
    git nwdes swarm stop --card fix-typo
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "card", Usage: "the card `LABEL`"},
 					&cli.BoolFlag{Name: "all", Usage: "every card"},
@@ -366,7 +366,7 @@ EXAMPLES
 
 EXAMPLES
    git nwdes swarm resume --all
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "card", Usage: "the card `LABEL`"},
 					&cli.BoolFlag{Name: "all", Usage: "every stop record"},

@@ -40,7 +40,7 @@ EXAMPLES
    git nwdes trust add --feature 'greeting,auth-*' --key ~/.ssh/id_ed25519.pub
    git nwdes trust show
    git nwdes trust remove --feature greeting --key ~/.ssh/id_ed25519.pub
-` + exitStatus,
+` + exitStatusAll(),
 		Subcommands: []*cli.Command{
 			{
 				Name:      "add",
@@ -51,7 +51,7 @@ absent). The same pattern and key twice is refused.
 
 EXAMPLES
    git nwdes trust add --feature greeting --key ~/.ssh/id_ed25519.pub
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{featureFlag, keyFlag},
 				Action: func(c *cli.Context) error {
 					path, cur, key, comment, err := s.policyEdit(c)
@@ -90,7 +90,7 @@ of its lines (git nwdes trust show lists them).
 
 EXAMPLES
    git nwdes trust remove --feature greeting --key ~/.ssh/old_key.pub
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{featureFlag, keyFlag},
 				Action: func(c *cli.Context) error {
 					path, cur, key, _, err := s.policyEdit(c)
@@ -126,7 +126,7 @@ patterns and key. Enforcement reads it from the protected branch's tip.
 
 EXAMPLES
    git nwdes trust show --rev origin/main
-` + exitStatus,
+` + exitStatus(),
 				Flags: []cli.Flag{&cli.StringFlag{Name: "rev", Value: "HEAD", Usage: "the `REV` whose committed policy to show"}, jsonFlag()},
 				Action: func(c *cli.Context) error {
 					asJSON := s.wantJSON(c)

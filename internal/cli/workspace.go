@@ -35,7 +35,7 @@ See docs/workspace.md.
 EXAMPLES
    git nwdes examine prompt --feature greeting
    git nwdes examine prompt --feature greeting --json | jq -r .workspace
-` + exitStatus,
+` + exitStatus(),
 			Flags: append(targetFlags(), jsonFlag()),
 			Action: func(c *cli.Context) error {
 				asJSON := s.wantJSON(c)
@@ -67,7 +67,7 @@ workspace is first checked against the projection recorded for it
 EXAMPLES
    git nwdes examine read --workspace "$W"
    git nwdes examine read --workspace "$W" docs/guides/greeting.md
-` + exitStatus,
+` + exitStatus(),
 			Flags: []cli.Flag{wsFlag, jsonFlag()},
 			Action: func(c *cli.Context) error {
 				asJSON := s.wantJSON(c)
@@ -129,8 +129,7 @@ docs/workspace.md.
 EXAMPLES
    git nwdes examine probe --workspace "$W" -- greet --help
    git nwdes examine probe --workspace "$W" -- greet --name=visitor
-` + exitStatus + `
-   otherwise the command's own exit status`,
+` + exitStatus(passesThrough("the command's own exit status, when it ran")),
 			Flags: []cli.Flag{wsFlag, jsonFlag(),
 				&cli.BoolFlag{Name: "best-effort", Usage: "run even where the kernel cannot enforce the whole wall (what was missing is reported)"},
 				&cli.BoolFlag{Name: "network", Usage: "give the command the host's network (denied otherwise); the probe's report says so"}},
