@@ -216,7 +216,7 @@ func TestAWorkerRendersAsJSONThatReadsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"name":"w","harness":"agent","harness_args":["{prompt}"],"model":"m","deadline":"1h30m0s","slots":2,"read_roots":[],"env":["K"]}`
+	const want = `{"name":"w","harness":"agent","harness_args":["{prompt}"],"model":"m","deadline":"1h30m0s","slots":2,"read_roots":[],"env":["K"],"identity":""}`
 	if string(b) != want {
 		t.Fatalf("JSON = %s\nwant   %s", b, want)
 	}

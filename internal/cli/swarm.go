@@ -536,6 +536,15 @@ type jobRow struct {
 	Ended     string `json:"ended"`
 	Dir       string `json:"job_dir"`
 	ExitCheck string `json:"exit_check"`
+	// Harvest and Head say what became of the job's commits: the head
+	// harvested into this repository under HeadRef (swarm.Job).
+	Harvest      string   `json:"harvest,omitempty"`
+	HarvestNote  string   `json:"harvest_note,omitempty"`
+	Head         string   `json:"head,omitempty"`
+	HeadRef      string   `json:"head_ref,omitempty"`
+	Commits      int      `json:"commits,omitempty"`
+	Changed      []string `json:"changed,omitempty"`
+	ChangedCount int      `json:"changed_count,omitempty"`
 }
 
 func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) error {
@@ -571,7 +580,9 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 			check = why
 		}
 		rows = append(rows, jobRow{Card: j.Label, Attempt: j.Attempt, End: j.End, Result: j.Result, Reason: j.Reason,
-			Stopped: j.Stopped, Started: j.Started, Ended: j.Ended, Dir: j.JobDir, ExitCheck: check})
+			Stopped: j.Stopped, Started: j.Started, Ended: j.Ended, Dir: j.JobDir, ExitCheck: check,
+			Harvest: j.Harvest, HarvestNote: j.HarvestNote, Head: j.Head, HeadRef: j.HeadRef, Commits: j.Commits,
+			Changed: j.Changed, ChangedCount: j.ChangedCount})
 	}
 	queued := []string{}
 	for _, q := range queue {
@@ -605,6 +616,15 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 		}
 		if r.ExitCheck != "ok" {
 			line += "; exit record: " + r.ExitCheck
+		}
+		switch {
+		case r.Head != "":
+			line += fmt.Sprintf("; head %s (%s, %s, %s changed)", text.Short(r.Head), r.Harvest,
+				text.Plural(r.Commits, "commit", "commits"), text.Plural(r.ChangedCount, "path", "paths"))
+		case r.Harvest == swarm.HarvestNone:
+			line += "; no commits"
+		case r.Harvest == swarm.HarvestRefused:
+			line += "; harvest refused: " + r.HarvestNote
 		}
 		fmt.Fprintln(s.env.Stdout, text.TerminalLine(line))
 	}
