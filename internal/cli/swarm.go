@@ -118,8 +118,12 @@ EXAMPLES
 repo/, scratch/, a private HOME and XDG_DATA_HOME), runs the harness inside
 the wall with that directory as its write set and the job's deadline,
 renews the lease while it runs, then writes exit.json, checks RESULT.md
-against the card's contract line, records the job (refs/nwdes/swarm/jobs)
-and releases the lease. Several supervisors (processes, or machines with
+against the card's contract line, harvests the commits the job made (its
+HEAD, under refs/nwdes/swarm/heads/<label>/<attempt>-<nonce>, read and
+checked by nwdes itself, bounded), records the job (refs/nwdes/swarm/jobs)
+and releases the lease. The job's git identity is the worker's (identity,
+or "nwdes worker <name> <<name>@nwdes.invalid>"); the host's git
+configuration is not read there. Several supervisors (processes, or machines with
 --remote) share one queue; no card runs twice. On a terminal it shows a
 live table; --json streams one event per line. A stop record (swarm stop)
 ends running jobs at the next heartbeat.
@@ -179,7 +183,7 @@ EXAMPLES
 			},
 			{
 				Name:      "status",
-				Usage:     "the queue, the leases and the finished jobs",
+				Usage:     "the queue, the leases and the finished jobs (each with its harvested head)",
 				UsageText: "git nwdes swarm status [--remote NAME] [--json]",
 				Description: `EXAMPLES
    git nwdes swarm status
