@@ -107,6 +107,10 @@ func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip plumbing.Hash, seen ma
 		// ref: nothing would sync it, and nothing may write to it.
 		rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: tip.String(), What: text.OneLine(err.Error())})
 	}
+	if spec.Commit {
+		s.fsckCommitRef(rep, ref, tip)
+		return
+	}
 	h := tip
 	for n := 0; !h.IsZero(); n++ {
 		if n >= s.opts.MaxWalk {

@@ -117,6 +117,13 @@ type RefSpec struct {
 	// common base, nil when there was none), or concatenated when nil.
 	Notes     bool
 	MergeNote func(base, ours, theirs []byte) ([]byte, error)
+	// Commit declares refs that name a commit nwdes did not write and
+	// holds no records in (a worker's head, Store.Adopt): nothing reads
+	// its tree as records, fsck checks only that the commit is there and
+	// reads, and sync moves it as a fast-forward ref (policy fast-forward,
+	// or local) without listing its history's objects. Such a ref has no
+	// layout, kinds or immutable directories, and is no notes ref.
+	Commit bool
 }
 
 // Family reports whether the spec declares every ref under a prefix.
@@ -229,6 +236,10 @@ func (r *Registry) DeclareRef(spec RefSpec) error {
 	}
 	if (spec.CheckNote != nil || spec.MergeNote != nil) && spec.Ref != NotesRef && !spec.Notes {
 		return bad("only a notes ref holds notes")
+	}
+	if spec.Commit && (spec.Policy != PolicyFastForward && spec.Policy != PolicyLocal || spec.History != HistoryChain ||
+		spec.Layout != nil || spec.Kinds != nil || spec.Immutable != nil || spec.Notes || spec.CheckNote != nil) {
+		return bad("a commit ref is fast-forward or local, keeps its chain, and has no layout, kinds, immutable directories or notes")
 	}
 	for _, l := range spec.Layout {
 		if l == "" || strings.ContainsAny(l, "/\x00") || l == "." || l == ".." {

@@ -1028,7 +1028,16 @@ func (s *Store) fetchMissing(ctx context.Context, remote string, o SyncOptions) 
 	}
 	var tips []plumbing.Hash
 	for _, name := range SortedNames(tracked) {
+		if spec, ok := s.opts.Registry.Ref(localOf(remote, name)); ok && spec.Commit {
+			// A commit ref's history is a product's: git fetches what
+			// a checkout of it lacks, and listing it all here would
+			// walk the whole history at every fetch.
+			continue
+		}
 		tips = append(tips, tracked[name])
+	}
+	if len(tips) == 0 {
+		return nil
 	}
 	return s.fetchMissingOf(ctx, remote, tips, o)
 }

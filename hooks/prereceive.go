@@ -383,6 +383,9 @@ func appendOnly(st *gitstore.Store, u Update) (RefResult, error) {
 		return res, nil
 	case u.Delete():
 		return refuse("%s holds records, which are append-only here: it is never deleted", u.RemoteRef)
+	case isZeroOID(u.RemoteOID) && spec.Commit:
+		res.Why = "a commit ref (a worker's head), created"
+		return res, nil
 	case isZeroOID(u.RemoteOID):
 		// A new records ref: its whole history must be append-only.
 		next, err := oid.Parse(u.LocalOID)
@@ -396,6 +399,8 @@ func appendOnly(st *gitstore.Store, u Update) (RefResult, error) {
 			return res, err
 		}
 		return res, nil
+	case spec.Commit:
+		return refuse("%s names a commit written once (a worker's head): it never moves", u.RemoteRef)
 	}
 	old, err := oid.Parse(u.RemoteOID)
 	if err != nil {

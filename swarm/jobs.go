@@ -133,6 +133,55 @@ type Job struct {
 	Attest     string `json:"attest"`
 	ExitSHA256 string `json:"exit_sha256"`
 	JobDir     string `json:"job_dir"`
+	// Harvest says what became of the job's commits (v2; empty in v1):
+	// HarvestNone, HarvestDescends, HarvestDiverged, HarvestBehind or
+	// HarvestRefused, with HarvestNote saying why when refused.
+	Harvest     string `json:"harvest,omitempty"`
+	HarvestNote string `json:"harvest_note,omitempty"`
+	// Head is the commit the job's HEAD named when it ended, harvested
+	// into this repository and kept by HeadRef (HeadRef(label, attempt,
+	// nonce)); empty when the job committed nothing or the harvest was
+	// refused.
+	Head    string `json:"head,omitempty"`
+	HeadRef string `json:"head_ref,omitempty"`
+	// Commits is how many commits the job made that this repository
+	// lacked; Changed the paths its head changes against the card's base
+	// (at most MaxChangedListed), ChangedCount how many there are.
+	Commits      int      `json:"commits,omitempty"`
+	Changed      []string `json:"changed,omitempty"`
+	ChangedCount int      `json:"changed_count,omitempty"`
+}
+
+// jobVersion is the version of the job records written now (swarm.job,
+// register.go).
+const jobVersion = 2
+
+// harvestProblem says what is wrong with the harvest fields of a job
+// record of version v, or "".
+func (j *Job) harvestProblem(v int) string {
+	hasHead := j.Head != "" || j.HeadRef != ""
+	switch {
+	case v == 1 && (j.Harvest != "" || j.HarvestNote != "" || hasHead || j.Commits != 0 || j.Changed != nil || j.ChangedCount != 0):
+		return "a v1 job record holds no harvest"
+	case v == 1:
+		return ""
+	}
+	switch j.Harvest {
+	case HarvestNone, HarvestRefused:
+		if hasHead || j.Commits != 0 || j.Changed != nil || j.ChangedCount != 0 {
+			return fmt.Sprintf("a harvest %s names no head, commits or paths", j.Harvest)
+		}
+	case HarvestDescends, HarvestDiverged, HarvestBehind:
+		if !isLowerHex(j.Head, 40) || j.HeadRef != string(HeadRef(j.Label, j.Attempt, j.Nonce)) {
+			return fmt.Sprintf("a harvest %s names its head (40 hex digits) and %s", j.Harvest, HeadRef(j.Label, j.Attempt, j.Nonce))
+		}
+		if j.Commits < 0 || j.ChangedCount < len(j.Changed) || len(j.Changed) > MaxChangedListed {
+			return "the counts of its commits and changed paths do not add up"
+		}
+	default:
+		return fmt.Sprintf("harvest %q is not none, descends, diverged, behind or refused", j.Harvest)
+	}
+	return ""
 }
 
 func jobPath(label string, attempt int, nonce string) string {
@@ -147,12 +196,15 @@ const (
 )
 
 func jobFrom(path string, rec *gitstore.Record) (*Job, error) {
-	if rec.Kind != KindJob || rec.V != 1 {
+	if rec.Kind != KindJob || rec.V < 1 || rec.V > jobVersion {
 		return nil, malformed(path, "a %s v%d record, not a job", rec.Kind, rec.V)
 	}
 	var j Job
 	if err := rec.Decode(&j); err != nil {
 		return nil, err
+	}
+	if why := j.harvestProblem(rec.V); why != "" {
+		return nil, malformed(path, "%s", why)
 	}
 	if path != jobPath(j.Label, j.Attempt, j.Nonce) {
 		return nil, malformed(path, "a job of %s attempt %d belongs under %s", j.Label, j.Attempt, jobPath(j.Label, j.Attempt, j.Nonce))
@@ -238,7 +290,7 @@ func JobProblems(st *gitstore.Store) ([]Job, []string, error) {
 // recordJob writes j with its payloads; a job already recorded (the same
 // attempt and nonce) is left as it is.
 func recordJob(ctx context.Context, st *gitstore.Store, j *Job, exit, result []byte) error {
-	rec, err := gitstore.NewRecord(KindJob, 1, j)
+	rec, err := gitstore.NewRecord(KindJob, jobVersion, j)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,11 @@ const (
 	// RemoteLeases is the family of leases kept on a remote, one ref per
 	// card: moved only by an atomic push with the expected old value.
 	RemoteLeases gitstore.RefName = "refs/nwdes/swarm/leases/"
+	// Heads is the family of harvested heads, one ref per job attempt
+	// that committed (heads/<label>/<attempt>-<nonce>, HeadRef): a plain
+	// commit the worker made, not a records tree. Written once (Adopt),
+	// pushed and fetched with the job records, never moved.
+	Heads gitstore.RefName = "refs/nwdes/swarm/heads/"
 )
 
 // Record kinds.
@@ -25,6 +30,8 @@ const (
 // when and by whom; payload "card" is the card's text.
 // swarm.lease v1: who holds a card (Lease).
 // swarm.job v1: how one attempt at a card ended (Job).
+// swarm.job v2: v1 and what became of the job's commits: harvest, head,
+// head_ref, commits, changed, changed_count, harvest_note (Job).
 // swarm.stop v1: a stop record (Stop).
 const (
 	KindCard  gitstore.Kind = "swarm.card"
@@ -38,7 +45,7 @@ func Register(r *gitstore.Registry) error {
 	for _, k := range []gitstore.KindSpec{
 		{Kind: KindCard, Version: 1, Check: checkRecord},
 		{Kind: KindLease, Version: 1, Check: checkRecord},
-		{Kind: KindJob, Version: 1, Check: checkRecord},
+		{Kind: KindJob, Version: 2, Check: checkRecord},
 		{Kind: KindStop, Version: 1, Check: checkRecord},
 	} {
 		if err := r.DeclareKind(k); err != nil {
@@ -51,6 +58,7 @@ func Register(r *gitstore.Registry) error {
 		{Ref: ControlRef, Policy: gitstore.PolicyMerge, Layout: []string{"stop"}, Kinds: []gitstore.Kind{KindStop}},
 		{Ref: LocalLeases, Policy: gitstore.PolicyLocal, History: gitstore.HistoryLatest, Layout: []string{"lease"}, Kinds: []gitstore.Kind{KindLease}},
 		{Ref: RemoteLeases, Policy: gitstore.PolicySwap, Layout: []string{"lease"}, Kinds: []gitstore.Kind{KindLease}},
+		{Ref: Heads, Policy: gitstore.PolicyFastForward, Commit: true},
 	} {
 		if err := r.DeclareRef(spec); err != nil {
 			return err

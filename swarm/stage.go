@@ -1,6 +1,8 @@
 package swarm
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,7 +18,8 @@ import (
 //	repo/          the checkout of the card's base, on branch worker/<label>
 //	scratch/       the job's TMPDIR
 //	home/          its HOME; data/ its XDG_DATA_HOME
-//	prompt.md      the card, byte for byte: the harness's prompt
+//	prompt.md      the card, byte for byte, then the result contract
+//	               (Contract): the harness's prompt
 //	harness.log    what the harness wrote on stdout and stderr
 //	RESULT.md      the harness's report (or the machinery's, when none)
 //	exit.json, usage.tsv, timeline.tsv   written by the supervisor
@@ -30,8 +33,10 @@ type jobDir struct {
 // maxLog bounds harness.log: what passes it is counted, not kept.
 const maxLog = 64 << 20
 
-// stage makes the job directory of one attempt at card.
-func stage(st *gitstore.Store, export func(*gitstore.Store, oid.ID, string) error, c *Card, root string) (*jobDir, error) {
+// stage makes the job directory of one attempt at card by worker w: its
+// repository's config names w's identity (user.name, user.email), which
+// sealing keeps.
+func stage(st *gitstore.Store, export func(*gitstore.Store, oid.ID, string) error, c *Card, w *Worker, root string) (*jobDir, error) {
 	j := &jobDir{
 		Root: root, Repo: filepath.Join(root, "repo"), Scratch: filepath.Join(root, "scratch"),
 		Home: filepath.Join(root, "home"), Data: filepath.Join(root, "data"), Prompt: filepath.Join(root, "prompt.md"),
@@ -54,10 +59,13 @@ func stage(st *gitstore.Store, export func(*gitstore.Store, oid.ID, string) erro
 	if err := st.StageRepository(base, j.Repo, "worker/"+c.Label, func(dir string) error { return export(st, base, dir) }); err != nil {
 		return nil, err
 	}
+	if err := addIdentity(filepath.Join(j.Repo, ".git", "config"), w); err != nil {
+		return nil, err
+	}
 	if j.Staged, err = readStaged(filepath.Join(j.Repo, ".git")); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(j.Prompt, c.Text, 0o444); err != nil {
+	if err := os.WriteFile(j.Prompt, Prompt(c, filepath.Join(root, ResultName)), 0o444); err != nil {
 		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(root, "harness.log"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -104,4 +112,49 @@ func (c *capWriter) Close() error {
 		_, _ = io.WriteString(c.f, "\n[nwdes: "+strconv.FormatInt(c.dropped, 10)+" more bytes not kept]\n")
 	}
 	return c.f.Close()
+}
+
+// addIdentity appends w's git identity to the job repository's config,
+// which stage wrote and nothing else has touched yet. Ident's names hold
+// no quote, backslash or control character, so quoting them is enough.
+func addIdentity(config string, w *Worker) error {
+	name, email := w.Ident()
+	if name == "" {
+		return fmt.Errorf("worker %s has no usable identity", w.Name)
+	}
+	f, err := os.OpenFile(config, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "[user]\n\tname = \"%s\"\n\temail = \"%s\"\n", name, email)
+	return errors.Join(err, f.Close())
+}
+
+// Prompt is the harness's prompt for card c: the card byte for byte
+// (ended by a newline if it was not), then the result contract: where the
+// report goes (resultPath, $NWDES_JOB_DIR/RESULT.md), its line 1 and 2,
+// the bounds CheckResult enforces, and what becomes of commits.
+func Prompt(c *Card, resultPath string) []byte {
+	b := append([]byte{}, c.Text...)
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, '\n')
+	}
+	return fmt.Appendf(b, `
+---
+The result contract (nwdes swarm)
+
+When you stop, write your report to $NWDES_JOB_DIR/RESULT.md (%s):
+  line 1, exactly this, byte for byte:
+%s
+  line 2: DONE, BLOCKED or ABSTAIN, alone or followed by one space and a
+  short note (DONE: the task is done; BLOCKED: you could not do it;
+  ABSTAIN: you decline it);
+  then anything you want to say.
+It must be UTF-8 with no NUL byte, at most %d bytes, %d lines and %d
+bytes a line; anything else is refused, and no report at all counts as
+blocked. A report is read, never run.
+Commit your work in this repository with git commit (its identity is set):
+the commit HEAD names when you stop is harvested, with its ancestors, and
+recorded as the job's head. Build on the base; do not rewrite it.
+`, resultPath, c.ContractLine, MaxResultSize, MaxResultLines, MaxResultLine)
 }

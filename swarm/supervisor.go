@@ -49,6 +49,9 @@ type Supervisor struct {
 	Grace time.Duration
 	// Export writes a commit's tree into a directory (examine.ExportTree).
 	Export func(st *gitstore.Store, commit oid.ID, dir string) error
+	// HarvestLimits bound what is copied of a job's commits
+	// (DefaultHarvestLimits when zero).
+	HarvestLimits gitstore.AdoptLimits
 	// Events, when set, receives what happens, in order per job.
 	Events func(Event)
 	Now    func() time.Time
@@ -344,7 +347,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	dir := filepath.Join(s.JobsDir, label, fmt.Sprintf("%d-%s", l.Attempt, l.Nonce))
 	tl := &timeline{}
 	tl.add(now(s.Now), "taken", "")
-	j, err := stage(s.Store, s.Export, q.Card, dir)
+	j, err := stage(s.Store, s.Export, q.Card, s.Worker, dir)
 	if err != nil {
 		// A card this clone cannot stage (its base is not here) is left
 		// for others, and this run goes on with the rest.
@@ -363,7 +366,10 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 		// the harness reads them, and writes its own commits in repo/.
 		Read: append([]string{s.Store.Location().Objects()}, s.Worker.ReadRoots...),
 		Env:  s.Worker.Env, Home: j.Home, Tmp: j.Scratch, Deadline: deadline,
-		Set:    []string{"NWDES_JOB_DIR=" + dir, "XDG_DATA_HOME=" + j.Data},
+		// git in the job reads no system configuration, and HOME is the
+		// job's own (empty): the host's hooks, signing and credential
+		// helpers stay out.
+		Set:    []string{"NWDES_JOB_DIR=" + dir, "XDG_DATA_HOME=" + j.Data, "GIT_CONFIG_NOSYSTEM=1"},
 		Stdout: j.Log, Stderr: j.Log,
 	}
 	job, err := s.Wall.NewJob()
@@ -468,8 +474,6 @@ loop:
 	}
 	why, report = s.redact(why), []byte(s.redact(string(report)))
 	tl.add(now(s.Now), "checked", verdict)
-	_ = writeUsage(dir, res, started, ended)
-	_ = tl.write(dir)
 	d := sha256.Sum256(exitBytes)
 	rec := &Job{
 		Label: label, Attempt: l.Attempt, Nonce: l.Nonce, Worker: s.Worker.Name, Holder: s.Holder,
@@ -489,6 +493,14 @@ loop:
 			tip = next
 		}
 	}
+	if !lost {
+		// The job's commits come in under its own ref before the record
+		// names them (and, remote, travel with it in the same push).
+		s.harvest(ctx, q.Card, rec)
+		tl.add(now(s.Now), "harvested", strings.TrimSpace(rec.Harvest+" "+rec.Head))
+	}
+	_ = writeUsage(dir, res, started, ended)
+	_ = tl.write(dir)
 	if !lost {
 		// A job whose lease was lost is not recorded: the card is someone
 		// else's now.
@@ -514,6 +526,26 @@ loop:
 		}
 	}
 	return stopped, nil
+}
+
+// harvest fills the harvest fields of rec from its sealed job directory.
+func (s *Supervisor) harvest(ctx context.Context, c *Card, rec *Job) {
+	base, err := oid.Parse(c.Base)
+	var h harvested
+	if err != nil {
+		h = harvested{Harvest: HarvestRefused, Note: "the card's base is no commit id"}
+	} else {
+		lim := s.HarvestLimits
+		if lim == (gitstore.AdoptLimits{}) {
+			lim = DefaultHarvestLimits()
+		}
+		h = harvest(ctx, s.Store, rec.JobDir, base, HeadRef(rec.Label, rec.Attempt, rec.Nonce), lim)
+	}
+	rec.Harvest, rec.HarvestNote, rec.Head, rec.HeadRef = h.Harvest, s.redact(h.Note), h.Head, string(h.Ref)
+	rec.Commits, rec.ChangedCount = h.Commits, h.ChangedCount
+	for _, p := range h.Changed {
+		rec.Changed = append(rec.Changed, s.redact(p))
+	}
 }
 
 // seal seals the job's directory (sealJob). When that fails its

@@ -40,8 +40,11 @@ type Worker struct {
 	// own job directory.
 	ReadRoots []string
 	// Env names the variables a job inherits from the supervisor's
-	// environment; never one of ReservedEnv().
+	// environment; never one of ReservedEnv(), nor a GIT_CONFIG one.
 	Env []string
+	// Identity is "Name <email>", the git identity of the commits a job
+	// makes; empty for the default (DefaultIdentity).
+	Identity string
 }
 
 // The bounds of a worker description.
@@ -56,6 +59,31 @@ const (
 	EnvPattern = "[A-Za-z_][A-Za-z0-9_]*"
 )
 
+// DefaultIdentity is the git identity of a worker's commits when its
+// description names none: the pool's, never the host's.
+func DefaultIdentity(worker string) string {
+	return "nwdes worker " + worker + " <" + worker + "@nwdes.invalid>"
+}
+
+// Ident is the worker's git identity, Identity or the default, as a name
+// and an email.
+func (w *Worker) Ident() (name, email string) {
+	id := w.Identity
+	if id == "" {
+		id = DefaultIdentity(w.Name)
+	}
+	m := identity.FindStringSubmatch(id)
+	if m == nil {
+		return "", ""
+	}
+	return m[1], m[2]
+}
+
+// identity is what "identity" holds: a name that git keeps as it is (no
+// angle brackets, quotes, backslashes or control characters, no space at
+// either end) and an email in angle brackets with no space in it.
+var identity = regexp.MustCompile(`^([^<>"\\\x00-\x1f\x7f ](?:[^<>"\\\x00-\x1f\x7f]{0,126}[^<>"\\\x00-\x1f\x7f ])?) <([^<>"\\\x00-\x20\x7f]{1,254})>$`)
+
 // The placeholders of HarnessArgs.
 const (
 	PromptPlaceholder = "{prompt}"
@@ -65,7 +93,7 @@ const (
 // ReservedEnv returns the variables the machinery sets for every job; a
 // worker may not ask to inherit them.
 func ReservedEnv() []string {
-	return []string{"PATH", "HOME", "LANG", "TMPDIR", "XDG_DATA_HOME", "NWDES_JOB_DIR"}
+	return []string{"PATH", "HOME", "LANG", "TMPDIR", "XDG_DATA_HOME", "NWDES_JOB_DIR", "GIT_CONFIG_NOSYSTEM"}
 }
 
 // placeholder is what HarnessArgs treats as a placeholder: "{", a letter,
@@ -166,7 +194,7 @@ func jsonProblem(err error) string {
 	return "the description is not valid JSON: " + err.Error()
 }
 
-var workerKeys = []string{"name", "harness", "harness_args", "model", "deadline", "slots", "read_roots", "env"}
+var workerKeys = []string{"name", "harness", "harness_args", "model", "deadline", "slots", "read_roots", "env", "identity"}
 
 // field decodes and checks one key's value, returning its problems.
 func (w *Worker) field(key string, raw json.RawMessage) []string {
@@ -190,6 +218,12 @@ func (w *Worker) field(key string, raw json.RawMessage) []string {
 			return []string{bad}
 		}
 		w.Model, p = s, modelProblems(s)
+	case "identity":
+		s, bad := stringValue(key, raw)
+		if bad != "" {
+			return []string{bad}
+		}
+		w.Identity, p = s, identityProblems(s)
 	case "deadline":
 		s, bad := stringValue(key, raw)
 		if bad != "" {
@@ -323,6 +357,7 @@ func (w *Worker) Validate() error {
 	}
 	p = append(p, argsProblems(w.HarnessArgs, nil)...)
 	p = append(p, modelProblems(w.Model)...)
+	p = append(p, identityProblems(w.Identity)...)
 	if why := deadlineProblem(w.Deadline); why != "" {
 		p = append(p, "deadline: "+why)
 	}
@@ -405,6 +440,13 @@ func argsProblems(args, bad []string) []string {
 	return p
 }
 
+func identityProblems(s string) []string {
+	if s != "" && !identity.MatchString(s) {
+		return []string{fmt.Sprintf("identity: %s is not \"Name <email>\" (no angle brackets, quotes, backslashes or control characters in the name, no space in the email)", strconv.Quote(s))}
+	}
+	return nil
+}
+
 func modelProblems(s string) []string {
 	if hasControl(s) {
 		return []string{fmt.Sprintf("model: %s holds a control character", strconv.Quote(s))}
@@ -473,6 +515,8 @@ func envProblems(names, bad []string) []string {
 			p = append(p, fmt.Sprintf("env[%d]: %s does not match %s", i, q, EnvPattern))
 		case isReserved(n):
 			p = append(p, fmt.Sprintf("env[%d]: %s is set by the machinery for every job (%s)", i, n, strings.Join(ReservedEnv(), ", ")))
+		case strings.HasPrefix(n, "GIT_CONFIG"):
+			p = append(p, fmt.Sprintf("env[%d]: %s would bring the host's git configuration into the job, which sees none", i, n))
 		default:
 			if j, dup := first[n]; dup {
 				p = append(p, fmt.Sprintf("env[%d]: %s repeats env[%d]", i, n, j))
@@ -537,6 +581,7 @@ type workerJSON struct {
 	Slots       int      `json:"slots"`
 	ReadRoots   []string `json:"read_roots"`
 	Env         []string `json:"env"`
+	Identity    string   `json:"identity"`
 }
 
 // MarshalJSON renders w as a worker description ParseWorker reads back to
@@ -558,5 +603,6 @@ func (w Worker) MarshalJSON() ([]byte, error) {
 		Slots:       w.Slots,
 		ReadRoots:   orEmpty(w.ReadRoots),
 		Env:         orEmpty(w.Env),
+		Identity:    w.Identity,
 	})
 }

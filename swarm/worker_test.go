@@ -134,6 +134,12 @@ func TestEachWorkerProblemIsNamed(t *testing.T) {
 		{"TMPDIR", `{` + ok + `, "env": ["TMPDIR"]}`, "set by the machinery"},
 		{"XDG_DATA_HOME", `{` + ok + `, "env": ["XDG_DATA_HOME"]}`, "set by the machinery"},
 		{"NWDES_JOB_DIR", `{` + ok + `, "env": ["NWDES_JOB_DIR"]}`, "set by the machinery"},
+		{"GIT_CONFIG_NOSYSTEM", `{` + ok + `, "env": ["GIT_CONFIG_NOSYSTEM"]}`, "set by the machinery"},
+		{"GIT_CONFIG_GLOBAL", `{` + ok + `, "env": ["GIT_CONFIG_GLOBAL"]}`, "env[0]: GIT_CONFIG_GLOBAL would bring the host's git configuration"},
+		{"an identity with no email", `{` + ok + `, "identity": "Ada"}`, `identity: "Ada" is not "Name <email>"`},
+		{"an identity with a quote", `{` + ok + `, "identity": "A\"da <a@b>"}`, "identity:"},
+		{"an identity with a newline", `{` + ok + `, "identity": "Ada\n <a@b>"}`, "identity:"},
+		{"an identity with a space in the email", `{` + ok + `, "identity": "Ada <a b@c>"}`, "identity:"},
 		{"a repeated variable", `{` + ok + `, "env": ["A", "B", "A"]}`, "env[2]: A repeats env[0]"},
 		{"env holding true", `{` + ok + `, "env": [true]}`, "env[0]: a boolean, not a string"},
 	} {
@@ -216,7 +222,7 @@ func TestAWorkerRendersAsJSONThatReadsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `{"name":"w","harness":"agent","harness_args":["{prompt}"],"model":"m","deadline":"1h30m0s","slots":2,"read_roots":[],"env":["K"]}`
+	const want = `{"name":"w","harness":"agent","harness_args":["{prompt}"],"model":"m","deadline":"1h30m0s","slots":2,"read_roots":[],"env":["K"],"identity":""}`
 	if string(b) != want {
 		t.Fatalf("JSON = %s\nwant   %s", b, want)
 	}

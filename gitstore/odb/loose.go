@@ -89,6 +89,9 @@ func (db *DB) parseLoose(r io.Reader) (plumbing.ObjectType, []byte, error) {
 	if err != nil {
 		return plumbing.InvalidObject, nil, fmt.Errorf("header %q: %w: %w", hdr, ErrCorrupt, err)
 	}
+	if err := db.checkSize(size); err != nil {
+		return plumbing.InvalidObject, nil, err
+	}
 	data, err := readExact(br, size)
 	if err != nil {
 		return plumbing.InvalidObject, nil, fmt.Errorf("body shorter than declared %d bytes: %w: %w", size, ErrCorrupt, err)

@@ -44,6 +44,10 @@ type DB struct {
 	extra     []string // alternates given by the environment, searched first
 	altLoaded bool
 	closed    bool
+	// maxSize, when over 0, bounds every object read and every delta
+	// applied on the way to one (OpenIsolated): a larger one is refused
+	// (ErrTooLarge) before it is inflated.
+	maxSize   int64
 	zlibPool  sync.Pool // zlib readers; each holds ~40 KiB of window state
 	bufioPool sync.Pool // bufio.Readers used to walk pack entries
 	loosePool sync.Pool // bufio.Readers used to parse loose headers

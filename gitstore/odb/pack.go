@@ -267,6 +267,9 @@ walk:
 			break walk
 		}
 	}
+	if err := db.checkDeltas(deltas); err != nil {
+		return plumbing.InvalidObject, nil, fmt.Errorf("pack %s.pack: %w", p, err)
+	}
 	for i := len(deltas) - 1; i >= 0; i-- {
 		obj, err = patch(obj, deltas[i])
 		if err != nil {
@@ -338,6 +341,9 @@ func (db *DB) readEntry(r io.ReaderAt, size, off int64) (entry, error) {
 		}
 	default:
 		return bad(fmt.Sprintf("invalid entry type %d", e.typ), nil)
+	}
+	if err := db.checkSize(n); err != nil {
+		return entry{}, err
 	}
 	if e.payload, err = db.inflate(br, n); err != nil {
 		return entry{}, err

@@ -118,8 +118,12 @@ EXAMPLES
 repo/, scratch/, a private HOME and XDG_DATA_HOME), runs the harness inside
 the wall with that directory as its write set and the job's deadline,
 renews the lease while it runs, then writes exit.json, checks RESULT.md
-against the card's contract line, records the job (refs/nwdes/swarm/jobs)
-and releases the lease. Several supervisors (processes, or machines with
+against the card's contract line, harvests the commits the job made (its
+HEAD, under refs/nwdes/swarm/heads/<label>/<attempt>-<nonce>, read and
+checked by nwdes itself, bounded), records the job (refs/nwdes/swarm/jobs)
+and releases the lease. The job's git identity is the worker's (identity,
+or "nwdes worker <name> <<name>@nwdes.invalid>"); the host's git
+configuration is not read there. Several supervisors (processes, or machines with
 --remote) share one queue; no card runs twice. On a terminal it shows a
 live table; --json streams one event per line. A stop record (swarm stop)
 ends running jobs at the next heartbeat.
@@ -179,7 +183,7 @@ EXAMPLES
 			},
 			{
 				Name:      "status",
-				Usage:     "the queue, the leases and the finished jobs",
+				Usage:     "the queue, the leases and the finished jobs (each with its harvested head)",
 				UsageText: "git nwdes swarm status [--remote NAME] [--json]",
 				Description: `EXAMPLES
    git nwdes swarm status
@@ -536,6 +540,15 @@ type jobRow struct {
 	Ended     string `json:"ended"`
 	Dir       string `json:"job_dir"`
 	ExitCheck string `json:"exit_check"`
+	// Harvest and Head say what became of the job's commits: the head
+	// harvested into this repository under HeadRef (swarm.Job).
+	Harvest      string   `json:"harvest,omitempty"`
+	HarvestNote  string   `json:"harvest_note,omitempty"`
+	Head         string   `json:"head,omitempty"`
+	HeadRef      string   `json:"head_ref,omitempty"`
+	Commits      int      `json:"commits,omitempty"`
+	Changed      []string `json:"changed,omitempty"`
+	ChangedCount int      `json:"changed_count,omitempty"`
 }
 
 func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) error {
@@ -571,7 +584,9 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 			check = why
 		}
 		rows = append(rows, jobRow{Card: j.Label, Attempt: j.Attempt, End: j.End, Result: j.Result, Reason: j.Reason,
-			Stopped: j.Stopped, Started: j.Started, Ended: j.Ended, Dir: j.JobDir, ExitCheck: check})
+			Stopped: j.Stopped, Started: j.Started, Ended: j.Ended, Dir: j.JobDir, ExitCheck: check,
+			Harvest: j.Harvest, HarvestNote: j.HarvestNote, Head: j.Head, HeadRef: j.HeadRef, Commits: j.Commits,
+			Changed: j.Changed, ChangedCount: j.ChangedCount})
 	}
 	queued := []string{}
 	for _, q := range queue {
@@ -605,6 +620,15 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 		}
 		if r.ExitCheck != "ok" {
 			line += "; exit record: " + r.ExitCheck
+		}
+		switch {
+		case r.Head != "":
+			line += fmt.Sprintf("; head %s (%s, %s, %s changed)", text.Short(r.Head), r.Harvest,
+				text.Plural(r.Commits, "commit", "commits"), text.Plural(r.ChangedCount, "path", "paths"))
+		case r.Harvest == swarm.HarvestNone:
+			line += "; no commits"
+		case r.Harvest == swarm.HarvestRefused:
+			line += "; harvest refused: " + r.HarvestNote
 		}
 		fmt.Fprintln(s.env.Stdout, text.TerminalLine(line))
 	}
