@@ -444,6 +444,9 @@ func (s *Store) altered(path string, o, n treeEntry, alts []treeEntry) (string, 
 				return "", false, nil
 			}
 		}
+		// A record is whole: a file added beside its record.json (a
+		// payload smuggled in) changes it as surely as an edit does.
+		return path, false, nil
 	}
 	nes, err := s.treeEntries(n.hash)
 	if err != nil {
@@ -520,7 +523,42 @@ func (tx *Tx) alteredNode(path string, o treeEntry, e *entry) (string, bool, err
 			return p, gone, err
 		}
 	}
+	if r, ok := oes["record.json"]; ok && !r.isTree() {
+		// A record is whole: nothing is added to it either, at any depth
+		// (a payload smuggled in beside the others).
+		if added, err := tx.addedUnder(o, e); added || err != nil {
+			return path, false, err
+		}
+	}
 	return "", false, nil
+}
+
+// addedUnder reports whether the staged entry e holds a name the committed
+// tree o does not, at any depth.
+func (tx *Tx) addedUnder(o treeEntry, e *entry) (bool, error) {
+	if e.sub == nil || !e.sub.dirty {
+		return e.hash != o.hash, nil
+	}
+	if !o.isTree() {
+		return true, nil
+	}
+	oes, err := tx.s.treeEntries(o.hash)
+	if err != nil {
+		return false, err
+	}
+	for name, ne := range e.sub.entries {
+		oe, ok := oes[name]
+		if ne == nil {
+			continue
+		}
+		if !ok {
+			return true, nil
+		}
+		if added, err := tx.addedUnder(oe, ne); added || err != nil {
+			return added, err
+		}
+	}
+	return false, nil
 }
 
 // checkImmutable refuses staged edits that remove or change a file under

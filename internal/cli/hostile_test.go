@@ -121,6 +121,15 @@ func damage(t *testing.T, st *gitstore.Store, fn func(tx *gitstore.Tx) error) {
 	damageRef(t, st, examine.Ref, fn)
 }
 
+// forged rewrites the examination records' tip as a fresh clone would
+// receive it from a writer who forged it (gittest.RewriteTip): a record
+// changed along a history this clone verified is refused HistoryRewritten
+// before it is read, and these cases are about the record itself.
+func forged(t *testing.T, st *gitstore.Store, edit func(files map[string][]byte)) {
+	t.Helper()
+	gittest.RewriteTip(t, st.Location().CommonDir, string(examine.Ref), string(gitstore.CheckpointRef(examine.Ref)), edit)
+}
+
 func damageRef(t *testing.T, st *gitstore.Store, ref gitstore.RefName, fn func(tx *gitstore.Tx) error) {
 	t.Helper()
 	if _, err := st.Update(context.Background(), ref, "damage", fn); err != nil {
@@ -268,7 +277,13 @@ func TestEveryVerbSurvivesEveryDamagedRepositoryAndFsckNamesTheDamage(t *testing
 		{"the index names a missing examination", func(t *testing.T, dir string) {
 			st := openStore(t, dir)
 			p := published(t, st)
-			damage(t, st, func(tx *gitstore.Tx) error { return tx.Remove(p) })
+			forged(t, st, func(files map[string][]byte) {
+				for f := range files {
+					if strings.HasPrefix(f, p+"/") {
+						delete(files, f)
+					}
+				}
+			})
 		}, "which cannot be read", false},
 		{"an examination renamed to sort newest", func(t *testing.T, dir string) {
 			st := openStore(t, dir)
@@ -284,32 +299,13 @@ func TestEveryVerbSurvivesEveryDamagedRepositoryAndFsckNamesTheDamage(t *testing
 		{"an examination carrying a payload nothing reads", func(t *testing.T, dir string) {
 			st := openStore(t, dir)
 			p := published(t, st)
-			damage(t, st, func(tx *gitstore.Tx) error {
-				rec, err := tx.Get(p)
-				if err != nil {
-					return err
-				}
-				rec.Payloads["tx"] = []byte("smuggled")
-				return tx.Put(p, rec)
-			})
+			forged(t, st, func(files map[string][]byte) { files[p+"/payload/tx"] = []byte("smuggled") })
 		}, "payloads other than its", false},
 		{"an examination with a short contract_blob", func(t *testing.T, dir string) {
 			st := openStore(t, dir)
 			p := published(t, st)
-			damage(t, st, func(tx *gitstore.Tx) error {
-				rec, err := tx.Get(p)
-				if err != nil {
-					return err
-				}
-				var body map[string]any
-				if err := json.Unmarshal(rec.Body, &body); err != nil {
-					return err
-				}
-				body["contract_blob"] = "ab"
-				if rec.Body, err = gitstore.Canonical(body); err != nil {
-					return err
-				}
-				return tx.Put(p, rec)
+			forged(t, st, func(files map[string][]byte) {
+				gittest.EditBody(t, files, p+"/record.json", func(b map[string]any) { b["contract_blob"] = "ab" })
 			})
 		}, "is not an object id", false},
 		{"an examination filed under another feature", func(t *testing.T, dir string) {
