@@ -331,3 +331,63 @@ func waitFor(ch <-chan struct{}, d time.Duration) bool {
 		return false
 	}
 }
+
+// roots are the wall's roots: Roots, or the defaults for its PATH and home.
+func (w *Wall) roots() []string {
+	if w.Roots != nil {
+		return w.Roots
+	}
+	return DefaultRoots(orDefault(w.Path, DefaultPath), w.Home)
+}
+
+// Holds reports whether a job's view holds the file at path: whether it
+// lies, symbolic links resolved, in one of the wall's roots or in dirs (the
+// job's read and write sets).
+func (w *Wall) Holds(path string, dirs []string) bool {
+	return holds(path, append(append([]string{}, w.roots()...), dirs...))
+}
+
+// holds reports whether path lies in one of dirs, symbolic links resolved.
+func holds(path string, dirs []string) bool {
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	p := real(path)
+	for _, d := range dirs {
+		if within(p, real(d)) {
+			return true
+		}
+	}
+	return false
+}
+
+// UnderHome reports whether path lies under a home area: /root, /home or
+// the wall's Home, which no default root covers beyond a PATH directory.
+func (w *Wall) UnderHome(path string) bool {
+	homes := []string{"/root", "/home"}
+	if h := filepath.Clean(w.Home); filepath.IsAbs(h) && h != "/" {
+		homes = append(homes, h)
+	}
+	return within2(filepath.Clean(path), homes)
+}
+
+// RootRemedy is the remedy for a path a job needs that no root holds: the
+// one configuration every kind of job reads its roots from.
+func RootRemedy(path string) string {
+	dir := filepath.Dir(filepath.Clean(path))
+	switch filepath.Base(dir) {
+	case "bin", "sbin", "shims":
+		dir = filepath.Dir(dir)
+	}
+	return "make the directory that holds it, and what it needs, a root of the wall, read-only: git config --add nwdes.sandbox.root " + dir +
+		" (gate runs, examination probes and swarm jobs all read it; sandbox run takes --root); or call a program the default roots hold"
+}
+
+// OutsideRootsError is the refusal of a program no root of the wall holds.
+func OutsideRootsError(what, path string) error {
+	return refusal.New(refusal.OutsideRoots, RootRemedy(path),
+		"%s %s lies outside the wall's roots: a job would not find it", what, path)
+}

@@ -84,6 +84,10 @@ func (j *Job) start(ctx context.Context, c Command, cleanup func()) (*Process, e
 		spec.ExecFD, spec.execFile = true, c.Exec
 	} else if prog, err = lookPath(c.Args[0], spec.pathEnv); err != nil {
 		return failed(EndStartFailed, err.Error(), 0)
+	} else if fi, err := os.Stat(prog); err == nil && fi.Mode().IsRegular() && filepath.IsAbs(prog) && w.UnderHome(prog) &&
+		!holds(prog, append(append([]string{}, spec.Write...), spec.Read...)) {
+		// A toolchain under a home directory needs a root: say which.
+		return nil, OutsideRootsError("the program", prog)
 	}
 	if !within2(c.Dir, append(append([]string{}, spec.Write...), spec.Read...)) {
 		return failed(EndStartFailed, fmt.Sprintf("working directory %s is outside the wall (name it with --read or --write)", c.Dir), 0)
@@ -261,7 +265,7 @@ func walkDir(flag, d string) (string, error) {
 		next, err := OpenNoFollow(fd, name)
 		if err != nil {
 			return "", refusal.New(refusal.PathUnusable, "give absolute paths of existing directories",
-				"%s %q is not an existing directory (%s: %v)", flag, d, at, err)
+				"%s %q is not an existing directory", flag, d)
 		}
 		unix.Close(fd)
 		fd = next

@@ -3,8 +3,10 @@ package sandbox_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/sandbox"
 )
 
@@ -33,4 +35,22 @@ func TestTheJobDirectoryAppearsAtAFixedPathInItsView(t *testing.T) {
 			t.Fatalf("what the job wrote is not in its directory: %q %v", b, err)
 		}
 	})
+}
+
+func TestAProgramUnderAHomeOutsideTheRootsIsRefusedNamingTheConfiguration(t *testing.T) {
+	w := newWall(t)
+	bin := filepath.Join(w.Home, ".toolchain", "versions", "1.0", "bin")
+	os.MkdirAll(bin, 0o755)
+	tool := filepath.Join(bin, "tool")
+	os.WriteFile(tool, []byte("#!/bin/sh\necho tool\n"), 0o755)
+	_, err := w.Run(t.Context(), sandbox.Command{Args: []string{tool}, Dir: "/usr"})
+	r, ok := refusal.As(err)
+	if !ok || r.Name != refusal.OutsideRoots || !strings.Contains(r.Remedy, "git config --add nwdes.sandbox.root "+filepath.Dir(bin)) {
+		t.Fatalf("not refused OutsideRoots with the root to configure: %v", err)
+	}
+	w.Roots = append(sandbox.DefaultRoots(w.Path, w.Home), filepath.Dir(bin))
+	res, err := w.Run(t.Context(), sandbox.Command{Args: []string{tool}, Dir: "/usr"})
+	if err != nil || res.End != sandbox.EndExit || string(res.Stdout.Tail) != "tool\n" {
+		t.Fatalf("%+v %v %s", res, err, res.Stderr.Tail)
+	}
 }
