@@ -374,20 +374,43 @@ func (w *Wall) UnderHome(path string) bool {
 	return within2(filepath.Clean(path), homes)
 }
 
-// RootRemedy is the remedy for a path a job needs that no root holds: the
-// one configuration every kind of job reads its roots from.
-func RootRemedy(path string) string {
-	dir := filepath.Dir(filepath.Clean(path))
+// SuggestRoot is the directory to make a root for path, a file a job
+// needs: the toolchain directory above a bin, sbin or shims directory on
+// PATH that holds it (~/.pyenv/versions/3.12 for a library beside its
+// bin), else the directory above the file's own bin, else the file's
+// directory.
+func SuggestRoot(path, pathList string) string {
+	path = filepath.Clean(path)
+	for _, d := range filepath.SplitList(pathList) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		d = filepath.Clean(d)
+		switch filepath.Base(d) {
+		case "bin", "sbin", "shims":
+			if top := filepath.Dir(d); top != "/" && within(path, top) {
+				return top
+			}
+		}
+	}
+	dir := filepath.Dir(path)
 	switch filepath.Base(dir) {
 	case "bin", "sbin", "shims":
 		dir = filepath.Dir(dir)
 	}
+	return dir
+}
+
+// RootRemedy is the remedy for a file a job needs that no root holds,
+// naming dir as the root to add: the one configuration every kind of job
+// reads its roots from.
+func RootRemedy(dir string) string {
 	return "make the directory that holds it, and what it needs, a root of the wall, read-only: git config --add nwdes.sandbox.root " + dir +
 		" (gate runs, examination probes and swarm jobs all read it; sandbox run takes --root); or call a program the default roots hold"
 }
 
 // OutsideRootsError is the refusal of a program no root of the wall holds.
 func OutsideRootsError(what, path string) error {
-	return refusal.New(refusal.OutsideRoots, RootRemedy(path),
+	return refusal.New(refusal.OutsideRoots, RootRemedy(SuggestRoot(path, "")),
 		"%s %s lies outside the wall's roots: a job would not find it", what, path)
 }

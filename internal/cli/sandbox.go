@@ -65,7 +65,7 @@ func (s *session) homeHint(path string) string {
 	if path == "" || !filepath.IsAbs(path) || !(&sandbox.Wall{Home: s.env.Getenv("HOME")}).UnderHome(path) {
 		return ""
 	}
-	return "it lies under a home directory, outside the wall's roots: " + sandbox.RootRemedy(path)
+	return "it lies under a home directory, outside the wall's roots: " + sandbox.RootRemedy(sandbox.SuggestRoot(path, s.env.Getenv("PATH")))
 }
 
 // gateStrict says whether gates run strict: yes, unless --best-effort or
