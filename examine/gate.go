@@ -493,7 +493,7 @@ func (g *Gates) runOne(ctx context.Context, cand *Candidate, row *GateRow) (*Evi
 	}
 	out, errOut := newMarkerWatch(row.Expect), newMarkerWatch(row.Expect)
 	res, err := job.Run(ctx, sandbox.Command{
-		Args: sandbox.Shell(row.Check), Dir: job.Work, NoNetwork: true, Deadline: timeout, Stdout: out, Stderr: errOut,
+		Args: sandbox.Shell(row.Check), Dir: job.Work, JobAt: sandbox.FixedJobDir, NoNetwork: true, Deadline: timeout, Stdout: out, Stderr: errOut,
 	})
 	if err != nil {
 		return nil, err

@@ -45,6 +45,12 @@ type Enforced struct {
 	// PidsCgroup is set when a pids cgroup caps the job's task count at
 	// Limits.Processes (and lists its processes for the survivors count).
 	PidsCgroup bool `json:"pids_cgroup"`
+	// Caches are the wall's shared caches as the job saw them: each
+	// copy-on-write (CacheOverlay: the job writes a copy of its own,
+	// dropped with the job) or read-only (CacheReadOnly: no overlay
+	// could be made, or the job has no view of its own). A job never
+	// writes the host's cache itself.
+	Caches []CacheView `json:"caches,omitempty"`
 	// Launch is "descriptor" when the program was started through
 	// Command.Exec's descriptor, with read and execute granted on that one
 	// file; empty when it was started by its path.
@@ -53,6 +59,26 @@ type Enforced struct {
 	// never starts with anything here.
 	Missing []string `json:"missing,omitempty"`
 }
+
+// CacheView is one shared cache as a job saw it.
+type CacheView struct {
+	Path string    `json:"path"`
+	Mode CacheMode `json:"mode"`
+	// Why says, for a read-only cache, why it is not copy-on-write.
+	Why string `json:"why,omitempty"`
+}
+
+// CacheMode is how a job sees a shared cache.
+type CacheMode string
+
+const (
+	// CacheOverlay: an overlay whose lower layer is the host's cache,
+	// read-only, and whose upper layer is the job's own, removed with
+	// the job.
+	CacheOverlay CacheMode = "overlay"
+	// CacheReadOnly: the host's cache, bound read-only.
+	CacheReadOnly CacheMode = "read-only"
+)
 
 // Summary is one line for a reader: what held.
 func (e Enforced) Summary() string {

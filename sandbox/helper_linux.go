@@ -40,17 +40,25 @@ type helperSpec struct {
 	// the descriptor's name, /dev/fd/<ExecFD>.
 	Program string `json:"program"`
 	// ExecFD: the program is the file open on ExecFD.
-	ExecFD    bool     `json:"exec_fd,omitempty"`
-	Args      []string `json:"args"`
-	Dir       string   `json:"dir"`
-	Env       []string `json:"env"`
-	Write     []string `json:"write"`
-	Read      []string `json:"read"`
-	DevRW     []string `json:"dev_rw"`
-	DevRO     []string `json:"dev_ro"`
-	NoNetwork bool     `json:"no_network"`
-	NetNS     bool     `json:"netns"`
-	PIDNS     bool     `json:"pidns"`
+	ExecFD bool     `json:"exec_fd,omitempty"`
+	Args   []string `json:"args"`
+	Dir    string   `json:"dir"`
+	Env    []string `json:"env"`
+	Write  []string `json:"write"`
+	Read   []string `json:"read"`
+	DevRW  []string `json:"dev_rw"`
+	DevRO  []string `json:"dev_ro"`
+	// Caches are the wall's shared caches with the layers the job's
+	// copy of each is made of; CacheViews how the job saw them.
+	Caches     []cacheSpec `json:"caches,omitempty"`
+	CacheViews []CacheView `json:"cache_views,omitempty"`
+	// JobRoot is the job directory; JobAt, when set, where the view shows
+	// it (Command.JobAt).
+	JobRoot   string `json:"job_root"`
+	JobAt     string `json:"job_at,omitempty"`
+	NoNetwork bool   `json:"no_network"`
+	NetNS     bool   `json:"netns"`
+	PIDNS     bool   `json:"pidns"`
 	// Proc is what the helper made of /proc, for the second stage to
 	// report: "pid-namespace" or "subreaper"; View whether the job's
 	// filesystem view was built.
@@ -63,6 +71,14 @@ type helperSpec struct {
 	// execFile is the supervisor's descriptor of the program, passed as
 	// the helper's ExecFD.
 	execFile *os.File
+}
+
+// cacheSpec is one shared cache: the host's directory, and the upper and
+// work directories of the job's overlay on it.
+type cacheSpec struct {
+	Path  string `json:"path"`
+	Upper string `json:"upper"`
+	Work  string `json:"work"`
 }
 
 // helperStatus is one line on the status pipe.
@@ -131,6 +147,7 @@ func HelperMain() int {
 	spec.Proc = "subreaper"
 	if spec.PIDNS {
 		if err := makeView(spec); err != nil {
+			spec.CacheViews = nil
 			if spec.Strict {
 				sendStatus(helperStatus{Stage: "failed", Cause: "unavailable", Detail: "filesystem view: " + err.Error()})
 				return 3
@@ -138,12 +155,14 @@ func HelperMain() int {
 			spec.Missing = append(spec.Missing, "filesystem view: "+err.Error())
 		} else {
 			spec.Proc, spec.View = "pid-namespace", true
+			spec.relocate()
 		}
 	} else {
 		spec.Missing = append(spec.Missing,
 			"filesystem view: no mount namespace (the job sees the host's whole tree; chmod, chown and utimes on files its user owns are not walled)",
 			"pid namespace (the job sees every process of the host in /proc)")
 	}
+	spec.placeCaches()
 	if spec.ExecFD {
 		if err := checkExecFD(spec); err != nil {
 			sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error()})
@@ -519,6 +538,7 @@ func buildWall(s *helperSpec) (*Enforced, error) {
 	if s.ExecFD {
 		enf.Launch = "descriptor"
 	}
+	enf.Caches = s.CacheViews
 	enf.Limits = s.Limits
 	enf.Missing = missing
 	if s.Strict {

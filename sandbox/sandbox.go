@@ -53,6 +53,14 @@ type Command struct {
 	// nowhere else. Read is what it may read besides the write set and the
 	// wall's roots.
 	Write, Read []string
+	// JobAt, when set, is an absolute path at which the job directory
+	// appears in the job's filesystem view instead of its own path (the
+	// view is private, so two jobs never collide): Dir, HOME, TMPDIR,
+	// GIT_CEILING_DIRECTORIES and any variable naming a path inside the
+	// job directory are given as seen there, so that they are the same
+	// from one run to the next (FixedJobDir). Without a view (subreaper
+	// mode) the job sees its directory at its own path.
+	JobAt string
 	// Home and Tmp, when set, are the program's HOME and TMPDIR instead
 	// of the job's own: absolute directories inside the write set (an
 	// examination probe's are its workspace's scratch).
@@ -79,6 +87,10 @@ type Command struct {
 	// ignored.
 	Stdout, Stderr io.Writer
 }
+
+// FixedJobDir is where gate runs see their job directory: the candidate
+// at /nwdes/job/work, HOME at /nwdes/job/home, TMPDIR at /nwdes/job/tmp.
+const FixedJobDir = "/nwdes/job"
 
 // ExecFD is the descriptor on which a program started through
 // Command.Exec finds its own file.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -75,6 +76,16 @@ func makeView(s *helperSpec) error {
 	}
 	for _, e := range entries {
 		if err := bindInto("/newroot", e); err != nil {
+			return err
+		}
+	}
+	s.CacheViews = nil
+	for _, c := range s.Caches {
+		s.CacheViews = append(s.CacheViews, viewCache(c))
+	}
+	if s.JobAt != "" || len(s.Caches) > 0 {
+		// The job's copies of its caches are the overlays' to change.
+		if err := mask("/newroot" + s.viewPath(filepath.Join(s.JobRoot, cacheState))); err != nil {
 			return err
 		}
 	}
@@ -149,6 +160,10 @@ func viewEntries(s *helperSpec) ([]viewEntry, error) {
 		}
 	}
 	for _, p := range s.Write {
+		if p == s.JobRoot && s.JobAt != "" {
+			out = append(out, viewEntry{path: s.JobAt, source: p, rw: true})
+			continue
+		}
 		add(p, true, false)
 	}
 	for _, p := range s.DevRW {
@@ -204,6 +219,95 @@ func bindInto(root string, e viewEntry) error {
 		return fmt.Errorf("view %s: mount_setattr: %w", e.path, err)
 	}
 	return nil
+}
+
+// viewCache shows one shared cache in the view, copy-on-write: an overlay
+// whose lower layer is the host's directory (never written) and whose
+// upper layer is the job's own. Where no overlay can be mounted the cache
+// is bound read-only, never writable.
+func viewCache(c cacheSpec) CacheView {
+	dst := "/newroot" + c.Path
+	v := CacheView{Path: c.Path, Mode: CacheOverlay}
+	err := os.MkdirAll(dst, 0o755)
+	if err == nil {
+		err = mountOverlay("/oldroot"+c.Path, "/oldroot"+c.Upper, "/oldroot"+c.Work, dst)
+	}
+	if err == nil {
+		return v
+	}
+	v.Mode, v.Why = CacheReadOnly, "overlay: "+err.Error()
+	if berr := bindInto("/newroot", viewEntry{path: c.Path, source: c.Path}); berr != nil {
+		v.Why += "; read-only bind: " + berr.Error()
+	}
+	return v
+}
+
+// mountOverlay mounts an overlay of lower under upper on dst, nosuid and
+// nodev. metacopy=on lets a change of metadata (Go's cache touches the
+// times of what it uses) copy up no data; where the kernel refuses it (in
+// a user namespace, say) the overlay is made without it.
+func mountOverlay(lower, upper, work, dst string) error {
+	for _, p := range []string{lower, upper, work} {
+		if strings.ContainsAny(p, ",:\\") {
+			return fmt.Errorf("%s holds a character overlayfs options cannot carry (, : or \\)", strings.TrimPrefix(p, "/oldroot"))
+		}
+	}
+	opts := "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work
+	var err error
+	for _, extra := range []string{",metacopy=on", "", ",userxattr"} {
+		if err = unix.Mount("overlay", dst, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts+extra); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// viewPath is where the view shows host path p: beneath JobAt for what
+// lies in the job directory, when the job directory is moved there.
+func (s *helperSpec) viewPath(p string) string {
+	if s.JobAt == "" || !within(p, s.JobRoot) {
+		return p
+	}
+	return s.JobAt + strings.TrimPrefix(p, s.JobRoot)
+}
+
+// relocate gives the job's directory, write set and variables as the view
+// shows them, once it is built.
+func (s *helperSpec) relocate() {
+	if s.JobAt == "" {
+		return
+	}
+	s.Dir = s.viewPath(s.Dir)
+	if s.Program != "" {
+		s.Program = s.viewPath(s.Program)
+	}
+	for i, p := range s.Write {
+		s.Write[i] = s.viewPath(p)
+	}
+	for i, kv := range s.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok && filepath.IsAbs(v) {
+			s.Env[i] = k + "=" + s.viewPath(v)
+		}
+	}
+}
+
+// placeCaches adds each cache to the write set where the job has a copy of
+// its own, and to the read set otherwise (without a view, Landlock alone
+// holds: the job reads the host's cache and writes none of it).
+func (s *helperSpec) placeCaches() {
+	if len(s.CacheViews) != len(s.Caches) {
+		s.CacheViews = nil
+		for _, c := range s.Caches {
+			s.CacheViews = append(s.CacheViews, CacheView{Path: c.Path, Mode: CacheReadOnly, Why: "no filesystem view of the job's own"})
+		}
+	}
+	for _, v := range s.CacheViews {
+		if v.Mode == CacheOverlay {
+			s.Write = append(s.Write, v.Path)
+		} else {
+			s.Read = append(s.Read, v.Path)
+		}
+	}
 }
 
 // mask covers a secret with an empty, read-only file or directory.

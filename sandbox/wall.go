@@ -331,3 +331,86 @@ func waitFor(ch <-chan struct{}, d time.Duration) bool {
 		return false
 	}
 }
+
+// roots are the wall's roots: Roots, or the defaults for its PATH and home.
+func (w *Wall) roots() []string {
+	if w.Roots != nil {
+		return w.Roots
+	}
+	return DefaultRoots(orDefault(w.Path, DefaultPath), w.Home)
+}
+
+// Holds reports whether a job's view holds the file at path: whether it
+// lies, symbolic links resolved, in one of the wall's roots or in dirs (the
+// job's read and write sets).
+func (w *Wall) Holds(path string, dirs []string) bool {
+	return holds(path, append(append([]string{}, w.roots()...), dirs...))
+}
+
+// holds reports whether path lies in one of dirs, symbolic links resolved.
+func holds(path string, dirs []string) bool {
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	p := real(path)
+	for _, d := range dirs {
+		if within(p, real(d)) {
+			return true
+		}
+	}
+	return false
+}
+
+// UnderHome reports whether path lies under a home area: /root, /home or
+// the wall's Home, which no default root covers beyond a PATH directory.
+func (w *Wall) UnderHome(path string) bool {
+	homes := []string{"/root", "/home"}
+	if h := filepath.Clean(w.Home); filepath.IsAbs(h) && h != "/" {
+		homes = append(homes, h)
+	}
+	return within2(filepath.Clean(path), homes)
+}
+
+// SuggestRoot is the directory to make a root for path, a file a job
+// needs: the toolchain directory above a bin, sbin or shims directory on
+// PATH that holds it (~/.pyenv/versions/3.12 for a library beside its
+// bin), else the directory above the file's own bin, else the file's
+// directory.
+func SuggestRoot(path, pathList string) string {
+	path = filepath.Clean(path)
+	for _, d := range filepath.SplitList(pathList) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		d = filepath.Clean(d)
+		switch filepath.Base(d) {
+		case "bin", "sbin", "shims":
+			if top := filepath.Dir(d); top != "/" && within(path, top) {
+				return top
+			}
+		}
+	}
+	dir := filepath.Dir(path)
+	switch filepath.Base(dir) {
+	case "bin", "sbin", "shims":
+		dir = filepath.Dir(dir)
+	}
+	return dir
+}
+
+// RootRemedy is the remedy for a file a job needs that no root holds,
+// naming dir as the root to add: the one configuration every kind of job
+// reads its roots from.
+func RootRemedy(dir string) string {
+	return "make the directory that holds it, and what it needs, a root of the wall, read-only: git config --add nwdes.sandbox.root " + dir +
+		" (gate runs, examination probes and swarm jobs all read it; sandbox run takes --root); or call a program the default roots hold"
+}
+
+// OutsideRootsError is the refusal of a program no root of the wall holds.
+func OutsideRootsError(what, path string) error {
+	return refusal.New(refusal.OutsideRoots, RootRemedy(SuggestRoot(path, "")),
+		"%s %s lies outside the wall's roots: a job would not find it", what, path)
+}

@@ -51,7 +51,15 @@ func (j *Job) start(ctx context.Context, c Command, cleanup func()) (*Process, e
 	}
 	deadline := orDefault(c.Deadline, DefaultDeadline)
 	res := Result{ExitCode: -1, Deadline: deadline}
-	det := newDetector(c.Dir, spec.Write, append(append(append([]string{}, spec.Write...), spec.Read...), devRW...))
+	writable := append([]string{}, spec.Write...)
+	if c.JobAt != "" {
+		writable = append(writable, c.JobAt)
+	}
+	visible := append(append(append([]string{}, writable...), spec.Read...), devRW...)
+	for _, cs := range spec.Caches {
+		visible = append(visible, cs.Path)
+	}
+	det := newDetector(c.Dir, writable, visible)
 	var sinkM sync.Mutex
 	tail := orDefault(w.TailBytes, DefaultTailBytes)
 	outW, errW := det.stream(), det.stream()
@@ -76,6 +84,10 @@ func (j *Job) start(ctx context.Context, c Command, cleanup func()) (*Process, e
 		spec.ExecFD, spec.execFile = true, c.Exec
 	} else if prog, err = lookPath(c.Args[0], spec.pathEnv); err != nil {
 		return failed(EndStartFailed, err.Error(), 0)
+	} else if fi, err := os.Stat(prog); err == nil && fi.Mode().IsRegular() && filepath.IsAbs(prog) && w.UnderHome(prog) &&
+		!holds(prog, append(append([]string{}, spec.Write...), spec.Read...)) {
+		// A toolchain under a home directory needs a root: say which.
+		return nil, OutsideRootsError("the program", prog)
 	}
 	if !within2(c.Dir, append(append([]string{}, spec.Write...), spec.Read...)) {
 		return failed(EndStartFailed, fmt.Sprintf("working directory %s is outside the wall (name it with --read or --write)", c.Dir), 0)
@@ -127,27 +139,27 @@ func (w *Wall) spec(j *Job, c Command) (builtSpec, error) {
 	dirs := func(flag string, in []string) ([]string, error) {
 		var out []string
 		for _, d := range in {
-			if !filepath.IsAbs(d) {
-				return nil, refusal.New(refusal.PathUnusable, "give absolute paths of existing directories",
-					"%s %q is not an absolute path", flag, d)
+			d, err := walkDir(flag, d)
+			if err != nil {
+				return nil, err
 			}
-			fi, err := os.Stat(d)
-			if err != nil || !fi.IsDir() {
-				return nil, refusal.New(refusal.PathUnusable, "give absolute paths of existing directories",
-					"%s %q is not an existing directory", flag, d)
-			}
-			if r, err := filepath.EvalSymlinks(d); err == nil {
-				d = r
-			}
-			out = append(out, filepath.Clean(d))
+			out = append(out, d)
 		}
 		return out, nil
 	}
-	write, err := dirs("write", append(append([]string{}, w.Caches...), c.Write...))
+	write, err := dirs("write", c.Write)
 	if err != nil {
 		return builtSpec{}, err
 	}
 	write = minimalRoots(append([]string{j.Root}, write...))
+	caches, err := dirs("cache", w.Caches)
+	if err != nil {
+		return builtSpec{}, err
+	}
+	cacheSpecs, err := j.cacheLayers(caches)
+	if err != nil {
+		return builtSpec{}, err
+	}
 	read, err := dirs("read", c.Read)
 	if err != nil {
 		return builtSpec{}, err
@@ -200,8 +212,95 @@ func (w *Wall) spec(j *Job, c Command) (builtSpec, error) {
 	}
 	return builtSpec{helperSpec: &helperSpec{
 		Dir: c.Dir, Env: env, Write: write, Read: read, DevRW: devRW, DevRO: devRO,
+		Caches: cacheSpecs, JobRoot: j.Root, JobAt: c.JobAt,
 		NoNetwork: c.NoNetwork, Limits: w.Limits.withDefaults(), Strict: w.Strict,
 	}, pathEnv: path}, nil
+}
+
+// cacheState is the directory of a job that holds the upper and work
+// directories of its cache overlays; the job's view covers it.
+const cacheState = ".caches"
+
+// cacheLayers makes, in the job directory, the upper and work directory
+// of an overlay for each cache: what the job writes there is its own, and
+// goes with the job directory.
+func (j *Job) cacheLayers(caches []string) ([]cacheSpec, error) {
+	var out []cacheSpec
+	for i, c := range caches {
+		d := filepath.Join(j.Root, cacheState, strconv.Itoa(i))
+		cs := cacheSpec{Path: c, Upper: filepath.Join(d, "upper"), Work: filepath.Join(d, "work")}
+		for _, p := range []string{cs.Upper, cs.Work} {
+			if err := os.MkdirAll(p, 0o700); err != nil {
+				return nil, fmt.Errorf("make the copy-on-write layer of cache %s: %w", c, err)
+			}
+		}
+		out = append(out, cs)
+	}
+	return out, nil
+}
+
+// walkDir checks that d is an absolute, clean path of an existing
+// directory whose every name, from /, is not a symbolic link: a link
+// planted by an earlier job in a directory it could write would otherwise
+// turn a write set into a directory nobody named. Each name is opened
+// relative to the one before it, with O_PATH|O_NOFOLLOW (OpenNoFollow, the
+// walk examination probes use).
+func walkDir(flag, d string) (string, error) {
+	if !filepath.IsAbs(d) {
+		return "", refusal.New(refusal.PathUnusable, "give absolute paths of existing directories",
+			"%s %q is not an absolute path", flag, d)
+	}
+	d = filepath.Clean(d)
+	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", fmt.Errorf("open /: %w", err)
+	}
+	defer func() { unix.Close(fd) }()
+	at := ""
+	for _, name := range strings.Split(strings.TrimPrefix(d, "/"), "/") {
+		if name == "" {
+			continue
+		}
+		at += "/" + name
+		next, err := OpenNoFollow(fd, name)
+		if err != nil {
+			return "", refusal.New(refusal.PathUnusable, "give absolute paths of existing directories",
+				"%s %q is not an existing directory", flag, d)
+		}
+		unix.Close(fd)
+		fd = next
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return "", fmt.Errorf("%s %q: stat %s: %w", flag, d, at, err)
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+		case unix.S_IFLNK:
+			target, _ := filepath.EvalSymlinks(d)
+			remedy := "name the directory itself, not a symbolic link to it (a link in a directory a job could write may have been planted by that job)"
+			if target != "" {
+				remedy += "; it leads to " + target + ", if that is the directory you mean"
+			}
+			return "", refusal.New(refusal.PathIsLink, remedy,
+				"%s %q passes through a symbolic link, %s", flag, d, at)
+		default:
+			return "", refusal.New(refusal.PathUnusable, "give absolute paths of existing directories",
+				"%s %q is not an existing directory (%s is not a directory)", flag, d, at)
+		}
+	}
+	return d, nil
+}
+
+// OpenNoFollow opens name relative to the directory dirfd with O_PATH and
+// O_NOFOLLOW (a symbolic link is opened itself, never followed), retrying
+// an interrupted call.
+func OpenNoFollow(dirfd int, name string) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
 }
 
 // Available reports, without running anything, whether this kernel can

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nwdes/nwdes/sandbox"
 )
 
 // OpenDeclared walks the declared path under the candidate checkout root,
@@ -101,16 +103,9 @@ func OpenDeclaredAt(root *os.File, path, build string) (*Opened, error) {
 	return nil, walkError(CauseInvalidPath, path, path, build, nil)
 }
 
-// openat opens one name without following it, retrying an interrupted
-// call.
-func openat(dirfd int, name string) (int, error) {
-	for {
-		fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
-}
+// openat opens one name without following it: the wall walks its write
+// and read paths with the same call.
+func openat(dirfd int, name string) (int, error) { return sandbox.OpenNoFollow(dirfd, name) }
 
 // openError names the cause of a refused open of names[i].
 func openError(err error, path string, names []string, i int, build string) error {

@@ -11,7 +11,6 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/judge"
-	"github.com/nwdes/nwdes/sandbox"
 )
 
 func (s *session) gateCmd() *cli.Command {
@@ -81,18 +80,10 @@ EXAMPLES
 			if err != nil {
 				return err
 			}
-			w := s.wall(strict)
-			w.Caches = cfg.GetAll("nwdes.sandbox.cache")
-			if roots := cfg.GetAll("nwdes.sandbox.root"); len(roots) > 0 {
-				// Toolchains the defaults leave out (one under a home
-				// directory, say): added to the default roots, read-only.
-				w.Roots = append(sandbox.DefaultRoots(w.Path, w.Home), roots...)
-			}
-			namespaces, err := configBool(cfg, "nwdes.sandbox.namespaces", true)
+			w, err := s.jobWall(strict, cfg)
 			if err != nil {
 				return err
 			}
-			w.NoNamespaces = !namespaces
 			g := &examine.Gates{
 				Store:    st,
 				Wall:     w,
@@ -173,6 +164,11 @@ func (s *session) renderGates(rep *examine.GateReport, asJSON, ran bool) {
 		if ran && r.State == examine.GateNotMet && r.Evidence != nil {
 			for _, l := range failureTail(r.Evidence) {
 				fmt.Fprintf(w, "    | %s\n", l)
+			}
+			if r.Evidence.Wall != nil {
+				if h := s.homeHint(r.Evidence.Wall.Path); h != "" {
+					fmt.Fprintf(w, "    %s\n", esc(h))
+				}
 			}
 		}
 	}

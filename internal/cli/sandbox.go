@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
+	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/sandbox"
 )
 
@@ -27,6 +28,44 @@ func (s *session) wall(strict bool) *sandbox.Wall {
 		Path: s.env.Getenv("PATH"), Home: s.env.Getenv("HOME"), Getenv: s.env.Getenv,
 		TempRoot: s.tempRoot(), Strict: strict, Now: s.env.Now,
 	}
+}
+
+// jobWall is the wall of every job nwdes runs for a repository (gate
+// runs, examination probes, swarm jobs), configured alike from git config:
+// nwdes.sandbox.root (toolchain directories added to the default roots,
+// read-only), nwdes.sandbox.cache (shared caches, copy-on-write to each
+// job) and nwdes.sandbox.namespaces (false: no namespaces, hence no view).
+func (s *session) jobWall(strict bool, cfg *gitrepo.Config) (*sandbox.Wall, error) {
+	w := s.wall(strict)
+	if cfg == nil {
+		return w, nil
+	}
+	w.Caches = cfg.GetAll("nwdes.sandbox.cache")
+	if roots := cfg.GetAll("nwdes.sandbox.root"); len(roots) > 0 {
+		for _, r := range roots {
+			if !filepath.IsAbs(r) {
+				return nil, refusal.New(refusal.PathUnusable, "give nwdes.sandbox.root absolute paths of directories",
+					"nwdes.sandbox.root %q is not an absolute path", r)
+			}
+		}
+		w.Roots = append(sandbox.DefaultRoots(w.Path, w.Home), roots...)
+	}
+	namespaces, err := configBool(cfg, "nwdes.sandbox.namespaces", true)
+	if err != nil {
+		return nil, err
+	}
+	w.NoNamespaces = !namespaces
+	return w, nil
+}
+
+// homeHint is a note for a path the wall refused that lies under a home
+// directory, where no default root reaches beyond a PATH directory: the
+// configuration that would make it a root. "" for any other path.
+func (s *session) homeHint(path string) string {
+	if path == "" || !filepath.IsAbs(path) || !(&sandbox.Wall{Home: s.env.Getenv("HOME")}).UnderHome(path) {
+		return ""
+	}
+	return "it lies under a home directory, outside the wall's roots: " + sandbox.RootRemedy(sandbox.SuggestRoot(path, s.env.Getenv("PATH")))
 }
 
 // gateStrict says whether gates run strict: yes, unless --best-effort or
@@ -164,7 +203,7 @@ EXAMPLES
 			if asJSON {
 				writeJSON(s.env.Stdout, sandboxReport(res))
 			} else {
-				for _, line := range sandboxNotes(res) {
+				for _, line := range s.sandboxNotes(res) {
 					fmt.Fprintf(s.env.Stderr, "nwdes sandbox: %s\n", line)
 				}
 			}
@@ -187,7 +226,7 @@ func sandboxReport(r sandbox.Result) map[string]any {
 
 // sandboxNotes are the lines a person needs after a run that did not
 // simply exit.
-func sandboxNotes(r sandbox.Result) []string {
+func (s *session) sandboxNotes(r sandbox.Result) []string {
 	var out []string
 	switch r.End {
 	case sandbox.EndDeadline:
@@ -198,6 +237,9 @@ func sandboxNotes(r sandbox.Result) []string {
 			line += " at STEP " + r.Refused.Step
 		}
 		out = append(out, line)
+		if h := s.homeHint(r.Refused.Path); h != "" {
+			out = append(out, h)
+		}
 	case sandbox.EndStartFailed:
 		out = append(out, "did not start: "+r.Err)
 	}

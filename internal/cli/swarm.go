@@ -14,10 +14,12 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/boundedio"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
+	"github.com/nwdes/nwdes/sandbox"
 	"github.com/nwdes/nwdes/swarm"
 )
 
@@ -65,6 +67,19 @@ EXAMPLES
 						}
 						w, err := s.readWorker(c.Args().First())
 						if err != nil {
+							return err
+						}
+						// Outside a repository the wall's roots are the
+						// defaults; inside, nwdes.sandbox.root adds to them.
+						var cfg *gitrepo.Config
+						if st, err := s.open(); err == nil {
+							cfg, _ = s.config(st.Location())
+						}
+						wall, err := s.jobWall(false, cfg)
+						if err != nil {
+							return err
+						}
+						if err := harnessReachable(wall, w); err != nil {
 							return err
 						}
 						if asJSON {
@@ -472,14 +487,36 @@ func (s *session) supervisor(c *cli.Context, st *gitstore.Store, w *swarm.Worker
 	if err != nil {
 		return nil, err
 	}
-	wall := s.wall(strict)
+	wall, err := s.jobWall(strict, s.cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := harnessReachable(wall, w); err != nil {
+		return nil, err
+	}
+	jobs := filepath.Join(st.Location().CommonDir, "nwdes", "swarm", "jobs")
+	if r, err := filepath.EvalSymlinks(st.Location().CommonDir); err == nil {
+		// The wall walks its write set following no link: name the
+		// repository as it is.
+		jobs = filepath.Join(r, "nwdes", "swarm", "jobs")
+	}
 	return &swarm.Supervisor{
 		Store: st, Book: book, Remote: c.String("remote"), Sync: s.mergeOptions(st), Wall: wall, Worker: w,
 		Workers: c.Int("workers"), Follow: c.Bool("follow"),
-		JobsDir: filepath.Join(st.Location().CommonDir, "nwdes", "swarm", "jobs"),
+		JobsDir: jobs,
 		Holder:  me, StaleAfter: c.Duration("stale-after"), Heartbeat: c.Duration("heartbeat"),
 		Export: examine.ExportTree, Now: s.env.Now,
 	}, nil
+}
+
+// harnessReachable refuses a harness named by absolute path that no root
+// of the wall and none of the worker's read_roots holds: every job would
+// end "did not start".
+func harnessReachable(wall *sandbox.Wall, w *swarm.Worker) error {
+	if !filepath.IsAbs(w.Harness) || wall.Holds(w.Harness, w.ReadRoots) {
+		return nil
+	}
+	return sandbox.OutsideRootsError("harness", w.Harness)
 }
 
 // leaseRow is one lease as listed.

@@ -147,7 +147,10 @@ EXAMPLES
 				if err != nil {
 					return err
 				}
-				wall := s.wall(strict)
+				wall, err := s.jobWall(strict, s.cfg)
+				if err != nil {
+					return err
+				}
 				wall.Lang = s.env.Getenv("LANG") // the wall's default is C.UTF-8
 				var out, errOut strings.Builder
 				p := &workspace.Prober{Store: st, Wall: wall, Stdout: s.env.Stdout, Stderr: s.env.Stderr, Network: c.Bool("network")}
@@ -169,7 +172,7 @@ EXAMPLES
 					if pr.Network == workspace.NetworkOpen {
 						fmt.Fprintln(s.env.Stderr, "nwdes probe: network open (--network): the command had the host's network")
 					}
-					for _, line := range sandboxNotes(pr.Result) {
+					for _, line := range s.sandboxNotes(pr.Result) {
 						fmt.Fprintf(s.env.Stderr, "nwdes probe: %s\n", line)
 					}
 				}
