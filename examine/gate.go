@@ -610,13 +610,26 @@ func GateStatusAt(st *gitstore.Store, t Target, tip oid.ID) (*GateReport, error)
 	if err != nil {
 		return nil, err
 	}
-	var tx *gitstore.Tx
+	return gateStatusOf(cand, func() (*gitstore.Tx, error) { return gateView(st, tip) })
+}
+
+// gateView is GateRef at tip (zero: the ref's tip, its history verified).
+func gateView(st *gitstore.Store, tip oid.ID) (*gitstore.Tx, error) {
 	if tip.IsZero() {
 		// The evidence judged is a history this clone verified.
-		tx, err = st.VerifiedView(GateRef)
-	} else {
-		tx, err = st.ViewAt(GateRef, tip)
+		return st.VerifiedView(GateRef)
 	}
+	return st.ViewAt(GateRef, tip)
+}
+
+// gateStatusOf is GateStatus of a loaded candidate, reading the evidence
+// from view only when the contract has an oracle.
+func gateStatusOf(cand *Candidate, view func() (*gitstore.Tx, error)) (*GateReport, error) {
+	rep := newGateReport(cand)
+	if len(rep.Rows) == 0 {
+		return rep, nil
+	}
+	tx, err := view()
 	if err != nil {
 		return nil, err
 	}
@@ -624,7 +637,6 @@ func GateStatusAt(st *gitstore.Store, t Target, tip oid.ID) (*GateReport, error)
 	if err != nil {
 		return nil, err
 	}
-	rep := newGateReport(cand)
 	for i := range rep.Rows {
 		row := &rep.Rows[i]
 		ev, err := latestEvidence(tx, rep.Candidate, cand.Feature, row.Expectation)

@@ -321,6 +321,10 @@ func latestAt(tx *gitstore.Tx, commit, feature string) (*Examination, error) {
 type Reader struct {
 	st *gitstore.Store
 	tx *gitstore.Tx
+	// gates is GateRef as of gatesTip, read at the first judgment that
+	// needs evidence (Holds).
+	gates    *gitstore.Tx
+	gatesTip oid.ID
 }
 
 // NewReader takes a snapshot of the examination records.

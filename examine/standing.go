@@ -42,11 +42,22 @@ type Standing struct {
 // the repository's refs is not detected here: that is the signing policy's
 // part (Examination.SignedAsRequired; docs/trust.md).
 func (r *Reader) Standing(commit oid.ID, feature string) (Standing, error) {
+	return r.standing(commit, feature, nil)
+}
+
+// standing is Standing with the feature's contract at commit already
+// loaded (nil: read it here).
+func (r *Reader) standing(commit oid.ID, feature string, cand *Candidate) (Standing, error) {
 	ex, err := r.At(commit, feature)
 	if err != nil || ex == nil {
 		return Standing{Outcome: None}, err
 	}
-	problem, err := r.check(commit, feature, ex)
+	var problem string
+	if cand != nil && cand.ContractPath == DefaultContractPath(feature) {
+		problem = checkLoaded(commit, feature, ex, cand)
+	} else {
+		problem, err = r.check(commit, feature, ex)
+	}
 	if err != nil {
 		return Standing{}, err
 	}
@@ -82,6 +93,20 @@ func (r *Reader) check(commit oid.ID, feature string, ex *Examination) (string, 
 		return "", err
 	}
 	return checkRows(ex, c.IDs()), nil
+}
+
+// checkLoaded is check with the contract already read and parsed.
+func checkLoaded(commit oid.ID, feature string, ex *Examination, cand *Candidate) string {
+	if ex.Candidate != commit.String() {
+		return fmt.Sprintf("the record is of candidate %s, not %s", ex.Candidate, commit)
+	}
+	if path := DefaultContractPath(feature); ex.ContractPath != path {
+		return fmt.Sprintf("it judged the contract at %s, not the feature's contract %s", ex.ContractPath, path)
+	}
+	if cand.ContractBlob.String() != ex.ContractBlob {
+		return fmt.Sprintf("it judged contract blob %s, but the commit holds %s", text.Short(ex.ContractBlob), text.Short(cand.ContractBlob.String()))
+	}
+	return checkRows(ex, cand.Contract.IDs())
 }
 
 // checkRows says what is wrong with an examination's rows against the
@@ -196,11 +221,11 @@ func (r *Reader) Holds(commit oid.ID, feature string, rules Rules) (Holding, err
 	default:
 		return h, err
 	}
-	if h.Standing, err = r.Standing(commit, feature); err != nil {
+	if h.Standing, err = r.standing(commit, feature, cand); err != nil {
 		return h, fmt.Errorf("read the examination of %s at %s: %w", feature, commit.Short(), err)
 	}
 	if h.Contract != nil {
-		if h.Gates, err = GateStatusAt(r.st, Target{Feature: feature, Candidate: commit.String()}, rules.GatesTip); err != nil {
+		if h.Gates, err = gateStatusOf(cand, func() (*gitstore.Tx, error) { return r.gateView(rules.GatesTip) }); err != nil {
 			return h, fmt.Errorf("read the gate evidence of %s at %s: %w", feature, commit.Short(), err)
 		}
 	}
@@ -232,6 +257,18 @@ func (r *Reader) Holds(commit oid.ID, feature string, rules Rules) (Holding, err
 		return refuse(refusal.DutyNotSeparated, refusal.DutyNotSeparated+": "+problem)
 	}
 	return h, nil
+}
+
+// gateView is the evidence the reader's judgments read, taken once.
+func (r *Reader) gateView(tip oid.ID) (*gitstore.Tx, error) {
+	if r.gates == nil || r.gatesTip != tip {
+		tx, err := gateView(r.st, tip)
+		if err != nil {
+			return nil, err
+		}
+		r.gates, r.gatesTip = tx, tip
+	}
+	return r.gates, nil
 }
 
 // separated is the rule that nobody certifies their own work: it says why
