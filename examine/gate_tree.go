@@ -2,6 +2,7 @@ package examine
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -22,7 +23,14 @@ const modeGroupW = 0o100664
 // and each gitlink (submodule) as an empty directory, as a checkout leaves
 // it. Only committed content is written, never a work tree's. Symlinks are
 // made last, so that no file is ever written through one.
+//
+// In a partial clone, what the tree lacks is first fetched from the
+// promisor remote in a few requests (Store.FetchMissing), rather than one
+// per blob read.
 func ExportTree(st *gitstore.Store, commit oid.ID, dir string) error {
+	if err := st.FetchMissing(context.Background(), commit); err != nil {
+		return err
+	}
 	type link struct{ path, target string }
 	var links []link
 	err := st.Walk(commit, func(p string, mode uint32, blob oid.ID) error {

@@ -33,7 +33,10 @@ import (
 // retries a few times more for the window where gc has deleted the loose
 // file and not yet renamed the new pack into place.
 type objects struct {
-	closed     bool
+	closed bool
+	// missing, when set, is asked about an object no read found: it
+	// fetches it (retry: read once more) or returns the refusal to give.
+	missing    func(h plumbing.Hash) (retry bool, err error)
 	dir        string   // the object directory
 	alternates []string // more object directories to read from
 	mu         sync.Mutex
@@ -152,10 +155,26 @@ func (o *objects) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 		}
 		if attempt == 4 {
 			// A missing object is never an absent record: it is its own
-			// error, which no caller takes for "not in the tree".
-			return 0, nil, refusal.NewUnreadable(refusal.ObjectMissing,
-				"fetch the records whole (git nwdes fetch; in a partial clone it asks the promisor remote), or find the damage with git fsck",
-				"object %s is not in this repository (a partial or shallow clone, or damage)", h).Wrap(ErrObjectMissing)
+			// error, which no caller takes for "not in the tree". In a
+			// partial clone it is first asked for from the promisor
+			// remote, and read once more.
+			if o.missing == nil {
+				return 0, nil, refusal.NewUnreadable(refusal.ObjectMissing,
+					"find the damage with git fsck, or deepen a shallow clone (git fetch --unshallow)",
+					"object %s is not in this repository (a shallow clone, or damage)", h).Wrap(ErrObjectMissing)
+			}
+			retry, merr := o.missing(h)
+			if !retry {
+				return 0, nil, merr
+			}
+			t, b, err := db.Read(h)
+			if err == nil {
+				return t, b, nil
+			}
+			if !errors.Is(err, odb.ErrNotFound) {
+				return 0, nil, fmt.Errorf("read object %s: %w", h, err)
+			}
+			return 0, nil, merr
 		}
 		time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
 	}

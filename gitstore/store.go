@@ -55,6 +55,9 @@ type Options struct {
 	Now func() time.Time
 	// Sleep waits between retries; tests may shorten it.
 	Sleep func(time.Duration)
+	// PartialClone, when it names promisor remotes, makes a read that
+	// misses ask them for the object, as git's reads do (sync.go).
+	PartialClone PartialClone
 }
 
 func (o *Options) fill() {
@@ -95,6 +98,8 @@ type Store struct {
 	shallowErr  error                  // why shallow could not be read
 
 	gens genState // commit-graph and derived generations (commitgraph.go)
+
+	lazy lazyState // what lazy fetches did not bring (sync.go)
 }
 
 // Close releases what the store holds: pack files and their maps, index
@@ -115,7 +120,9 @@ func Open(loc gitrepo.Location, opts Options) (*Store, error) {
 	refs := NewRefs(loc.CommonDir)
 	refs.Now = opts.Now
 	refs.Durable = opts.Durable
-	return &Store{loc: loc, opts: opts, refs: refs, obj: newObjects(loc), cpRefs: checkpointRefs(loc.CommonDir, opts.Now)}, nil
+	s := &Store{loc: loc, opts: opts, refs: refs, obj: newObjects(loc), cpRefs: checkpointRefs(loc.CommonDir, opts.Now)}
+	s.obj.missing = s.onMissing
+	return s, nil
 }
 
 // Location returns where the repository lives.

@@ -147,7 +147,7 @@ func (s *Store) fetchOne(ctx context.Context, remote string, ref RefName, o Sync
 		return plumbing.ZeroHash, err
 	}
 	if !actual.IsZero() {
-		if err := s.fetchMissingOf(ctx, remote, []plumbing.Hash{actual}, o); err != nil {
+		if err := s.fetchMissingOf(ctx, remote, []plumbing.Hash{actual}, true, o); err != nil {
 			return plumbing.ZeroHash, err
 		}
 	}

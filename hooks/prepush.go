@@ -363,11 +363,18 @@ func FailClosed(subject string, err error) error {
 		return err
 	}
 	detail := err.Error()
+	remedy := "run git nwdes fsck to find what is damaged"
 	if isRefusal {
 		detail = r.Name + ": " + r.Detail
+		if r.Name == refusal.ObjectMissing {
+			// An object of the commit pushed (its contract, say) is
+			// not a record: fsck does not look for it, and the missing
+			// object's own remedy says what was tried and what to run.
+			remedy = r.Remedy
+		}
 	}
 	return refusal.NewUnreadable(refusal.StoreUnreadable,
-		"run git nwdes fsck to find what is damaged; the push stays refused until the check can read the records (git push --no-verify skips it, and CI re-validates)",
+		remedy+"; the push stays refused until the check can read the records (git push --no-verify skips it, and CI re-validates)",
 		"cannot check %s: %s", subject, detail).Wrap(err)
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -1410,4 +1411,45 @@ func charClass(name string, c byte, fold bool) (in, ok bool) {
 		return hexDigit(c) >= 0, true
 	}
 	return false, false
+}
+
+// PromisorRemotes returns the remotes a partial clone may ask for the
+// objects it lacks, in the order git 2.39 asks them (promisor-remote.c):
+// each remote with remote.<name>.promisor true or a
+// remote.<name>.partialCloneFilter, in the order the configuration first
+// names it, and last the remote extensions.partialClone names. None: the
+// repository is not a partial clone. git reads extensions.partialClone
+// from the repository's own configuration only; a partial clone writes it
+// there, so the merged value is taken.
+func (c *Config) PromisorRemotes() []string {
+	var out []string
+	add := func(name string) {
+		if name != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	for _, e := range c.entries {
+		rest, ok := strings.CutPrefix(e.key, "remote.")
+		if !ok {
+			continue
+		}
+		i := strings.LastIndexByte(rest, '.')
+		if i <= 0 {
+			continue
+		}
+		name, sub := rest[:i], rest[i+1:]
+		switch sub {
+		case "promisor":
+			if b, err := ParseBool(e.value); err == nil && b {
+				add(name)
+			}
+		case "partialclonefilter":
+			add(name)
+		}
+	}
+	if pc, ok := c.Get("extensions.partialClone"); ok && pc != "" {
+		out = slices.DeleteFunc(out, func(n string) bool { return n == pc })
+		out = append(out, pc)
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -234,5 +235,30 @@ func TestConfigIncludeIfConditionsAreEvaluatedAsGitDoes(t *testing.T) {
 	}
 	if got := gittest.Git(t, repo, "config", "--get-all", "nwdes.protect"); got != strings.Join(want, "\n") {
 		t.Fatalf("git itself reads %q", got)
+	}
+}
+
+func TestPromisorRemotesAreListedInTheOrderGitAsksThem(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      []string
+	}{
+		{"a full clone has none", "[remote \"origin\"]\n\turl = x\n", nil},
+		{"a partial clone's remote", "[remote \"origin\"]\n\tpromisor = true\n\tpartialclonefilter = blob:none\n[extensions]\n\tpartialClone = origin\n", []string{"origin"}},
+		{"promisor false is not one", "[remote \"a\"]\n\tpromisor = false\n", nil},
+		{"a filter alone makes one", "[remote \"a\"]\n\tpartialCloneFilter = tree:0\n", []string{"a"}},
+		{"extensions.partialClone goes last", "[extensions]\n\tpartialclone = origin\n[remote \"origin\"]\n\tpromisor\n[remote \"Other\"]\n\tpromisor = yes\n", []string{"Other", "origin"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			es, err := parseConfig([]byte(c.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := &Config{entries: es}
+			if got := cfg.PromisorRemotes(); !slices.Equal(got, c.want) {
+				t.Fatalf("PromisorRemotes() = %q, want %q", got, c.want)
+			}
+		})
 	}
 }

@@ -194,6 +194,11 @@ func (s *session) openAt(loc gitrepo.Location) (*gitstore.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if remotes := cfg.PromisorRemotes(); len(remotes) > 0 {
+		// A partial clone: reads ask the promisor remotes for what the
+		// filter left out, as git's do.
+		opts.PartialClone = gitstore.PartialClone{Remotes: remotes, Environ: s.syncOptions().Environ}
+	}
 	return gitstore.Open(loc, opts)
 }
 
