@@ -444,9 +444,6 @@ func (s *Store) altered(path string, o, n treeEntry, alts []treeEntry) (string, 
 				return "", false, nil
 			}
 		}
-		// A record is whole: a file added beside its record.json (a
-		// payload smuggled in) changes it as surely as an edit does.
-		return path, false, nil
 	}
 	nes, err := s.treeEntries(n.hash)
 	if err != nil {
@@ -466,6 +463,11 @@ func (s *Store) altered(path string, o, n treeEntry, alts []treeEntry) (string, 
 		if p, gone, err := s.altered(path+"/"+name, oes[name], nes[name], pick(altes, name)); p != "" || err != nil {
 			return p, gone, err
 		}
+	}
+	if e, ok := oes["record.json"]; ok && !e.isTree() {
+		// A record is whole: a file added to it (a payload smuggled in)
+		// changes it as surely as an edit does.
+		return path, false, nil
 	}
 	return "", false, nil
 }
