@@ -36,7 +36,12 @@ import (
 // hook, and a client clone with the pre-push hook whose main the server
 // holds. Each case gets its own, since an accepted push moves the server.
 type world struct {
-	t              *testing.T
+	t *testing.T
+	// target is the server ref the hooks are asked to move (main unless a
+	// case says otherwise); blind names surfaces that cannot see what the
+	// case is about, with the reason (asserted to be said somewhere).
+	target         string
+	blind          map[string]string
 	root, client   string
 	server         string
 	env            []string
@@ -65,7 +70,7 @@ func newWorld(t *testing.T, policy string) *world {
 	home := filepath.Join(root, "home")
 	os.MkdirAll(home, 0o755)
 	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"), 0o644)
-	w := &world{t: t, root: root, client: filepath.Join(root, "client"), server: filepath.Join(root, "server.git"), keys: map[string]string{}}
+	w := &world{t: t, target: "refs/heads/main", root: root, client: filepath.Join(root, "client"), server: filepath.Join(root, "server.git"), keys: map[string]string{}}
 	w.env = append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "NO_COLOR=1",
 		"GIT_AUTHOR_NAME=Author", "GIT_AUTHOR_EMAIL=author@example.com",
 		"GIT_COMMITTER_NAME=Author", "GIT_COMMITTER_EMAIL=author@example.com")
@@ -387,9 +392,9 @@ func (w *world) ask(commit string, features []string) map[string]string {
 	}
 	// The hooks: pre-push through a dry run (it runs the hook and moves
 	// nothing), then the server's through a real push with the records.
-	code, out, errs = w.cmd(w.client, "git", "push", "--dry-run", "origin", commit+":refs/heads/main")
+	code, out, errs = w.cmd(w.client, "git", "push", "--dry-run", "origin", commit+":"+w.target)
 	say("pre-push", code, out, errs)
-	push := []string{"push", "--atomic", "--no-verify", "origin", commit + ":refs/heads/main"}
+	push := []string{"push", "--atomic", "--no-verify", "origin", commit + ":" + w.target}
 	for _, ref := range []string{"refs/nwdes/examine", "refs/nwdes/gates", "refs/notes/nwdes"} {
 		if c, _, _ := w.cmd(w.client, "git", "rev-parse", "-q", "--verify", ref); c == 0 {
 			push = append(push, "+"+ref+":"+ref)
@@ -400,8 +405,12 @@ func (w *world) ask(commit string, features []string) map[string]string {
 	say("pre-receive", code, out, errs)
 	if code == 0 {
 		// Moved: put the server (and this clone's view of it) back, so
-		// that verify is asked the same question.
-		w.git(w.server, "-c", "core.hooksPath=/dev/null", "update-ref", "refs/heads/main", before) // an administrator, past the hooks
+		// that verify is asked the same question. An administrator does
+		// it, past the hooks.
+		w.git(w.server, "-c", "core.hooksPath=/dev/null", "update-ref", "--no-deref", "refs/heads/main", before)
+		if w.target != "refs/heads/main" {
+			w.cmd(w.server, "git", "-c", "core.hooksPath=/dev/null", "update-ref", "-d", "--no-deref", w.target)
+		}
 		w.git(w.client, "update-ref", against, before)
 	}
 	// verify, last: it records its results. Accepted is every feature
@@ -428,6 +437,16 @@ type corpusCase struct {
 	// and the features verify is asked about.
 	build func(w *world) (string, []string)
 	want  bool
+}
+
+// protectRelease protects release/* on both sides as well as main, and
+// aims the hooks at a new release/1.
+func protectRelease(w *world) {
+	for _, dir := range []string{w.server, w.client} {
+		w.git(dir, "config", "--add", "nwdes.protect", "main")
+		w.git(dir, "config", "--add", "nwdes.protect", "release/*")
+	}
+	w.target = "refs/heads/release/1"
 }
 
 func met2() map[string]string { return map[string]string{"E1": "met", "E2": "met"} }
@@ -638,6 +657,37 @@ func corpus() []corpusCase {
 			w.dropNewest(c, "f")
 			return c, f
 		}},
+		{name: "pushed to a name that is, on the server, a symbolic ref to main", want: false, build: func(w *world) (string, []string) {
+			w.git(w.server, "symbolic-ref", "refs/heads/alias", "refs/heads/main")
+			w.target = "refs/heads/alias"
+			w.blind = map[string]string{"pre-push": "a client cannot see the server's symbolic refs: docs/hooks.md says so, and the server judges the ref that moves"}
+			c := okCommit(w, "candidate")
+			w.gate(c, "f")
+			return c, []string{"f"}
+		}},
+		{name: "an accepted commit pushed to the alias", want: true, build: func(w *world) (string, []string) {
+			w.git(w.server, "symbolic-ref", "refs/heads/alias", "refs/heads/main")
+			w.target = "refs/heads/alias"
+			return accepted(w)
+		}},
+		{name: "a new protected branch whose commit drops a contract main holds", want: false, build: func(w *world) (string, []string) {
+			protectRelease(w)
+			w.git(w.client, "rm", "-q", ".nwave/features/f.md")
+			w.write(".nwave/features/g.md", "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. fine\n# FILE SCOPE\n**\n.nwave/**\n")
+			c := w.commit("release without f")
+			w.examine(c, "g", exam{verdicts: map[string]string{"E1": "met"}})
+			return c, []string{"f", "g"}
+		}},
+		{name: "a new protected branch at an accepted commit", want: true, build: func(w *world) (string, []string) {
+			protectRelease(w)
+			return accepted(w)
+		}},
+		{name: "a new protected branch at an unexamined commit", want: false, build: func(w *world) (string, []string) {
+			protectRelease(w)
+			c := okCommit(w, "candidate")
+			w.gate(c, "f")
+			return c, []string{"f"}
+		}},
 		{name: "policy added by the candidate itself does not apply", want: true, build: func(w *world) (string, []string) {
 			w.write(".nwave/trust/allowed_signers", w.policyLines("f=mallory"))
 			return accepted(w)
@@ -672,6 +722,10 @@ func TestOneJudgmentOnEverySurface(t *testing.T) {
 			}
 			var disagree []string
 			for surface, a := range ans {
+				if why, ok := w.blind[surface]; ok {
+					t.Logf("%s: %s (%s)", surface, a, why)
+					continue
+				}
 				if !strings.HasPrefix(a, want) {
 					disagree = append(disagree, fmt.Sprintf("%s: %s", surface, a))
 				}
