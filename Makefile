@@ -47,7 +47,10 @@ vet:
 # with the race detector).
 test: fmt vet
 	@echo "== every test, with the race detector (about 6 minutes on 2 cores)"
-	$(GO) test -race -count=1 -timeout 25m ./...
+	@# go test prints a package only when it ends, and the longest take
+	@# minutes: a line every 50 s says the run is alive and how long it took.
+	@start=$$(date +%s); ( while sleep 50; do echo "== still testing: $$(( $$(date +%s) - start )) s"; done ) & ticker=$$!; \
+	$(GO) test -race -count=1 -timeout 25m ./...; rc=$$?; kill $$ticker 2>/dev/null; exit $$rc
 	@echo "== the 200,000-commit history and the heartbeats, without the race detector"
 	$(GO) test -count=1 -run 'TestHistoryWalks200k|TestHeartbeatsLeaveNothingToWalk' ./gitstore/
 	@echo "== the wall again, without the race detector: its second stage runs under an address-space limit the race detector cannot live in"
