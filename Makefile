@@ -53,6 +53,8 @@ test: fmt vet
 	$(GO) test -race -count=1 -timeout 25m ./...; rc=$$?; kill $$ticker 2>/dev/null; exit $$rc
 	@echo "== the 200,000-commit history and the heartbeats, without the race detector"
 	$(GO) test -count=1 -run 'TestHistoryWalks200k|TestHeartbeatsLeaveNothingToWalk' ./gitstore/
+	@echo "== one judgment on every surface (the corpus), without the race detector: it starts git-nwdes hundreds of times"
+	$(GO) test -count=1 -run 'TestOneJudgmentOnEverySurface' ./internal/cli/
 	@echo "== the wall again, without the race detector: its second stage runs under an address-space limit the race detector cannot live in"
 	$(GO) test -count=1 ./sandbox/
 	@echo "== every fuzz target, 3 s each"
