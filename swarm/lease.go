@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nwdes/nwdes/gitstore"
@@ -289,6 +290,16 @@ type Remote struct {
 	Sync   gitstore.SyncOptions
 	Tries  int // rounds of take against a remote that keeps moving (default 4)
 	locals Local
+
+	once sync.Once
+	tr   *transport
+}
+
+// transport is the clone's swarm transport every move of this book goes
+// through (transport.go): a supervisor's fetches and pushes share it.
+func (b *Remote) transport() *transport {
+	b.once.Do(func() { b.tr = newTransport(b.Store) })
+	return b.tr
 }
 
 func (b *Remote) written(tip oid.ID) time.Time {
@@ -326,13 +337,17 @@ func (b *Remote) Take(ctx context.Context, label string, l *Lease, decide func(*
 		if err := decide(cur, curErr, b.written(tip)); err != nil {
 			return oid.ID{}, err
 		}
-		next, err := b.Store.SwapRemote(ctx, b.Name, ref, tip, "take "+label, func(tx *gitstore.Tx) error {
-			rec, err := leaseRecord(l)
-			if err != nil {
-				return err
-			}
-			return tx.Put(leasePath, rec)
-		}, b.Sync)
+		var next oid.ID
+		err = b.transport().exclusive(func() (err error) {
+			next, err = b.Store.SwapRemote(ctx, b.Name, ref, tip, "take "+label, func(tx *gitstore.Tx) error {
+				rec, err := leaseRecord(l)
+				if err != nil {
+					return err
+				}
+				return tx.Put(leasePath, rec)
+			}, b.Sync)
+			return err
+		})
 		if err == nil {
 			return next, nil
 		}
@@ -344,13 +359,17 @@ func (b *Remote) Take(ctx context.Context, label string, l *Lease, decide func(*
 
 // Renew implements Book.
 func (b *Remote) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) (oid.ID, error) {
-	next, err := b.Store.SwapRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, "renew "+label, func(tx *gitstore.Tx) error {
-		rec, err := leaseRecord(l)
-		if err != nil {
-			return err
-		}
-		return tx.Put(leasePath, rec)
-	}, b.Sync)
+	var next oid.ID
+	err := b.transport().exclusive(func() (err error) {
+		next, err = b.Store.SwapRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, "renew "+label, func(tx *gitstore.Tx) error {
+			rec, err := leaseRecord(l)
+			if err != nil {
+				return err
+			}
+			return tx.Put(leasePath, rec)
+		}, b.Sync)
+		return err
+	})
 	if errors.Is(err, gitstore.ErrConflict) {
 		return oid.ID{}, ErrLost
 	}
@@ -359,7 +378,9 @@ func (b *Remote) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) 
 
 // Release implements Book.
 func (b *Remote) Release(ctx context.Context, label string, tip oid.ID) error {
-	err := b.Store.DeleteRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, b.Sync)
+	err := b.transport().exclusive(func() error {
+		return b.Store.DeleteRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, b.Sync)
+	})
 	if errors.Is(err, gitstore.ErrConflict) {
 		return ErrLost
 	}

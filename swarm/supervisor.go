@@ -56,6 +56,9 @@ type Supervisor struct {
 	Events func(Event)
 	Now    func() time.Time
 
+	trOnce sync.Once
+	tr     *transport // the clone's swarm transport (remote mode)
+
 	mu      sync.Mutex        // serialises Events
 	state   sync.Mutex        // guards running and skipped
 	running map[string]bool   // nonces of this supervisor's running jobs
@@ -199,6 +202,31 @@ func (s *Supervisor) Run(ctx context.Context) (*Summary, error) {
 	return &sum, errors.Join(errs...)
 }
 
+// transport is the clone's swarm transport, shared with a Remote book of
+// the same store: one fetch or push in flight, the others merged into the
+// next (transport.go).
+func (s *Supervisor) transport() *transport {
+	s.trOnce.Do(func() {
+		if b, ok := s.Book.(*Remote); ok && b.Store == s.Store {
+			s.tr = b.transport()
+		} else {
+			s.tr = newTransport(s.Store)
+		}
+	})
+	return s.tr
+}
+
+// fetch fetches the remote (remote mode), merged with any fetch or push
+// asked for meanwhile.
+func (s *Supervisor) fetch(ctx context.Context) error {
+	return s.transport().sync(ctx, s.Remote, s.Sync, false)
+}
+
+// push pushes to the remote (which fetches first).
+func (s *Supervisor) push(ctx context.Context) error {
+	return s.transport().sync(ctx, s.Remote, s.Sync, true)
+}
+
 func (s *Supervisor) poll() time.Duration {
 	if s.Poll > 0 {
 		return s.Poll
@@ -222,7 +250,7 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 	if s.Remote != "" {
 		// Push, not just fetch: a job record an earlier push could not
 		// deliver reaches the remote before anything else is taken.
-		if _, err := s.Store.Push(ctx, s.Remote, s.Sync); err != nil {
+		if err := s.push(ctx); err != nil {
 			return nil, nil, oid.ID{}, nil, false, err
 		}
 	}
@@ -294,7 +322,7 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 		// holder records its job (and pushes it) before it releases, so
 		// once the lease is ours the record is there to be seen.
 		if s.Remote != "" {
-			if _, err := s.Store.Fetch(ctx, s.Remote, s.Sync); err != nil {
+			if err := s.fetch(ctx); err != nil {
 				_ = s.Book.Release(ctx, label, tip)
 				s.setRunning(l.Nonce, false)
 				return nil, nil, oid.ID{}, nil, false, err
@@ -421,7 +449,7 @@ loop:
 			}
 			tip = next
 			if s.Remote != "" {
-				_, _ = s.Store.Fetch(ctx, s.Remote, s.Sync)
+				_ = s.fetch(ctx)
 			}
 			stops, err := Stops(s.Store)
 			if err == nil {
@@ -599,7 +627,7 @@ func (s *Supervisor) pushRecord(ctx context.Context) error {
 	var err error
 	wait := 200 * time.Millisecond
 	for i := 0; i < 5; i++ {
-		if _, err = s.Store.Push(ctx, s.Remote, s.Sync); err == nil {
+		if err = s.push(ctx); err == nil {
 			return nil
 		}
 		select {
