@@ -65,9 +65,14 @@ func (s State) Takeable() bool { return s == Free || s == Stranded || s == Stale
 const stamp = time.RFC3339Nano
 
 // StateOf decides a lease's state (nil is Free) for a supervisor that is
-// here, at now. written is when the lease's ref was last moved: the
-// heartbeat of a lease that does not parse.
-func StateOf(l *Lease, written time.Time, here Holder, now time.Time, staleAfter time.Duration) State {
+// here, at now. unchanged is how long this reader has seen the lease's
+// heartbeat keep the value it has now (Watch.Unchanged): a lease from
+// another host is stale once it has not changed for staleAfter as the
+// reader's own clock measures it. The holder's times are never compared
+// with the reader's clock — a holder whose clock runs ten minutes behind
+// is as held as any other — and a heartbeat from the future holds nothing
+// longer: it too is stale once it stops changing.
+func StateOf(l *Lease, unchanged time.Duration, here Holder, now time.Time, staleAfter time.Duration) State {
 	if l == nil {
 		return Free
 	}
@@ -83,17 +88,50 @@ func StateOf(l *Lease, written time.Time, here Holder, now time.Time, staleAfter
 		}
 		return Live
 	}
-	beat, err := time.Parse(stamp, l.Heartbeat)
-	if err != nil {
-		beat = written
-	}
-	// A clock running a little ahead is tolerated; a heartbeat further
-	// ahead than the whole window is no heartbeat (it would hold the card
-	// for as long as its writer chose).
-	if now.Sub(beat) > staleAfter || beat.Sub(now) > staleAfter {
+	if unchanged > staleAfter {
 		return Stale
 	}
 	return Held
+}
+
+// Watch remembers, for each card, the lease heartbeat a reader saw last
+// and when, by the reader's clock (Now), it first saw that value: how long
+// a lease has gone unchanged is then measured by one clock, the reader's.
+// A reader that has just started has seen nothing change for no time, so
+// it takes over no lease of another host until it has watched it stand
+// still for the stale window. Safe for concurrent use.
+type Watch struct {
+	Now func() time.Time
+
+	mu   sync.Mutex
+	seen map[string]sighting
+}
+
+type sighting struct {
+	value string
+	at    time.Time
+}
+
+// Unchanged is how long this reader has seen label's lease as it is now
+// (l; for one that does not parse, written, when its ref last moved): zero
+// the first time it sees this value.
+func (w *Watch) Unchanged(label string, l *Lease, written time.Time) time.Duration {
+	value := "unreadable " + written.UTC().Format(stamp)
+	if l != nil && l.Nonce != "" {
+		value = l.Nonce + " " + l.Heartbeat
+	}
+	t := now(w.Now)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen == nil {
+		w.seen = map[string]sighting{}
+	}
+	s, ok := w.seen[label]
+	if !ok || s.value != value {
+		w.seen[label] = sighting{value: value, at: t}
+		return 0
+	}
+	return t.Sub(s.at)
 }
 
 var labelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)

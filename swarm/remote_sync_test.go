@@ -11,6 +11,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/swarm"
 )
 
 // Two supervisors in one clone, each with two workers, share the clone's
@@ -70,6 +71,69 @@ func TestTwoSupervisorsInOneCloneInRemoteModeEndWithoutErrorTenTimesInTen(t *tes
 			if len(per[l]) != 1 {
 				t.Errorf("run %d: card %s ran %d times", run, l, len(per[l]))
 			}
+		}
+	}
+}
+
+// A holder whose clock runs 11 minutes behind writes heartbeats that look
+// older than the stale window to every other machine's clock; a reader
+// that measures how long it saw them unchanged leaves its card alone.
+func TestAHolderWhoseClockRunsBehindKeepsItsCardFromAnotherClone(t *testing.T) {
+	requireWall(t)
+	_, clones, labels := remoteFixture(t, 1, "skew")
+	worker := harness(t, t.TempDir(), "sleep 3", "1m")
+	stA, err := openStore(clones[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stA.Close()
+	a, err := supervisor(stA, parseWorker(t, worker), "origin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Heartbeat = 500 * time.Millisecond
+	a.Holder.Host, a.Holder.Boot = "skewed", "its-own-boot" // another machine, as its lease tells
+	a.Now = func() time.Time { return time.Now().Add(-11 * time.Minute) }
+	started := make(chan struct{})
+	var once sync.Once
+	a.Events = func(e swarm.Event) {
+		if e.Kind == swarm.EventStarted {
+			once.Do(func() { close(started) })
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	errA := make(chan error, 1)
+	go func() { _, err := a.Run(ctx); errA <- err }()
+	select {
+	case <-started:
+	case err := <-errA:
+		t.Fatalf("the skewed supervisor ended before its job started: %v", err)
+	}
+	stB, err := openStore(clones[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stB.Close()
+	b, err := supervisor(stB, parseWorker(t, worker), "origin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Holder.Owner = "other"
+	sumB, err := b.Run(ctx)
+	if err != nil {
+		t.Fatalf("the other supervisor: %v", err)
+	}
+	if err := <-errA; err != nil {
+		t.Fatalf("the skewed supervisor: %v", err)
+	}
+	if sumB.Ran != 0 {
+		t.Errorf("the other supervisor ran %d jobs: it took a card whose holder was running it", sumB.Ran)
+	}
+	per := jobsEverywhere(t, clones...)
+	for _, l := range labels {
+		if len(per[l]) != 1 {
+			t.Errorf("card %s ran %d times", l, len(per[l]))
 		}
 	}
 }

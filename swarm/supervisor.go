@@ -56,8 +56,14 @@ type Supervisor struct {
 	Events func(Event)
 	Now    func() time.Time
 
-	trOnce sync.Once
-	tr     *transport // the clone's swarm transport (remote mode)
+	// Watch remembers when this supervisor first saw each lease's
+	// heartbeat (staleness is measured by its own clock); one is made,
+	// on Now, when nil.
+	Watch *Watch
+
+	watchOnce sync.Once
+	trOnce    sync.Once
+	tr        *transport // the clone's swarm transport (remote mode)
 
 	mu      sync.Mutex        // serialises Events
 	state   sync.Mutex        // guards running and skipped
@@ -102,10 +108,33 @@ func (s *Supervisor) isSkipped(label string) bool {
 	return ok
 }
 
+// EventKind names what an Event says happened.
+type EventKind string
+
+// The kinds of events a supervisor emits (docs/swarm.md lists them; a test
+// holds the two together).
+const (
+	EventTaken       EventKind = "taken"        // a lease was taken on a card
+	EventSkipped     EventKind = "skipped"      // a card this clone cannot stage was left for others
+	EventStarted     EventKind = "started"      // the harness started
+	EventRenewed     EventKind = "renewed"      // the lease was renewed
+	EventRenewFailed EventKind = "renew-failed" // a renewal failed for another reason than a lost lease; tried again
+	EventLost        EventKind = "lost"         // the lease moved under its holder: the job is not recorded
+	EventStopped     EventKind = "stopped"      // a stop record ended the job
+	EventRecorded    EventKind = "recorded"     // the job's record was written (and pushed)
+	EventReleased    EventKind = "released"     // the lease was released
+)
+
+// EventKinds lists every kind, in the order a job meets them.
+func EventKinds() []EventKind {
+	return []EventKind{EventTaken, EventSkipped, EventStarted, EventRenewed, EventRenewFailed, EventLost,
+		EventStopped, EventRecorded, EventReleased}
+}
+
 // Event is one thing a supervisor did.
 type Event struct {
 	Time    time.Time     `json:"time"`
-	Kind    string        `json:"kind"` // taken, started, renewed, ended, recorded, released, lost, stopped, idle, error
+	Kind    EventKind     `json:"kind"`
 	Label   string        `json:"label,omitempty"`
 	Attempt int           `json:"attempt,omitempty"`
 	End     string        `json:"end,omitempty"`
@@ -216,6 +245,15 @@ func (s *Supervisor) transport() *transport {
 	return s.tr
 }
 
+func (s *Supervisor) watch() *Watch {
+	s.watchOnce.Do(func() {
+		if s.Watch == nil {
+			s.Watch = &Watch{Now: s.Now}
+		}
+	})
+	return s.Watch
+}
+
 // fetch fetches the remote (remote mode), merged with any fetch or push
 // asked for meanwhile.
 func (s *Supervisor) fetch(ctx context.Context) error {
@@ -298,10 +336,10 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 		// of this supervisor must not see the lease as an orphan to retake.
 		s.setRunning(l.Nonce, true)
 		tip, err := s.Book.Take(ctx, label, l, func(cur *Lease, curErr error, written time.Time) error {
-			st := StateOf(cur, written, s.Holder, now(s.Now), s.StaleAfter)
 			if curErr != nil {
-				st = StateOf(&Lease{}, written, s.Holder, now(s.Now), s.StaleAfter)
+				cur = &Lease{}
 			}
+			st := StateOf(cur, s.watch().Unchanged(label, cur, written), s.Holder, now(s.Now), s.StaleAfter)
 			if !st.Takeable() && !s.orphan(cur) {
 				return ErrNotTaken
 			}
@@ -336,7 +374,7 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 			}
 			continue
 		}
-		s.emit(Event{Kind: "taken", Label: label, Attempt: l.Attempt, Deadline: deadline})
+		s.emit(Event{Kind: EventTaken, Label: label, Attempt: l.Attempt, Deadline: deadline})
 		return q, l, tip, secret, false, nil
 	}
 	// Nothing can be taken now: what is left is held by others (theirs
@@ -382,7 +420,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 		_ = os.RemoveAll(dir)
 		_ = s.Book.Release(ctx, label, tip)
 		s.skip(label, err.Error())
-		s.emit(Event{Kind: "skipped", Label: label, Attempt: l.Attempt, Detail: err.Error()})
+		s.emit(Event{Kind: EventSkipped, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 		return false, nil
 	}
 	l.JobDir = dir
@@ -415,7 +453,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	}
 	started := now(s.Now)
 	tl.add(started, "started", "")
-	s.emit(Event{Kind: "started", Label: label, Attempt: l.Attempt, Deadline: deadline})
+	s.emit(Event{Kind: EventStarted, Label: label, Attempt: l.Attempt, Deadline: deadline})
 
 	// Hold the lease while the job runs: renew it, and end the job at once
 	// when a stop record names it or the lease is lost.
@@ -436,7 +474,7 @@ loop:
 				// tried again at the next heartbeat, until the lease's own
 				// time is nearly out.
 				until, _ := time.Parse(stamp, l.Until)
-				s.emit(Event{Kind: "renew-failed", Label: label, Attempt: l.Attempt, Detail: err.Error()})
+				s.emit(Event{Kind: EventRenewFailed, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 				if t.Add(2 * s.heartbeat()).Before(until) {
 					continue
 				}
@@ -444,7 +482,7 @@ loop:
 			if err != nil {
 				stopped, stopReason = true, "lease lost: "+err.Error()
 				proc.Stop(stopReason)
-				s.emit(Event{Kind: "lost", Label: label, Attempt: l.Attempt, Detail: err.Error()})
+				s.emit(Event{Kind: EventLost, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 				break loop
 			}
 			tip = next
@@ -461,11 +499,11 @@ loop:
 			}
 			if stopped {
 				proc.Stop(stopReason)
-				s.emit(Event{Kind: "stopped", Label: label, Attempt: l.Attempt, Detail: stopReason})
+				s.emit(Event{Kind: EventStopped, Label: label, Attempt: l.Attempt, Detail: stopReason})
 				break loop
 			}
 			tl.add(t, "renewed", "")
-			s.emit(Event{Kind: "renewed", Label: label, Attempt: l.Attempt, Elapsed: t.Sub(started), Deadline: deadline})
+			s.emit(Event{Kind: EventRenewed, Label: label, Attempt: l.Attempt, Elapsed: t.Sub(started), Deadline: deadline})
 		}
 	}
 	res, err := proc.Wait()
@@ -516,7 +554,7 @@ loop:
 		l.Heartbeat = now(s.Now).UTC().Format(stamp)
 		if next, err := s.Book.Renew(ctx, label, tip, l); err != nil {
 			lost = true
-			s.emit(Event{Kind: "lost", Label: label, Attempt: l.Attempt, Detail: err.Error()})
+			s.emit(Event{Kind: EventLost, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 		} else {
 			tip = next
 		}
@@ -543,14 +581,14 @@ loop:
 				return false, fmt.Errorf("job %s is recorded here but could not be pushed (its lease is kept; the next run pushes it first): %w", label, err)
 			}
 		}
-		s.emit(Event{Kind: "recorded", Label: label, Attempt: l.Attempt, End: end, Result: verdict, Elapsed: ended.Sub(started), Detail: rec.Reason})
+		s.emit(Event{Kind: EventRecorded, Label: label, Attempt: l.Attempt, End: end, Result: verdict, Elapsed: ended.Sub(started), Detail: rec.Reason})
 		switch err := s.Book.Release(ctx, label, tip); {
 		case errors.Is(err, ErrLost):
-			s.emit(Event{Kind: "lost", Label: label, Attempt: l.Attempt, Detail: "the lease moved before its release"})
+			s.emit(Event{Kind: EventLost, Label: label, Attempt: l.Attempt, Detail: "the lease moved before its release"})
 		case err != nil:
 			return stopped, err
 		default:
-			s.emit(Event{Kind: "released", Label: label, Attempt: l.Attempt})
+			s.emit(Event{Kind: EventReleased, Label: label, Attempt: l.Attempt})
 		}
 	}
 	return stopped, nil

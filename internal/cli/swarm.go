@@ -139,7 +139,7 @@ EXAMPLES
 					&cli.BoolFlag{Name: "follow", Usage: "keep supervising when the queue is empty"},
 					&cli.BoolFlag{Name: "best-effort", Usage: "run even where the kernel cannot enforce the whole wall"},
 					hidden(durationFlag("heartbeat", "renew leases every `D`", 5*time.Second)),
-					durationFlag("stale-after", "a lease from another host is stale after `D` without a heartbeat", swarm.DefaultStaleAfter),
+					durationFlag("stale-after", "a lease from another host is stale once this supervisor has seen its heartbeat unchanged for `D`", swarm.DefaultStaleAfter),
 					jsonFlag(),
 				},
 				Action: func(c *cli.Context) error {
@@ -522,7 +522,9 @@ func (s *session) leaseRows(c *cli.Context, st *gitstore.Store) ([]leaseRow, err
 			l = &swarm.Lease{}
 			r.Error = e.Err.Error()
 		}
-		r.State = swarm.StateOf(l, e.Written, me, s.now(), c.Duration("stale-after"))
+		// A one-shot reader has watched nothing change: another host's
+		// lease is held (staleness is the supervisors' own observation).
+		r.State = swarm.StateOf(l, 0, me, s.now(), c.Duration("stale-after"))
 		r.Attempt, r.Owner, r.Host, r.PID, r.Until, r.Heartbeat = l.Attempt, l.Owner, l.Host, l.PID, l.Until, l.Heartbeat
 		rows = append(rows, r)
 	}
@@ -680,14 +682,14 @@ func (p *swarmProgress) event(e swarm.Event) {
 		p.order = append(p.order, key)
 	}
 	if r != nil {
-		r.state = e.Kind
+		r.state = string(e.Kind)
 		if e.Attempt > 0 {
 			r.attempt = e.Attempt
 		}
 		if e.Deadline > 0 {
 			r.deadline = e.Deadline
 		}
-		if e.Kind == "started" {
+		if e.Kind == swarm.EventStarted {
 			r.started = e.Time
 		}
 		if e.Elapsed > 0 {
