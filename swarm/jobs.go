@@ -30,6 +30,7 @@ const (
 	EndFailed   = "failed"   // it exited non-zero, or could not start
 	EndDeadline = "deadline" // the wall ended it at its deadline
 	EndWall     = "wall"     // the wall refused it a path outside its write set
+	EndIdle     = "idle"     // it wrote no output and used no CPU for the worker's idle time (v3)
 	EndUnknown  = "unknown"  // anything else: a signal, survivors, a stop
 )
 
@@ -153,8 +154,9 @@ type Job struct {
 }
 
 // jobVersion is the version of the job records written now (swarm.job,
-// register.go).
-const jobVersion = 2
+// register.go). v1: the job; v2: its harvest (harvest, head, head_ref,
+// commits, changed); v3: end idle.
+const jobVersion = 3
 
 // harvestProblem says what is wrong with the harvest fields of a job
 // record of version v, or "".
@@ -211,8 +213,12 @@ func jobFrom(path string, rec *gitstore.Record) (*Job, error) {
 	}
 	switch j.End {
 	case EndDone, EndFailed, EndDeadline, EndWall, EndUnknown:
+	case EndIdle:
+		if rec.V < 3 {
+			return nil, malformed(path, "end idle is not in a v%d job record", rec.V)
+		}
 	default:
-		return nil, malformed(path, "end %q is not done, failed, deadline, wall or unknown", j.End)
+		return nil, malformed(path, "end %q is not done, failed, deadline, idle, wall or unknown", j.End)
 	}
 	switch j.Result {
 	case "ok", "refused", "blocked":

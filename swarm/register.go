@@ -45,7 +45,7 @@ func Register(r *gitstore.Registry) error {
 	for _, k := range []gitstore.KindSpec{
 		{Kind: KindCard, Version: 1, Check: checkRecord},
 		{Kind: KindLease, Version: 1, Check: checkRecord},
-		{Kind: KindJob, Version: 2, Check: checkRecord},
+		{Kind: KindJob, Version: jobVersion, Check: checkRecord},
 		{Kind: KindStop, Version: 1, Check: checkRecord},
 	} {
 		if err := r.DeclareKind(k); err != nil {

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nwdes/nwdes/gitstore"
@@ -121,6 +122,7 @@ const (
 	EventRenewFailed EventKind = "renew-failed" // a renewal failed for another reason than a lost lease; tried again
 	EventLost        EventKind = "lost"         // the lease moved under its holder: the job is not recorded
 	EventStopped     EventKind = "stopped"      // a stop record ended the job
+	EventIdle        EventKind = "idle"         // the job wrote nothing and used no CPU for the worker's idle time: ended
 	EventRecorded    EventKind = "recorded"     // the job's record was written (and pushed)
 	EventReleased    EventKind = "released"     // the lease was released
 )
@@ -128,7 +130,7 @@ const (
 // EventKinds lists every kind, in the order a job meets them.
 func EventKinds() []EventKind {
 	return []EventKind{EventTaken, EventSkipped, EventStarted, EventRenewed, EventRenewFailed, EventLost,
-		EventStopped, EventRecorded, EventReleased}
+		EventStopped, EventIdle, EventRecorded, EventReleased}
 }
 
 // Event is one thing a supervisor did.
@@ -426,6 +428,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	l.JobDir = dir
 	tl.add(now(s.Now), "staged", "")
 	deadline := s.deadline(q)
+	act := &activity{w: j.Log}
 	cmd := sandbox.Command{
 		Args: append([]string{s.Worker.Harness}, s.Worker.Args(j.Prompt)...), Dir: j.Repo, Write: []string{dir},
 		// The checkout borrows this repository's objects (alternates):
@@ -436,7 +439,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 		// job's own (empty): the host's hooks, signing and credential
 		// helpers stay out.
 		Set:    []string{"NWDES_JOB_DIR=" + dir, "XDG_DATA_HOME=" + j.Data, "GIT_CONFIG_NOSYSTEM=1"},
-		Stdout: j.Log, Stderr: j.Log,
+		Stdout: act, Stderr: act,
 	}
 	job, err := s.Wall.NewJob()
 	if err != nil {
@@ -456,8 +459,14 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	s.emit(Event{Kind: EventStarted, Label: label, Attempt: l.Attempt, Deadline: deadline})
 
 	// Hold the lease while the job runs: renew it, and end the job at once
-	// when a stop record names it or the lease is lost.
-	stopped, stopReason := false, ""
+	// when a stop record names it, the lease is lost, or it has been idle
+	// (no output, no CPU) for the worker's idle time.
+	cause, stopReason := notStopped, ""
+	idle := s.Worker.IdleTime()
+	lastOut, lastCPU, active := act.written(), time.Duration(0), started
+	if cpu, ok := proc.CPU(); ok {
+		lastCPU = cpu
+	}
 	tick := time.NewTicker(s.heartbeat())
 	defer tick.Stop()
 loop:
@@ -467,6 +476,16 @@ loop:
 			break loop
 		case <-tick.C:
 			t := now(s.Now)
+			// CPU that cannot be read is no evidence of idleness.
+			cpu, ok := proc.CPU()
+			if out := act.written(); out != lastOut || !ok || cpu != lastCPU {
+				lastOut, lastCPU, active = out, cpu, t
+			} else if t.Sub(active) >= idle {
+				cause, stopReason = stopIdle, fmt.Sprintf("idle: no output and no CPU for %s", idle)
+				proc.Stop(stopReason)
+				s.emit(Event{Kind: EventIdle, Label: label, Attempt: l.Attempt, Elapsed: t.Sub(started), Detail: stopReason})
+				break loop
+			}
 			l.Heartbeat = t.UTC().Format(stamp)
 			next, err := s.Book.Renew(ctx, label, tip, l)
 			if err != nil && !errors.Is(err, ErrLost) {
@@ -480,7 +499,7 @@ loop:
 				}
 			}
 			if err != nil {
-				stopped, stopReason = true, "lease lost: "+err.Error()
+				cause, stopReason = stopLost, "lease lost: "+err.Error()
 				proc.Stop(stopReason)
 				s.emit(Event{Kind: EventLost, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 				break loop
@@ -492,12 +511,12 @@ loop:
 			stops, err := Stops(s.Store)
 			if err == nil {
 				if st, ok := stops["all"]; ok {
-					stopped, stopReason = true, "stop requested for every card: "+st.Reason
+					cause, stopReason = stopRequested, "stop requested for every card: "+st.Reason
 				} else if st, ok := stops[label]; ok {
-					stopped, stopReason = true, "stop requested: "+st.Reason
+					cause, stopReason = stopRequested, "stop requested: "+st.Reason
 				}
 			}
-			if stopped {
+			if cause == stopRequested {
 				proc.Stop(stopReason)
 				s.emit(Event{Kind: EventStopped, Label: label, Attempt: l.Attempt, Detail: stopReason})
 				break loop
@@ -523,9 +542,13 @@ loop:
 	tl.add(ended, "ended", string(res.End))
 	tl.add(now(s.Now), "sealed", s.redact(strings.Join(sealed, ", ")))
 	end, reason := endOf(res)
-	if stopped {
+	switch cause {
+	case stopRequested, stopLost:
 		end, reason = EndUnknown, stopReason
+	case stopIdle:
+		end, reason = EndIdle, stopReason
 	}
+	stopped := cause == stopRequested || cause == stopLost
 	reason = s.redact(reason)
 	exit := Exit{Label: label, Attempt: l.Attempt, Nonce: l.Nonce, End: end, ExitCode: res.ExitCode, Signal: res.Signal,
 		Survivors: res.Survivors, Started: started.UTC().Format(stamp), Ended: ended.UTC().Format(stamp), Reason: reason}
@@ -547,7 +570,7 @@ loop:
 		Survivors: res.Survivors, Result: verdict, Reason: joinReasons(reason, why), Stopped: stopped, Forged: forged,
 		Attest: l.Attest, ExitSHA256: hex.EncodeToString(d[:]), JobDir: dir,
 	}
-	lost := strings.HasPrefix(stopReason, "lease lost")
+	lost := cause == stopLost
 	if !lost {
 		// Record under the lease: a job whose lease was taken over while
 		// it ran is someone else's card now.
@@ -593,6 +616,29 @@ loop:
 	}
 	return stopped, nil
 }
+
+// stopCause is why the supervisor ended a job before it ended by itself.
+type stopCause int
+
+const (
+	notStopped    stopCause = iota
+	stopRequested           // a stop record named it: recorded as stopped, the card stays queued
+	stopLost                // its lease was lost: not recorded, the card is someone else's
+	stopIdle                // no output and no CPU for the worker's idle time: ends idle
+)
+
+// activity passes the job's output on to its log and counts it.
+type activity struct {
+	w io.Writer
+	n atomic.Int64
+}
+
+func (a *activity) Write(p []byte) (int, error) {
+	a.n.Add(int64(len(p)))
+	return a.w.Write(p)
+}
+
+func (a *activity) written() int64 { return a.n.Load() }
 
 // harvest fills the harvest fields of rec from its sealed job directory.
 func (s *Supervisor) harvest(ctx context.Context, c *Card, rec *Job) {
