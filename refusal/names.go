@@ -7,8 +7,10 @@ package refusal
 const (
 	BranchUnsourced        = "BranchUnsourced"
 	CandidateMoved         = "CandidateMoved"
+	CardDropped            = "CardDropped"
 	CardExists             = "CardExists"
 	CardInvalid            = "CardInvalid"
+	CardNotFinished        = "CardNotFinished"
 	ChainDiverged          = "ChainDiverged"
 	ConfigurationMalformed = "ConfigurationMalformed"
 	CriterionAbandoned     = "CriterionAbandoned"

@@ -404,17 +404,6 @@ func checkExitBytes(b []byte, attest string) string {
 	return ""
 }
 
-// finishedLabels are the cards a job finished (a stopped job does not).
-func finishedLabels(jobs []Job) map[string]bool {
-	out := map[string]bool{}
-	for _, j := range jobs {
-		if !j.Stopped {
-			out[j.Label] = true
-		}
-	}
-	return out
-}
-
 // Stop is a stop record: every supervisor ends the named card's job (or
 // every job, for "all") at once and takes nothing it names.
 type Stop struct {

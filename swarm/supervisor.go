@@ -123,6 +123,7 @@ const (
 	EventLost        EventKind = "lost"         // the lease moved under its holder: the job is not recorded
 	EventStopped     EventKind = "stopped"      // a stop record ended the job
 	EventIdle        EventKind = "idle"         // the job wrote nothing and used no CPU for the worker's idle time: ended
+	EventSyncFailed  EventKind = "sync-failed"  // a fetch, or a read of the stop records, failed while the job ran; tried again at the next heartbeat
 	EventRecorded    EventKind = "recorded"     // the job's record was written (and pushed)
 	EventReleased    EventKind = "released"     // the lease was released
 )
@@ -130,7 +131,7 @@ const (
 // EventKinds lists every kind, in the order a job meets them.
 func EventKinds() []EventKind {
 	return []EventKind{EventTaken, EventSkipped, EventStarted, EventRenewed, EventRenewFailed, EventLost,
-		EventStopped, EventIdle, EventRecorded, EventReleased}
+		EventStopped, EventIdle, EventSyncFailed, EventRecorded, EventReleased}
 }
 
 // Event is one thing a supervisor did.
@@ -309,7 +310,11 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 	if err != nil {
 		return nil, nil, oid.ID{}, nil, false, err
 	}
-	finished := finishedLabels(jobs)
+	ctl, err := ReadControl(s.Store)
+	if err != nil {
+		return nil, nil, oid.ID{}, nil, false, err
+	}
+	finished := Finished(jobs, ctl)
 	attempts := map[string]int{}
 	for _, j := range jobs {
 		attempts[j.Label] = max(attempts[j.Label], j.Attempt)
@@ -318,6 +323,9 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 		q := &queue[i]
 		label := q.Card.Label
 		if finished[label] {
+			continue
+		}
+		if _, dropped := ctl.Dropped[label]; dropped {
 			continue
 		}
 		if _, stopped := stops[label]; stopped {
@@ -389,7 +397,12 @@ func (s *Supervisor) finished(label string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return finishedLabels(jobs)[label], nil
+	ctl, err := ReadControl(s.Store)
+	if err != nil {
+		return false, err
+	}
+	_, dropped := ctl.Dropped[label]
+	return Finished(jobs, ctl)[label] || dropped, nil
 }
 
 func (s *Supervisor) deadline(q *Queued) time.Duration {
@@ -506,14 +519,25 @@ loop:
 			}
 			tip = next
 			if s.Remote != "" {
-				_ = s.fetch(ctx)
+				// A stop record pushed elsewhere arrives by this fetch;
+				// one that failed is tried again at the next heartbeat.
+				if err := s.fetch(ctx); err != nil {
+					s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "fetch before reading the stop records: " + err.Error()})
+				}
 			}
 			stops, err := Stops(s.Store)
-			if err == nil {
-				if st, ok := stops["all"]; ok {
-					cause, stopReason = stopRequested, "stop requested for every card: "+st.Reason
-				} else if st, ok := stops[label]; ok {
-					cause, stopReason = stopRequested, "stop requested: "+st.Reason
+			if err != nil {
+				s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "read the stop records: " + err.Error()})
+			} else if st, ok := stops["all"]; ok {
+				cause, stopReason = stopRequested, "stop requested for every card: "+st.Reason
+			} else if st, ok := stops[label]; ok {
+				cause, stopReason = stopRequested, "stop requested: "+st.Reason
+			}
+			if cause == notStopped {
+				if ctl, err := ReadControl(s.Store); err != nil {
+					s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "read the drop records: " + err.Error()})
+				} else if d, ok := ctl.Dropped[label]; ok {
+					cause, stopReason = stopRequested, "dropped: "+orNone(d.Reason)
 				}
 			}
 			if cause == stopRequested {

@@ -394,8 +394,76 @@ EXAMPLES
 					return nil
 				},
 			},
+			{
+				Name:      "requeue",
+				Usage:     "run a finished card again, as a new attempt",
+				UsageText: "git nwdes swarm requeue LABEL [--reason R]",
+				Description: `Writes a requeue record (refs/nwdes/swarm/control): the card's jobs so far
+no longer finish it, and the next supervisor runs it as attempt n+1. A
+card that is not queued (CardInvalid), dropped (CardDropped) or has no
+finished attempt (CardNotFinished) is refused. Push it to reach other
+machines.
+
+EXAMPLES
+   git nwdes swarm requeue fix-typo --reason "the harness was misconfigured"
+` + exitStatus(),
+				Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why"}},
+				Action: func(c *cli.Context) error {
+					label, err := oneLabel(c)
+					if err != nil {
+						return err
+					}
+					st, err := s.open()
+					if err != nil {
+						return err
+					}
+					r, err := swarm.RequeueCard(c.Context, st, label, s.owner(), c.String("reason"), s.now())
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(s.env.Stdout, "requeued %s (after attempt %d)\n", text.TerminalLine(label), r.After)
+					return nil
+				},
+			},
+			{
+				Name:      "drop",
+				Usage:     "never run a card (again)",
+				UsageText: "git nwdes swarm drop LABEL [--reason R]",
+				Description: `Writes a drop record (refs/nwdes/swarm/control): no supervisor takes the
+card again, and one running it ends its job at the next heartbeat. A card
+that is not queued is refused (CardInvalid). Push it to reach other
+machines.
+
+EXAMPLES
+   git nwdes swarm drop fix-typo --reason "done by hand"
+` + exitStatus(),
+				Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why"}},
+				Action: func(c *cli.Context) error {
+					label, err := oneLabel(c)
+					if err != nil {
+						return err
+					}
+					st, err := s.open()
+					if err != nil {
+						return err
+					}
+					if err := swarm.DropCard(c.Context, st, label, s.owner(), c.String("reason"), s.now()); err != nil {
+						return err
+					}
+					fmt.Fprintf(s.env.Stdout, "dropped %s\n", text.TerminalLine(label))
+					return nil
+				},
+			},
 		},
 	}
+}
+
+// oneLabel is the verb's one argument, a card label.
+func oneLabel(c *cli.Context) (string, error) {
+	if c.NArg() != 1 {
+		return "", usagef("give one card LABEL")
+	}
+	return c.Args().First(), nil
 }
 
 func cardOrAll(c *cli.Context) (string, error) {
@@ -575,12 +643,13 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 	if err != nil {
 		return err
 	}
-	finished := map[string]bool{}
+	ctl, err := swarm.ReadControl(st)
+	if err != nil {
+		return err
+	}
+	finished := swarm.Finished(jobs, ctl)
 	rows := []jobRow{}
 	for _, j := range jobs {
-		if !j.Stopped {
-			finished[j.Label] = true
-		}
 		check := "ok"
 		if why := swarm.VerifyExit(&j); why != "" {
 			check = why
@@ -590,9 +659,11 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 			Harvest: j.Harvest, HarvestNote: j.HarvestNote, Head: j.Head, HeadRef: j.HeadRef, Commits: j.Commits,
 			Changed: j.Changed, ChangedCount: j.ChangedCount})
 	}
-	queued := []string{}
+	queued, dropped := []string{}, []string{}
 	for _, q := range queue {
-		if !finished[q.Card.Label] {
+		if _, ok := ctl.Dropped[q.Card.Label]; ok {
+			dropped = append(dropped, q.Card.Label)
+		} else if !finished[q.Card.Label] {
 			queued = append(queued, q.Card.Label)
 		}
 	}
@@ -602,7 +673,7 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 	}
 	sort.Strings(stopped)
 	if asJSON {
-		return writeJSON(s.env.Stdout, map[string]any{"queued": queued, "jobs": rows, "leases": leases, "stopped": stopped})
+		return writeJSON(s.env.Stdout, map[string]any{"queued": queued, "jobs": rows, "leases": leases, "stopped": stopped, "dropped": dropped})
 	}
 	fmt.Fprintf(s.env.Stdout, "queued: %d", len(queued))
 	if len(queued) > 0 {
@@ -611,6 +682,9 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 	fmt.Fprintln(s.env.Stdout)
 	if len(stopped) > 0 {
 		fmt.Fprintf(s.env.Stdout, "stopped: %s\n", text.TerminalLine(strings.Join(stopped, ", ")))
+	}
+	if len(dropped) > 0 {
+		fmt.Fprintf(s.env.Stdout, "dropped: %s\n", text.TerminalLine(strings.Join(dropped, ", ")))
 	}
 	for _, l := range leases {
 		fmt.Fprintf(s.env.Stdout, "lease %-9s %s attempt %d on %s\n", l.State, text.TerminalLine(l.Label), l.Attempt, text.TerminalLine(l.Host))
