@@ -29,6 +29,7 @@ const (
 	InputNotUTF8           = "InputNotUTF8"
 	InputTooLarge          = "InputTooLarge"
 	InputUnreadable        = "InputUnreadable"
+	JobNotFound            = "JobNotFound"
 	KindNotDeclared        = "KindNotDeclared"
 	LeaseHeld              = "LeaseHeld"
 	LedgerBroken           = "LedgerBroken"

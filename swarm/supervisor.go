@@ -612,12 +612,27 @@ loop:
 		s.harvest(ctx, q.Card, rec)
 		tl.add(now(s.Now), "harvested", strings.TrimSpace(rec.Harvest+" "+rec.Head))
 	}
-	_ = writeUsage(dir, res, started, ended)
-	_ = tl.write(dir)
+	// What could not be written in the job directory is named in the
+	// record: the record is what lasts.
+	if err := writeUsage(dir, res, started, ended); err != nil {
+		rec.Lost = append(rec.Lost, s.redact("usage.tsv: "+err.Error()))
+	}
+	if err := tl.write(dir); err != nil {
+		rec.Lost = append(rec.Lost, s.redact("timeline.tsv: "+err.Error()))
+	}
+	rec.Timeline, rec.Renewals = tl.record()
+	tail, total := act.tail()
+	rec.LogBytes = total
+	// Redacted before it is cut: a value the cut would split is whole
+	// in what is redacted.
+	logTail := []byte(s.redact(string(tail)))
+	if len(logTail) > MaxLogTail {
+		logTail = logTail[len(logTail)-MaxLogTail:]
+	}
 	if !lost {
 		// A job whose lease was lost is not recorded: the card is someone
 		// else's now.
-		if err := recordJob(ctx, s.Store, rec, exitBytes, report); err != nil {
+		if err := recordJob(ctx, s.Store, rec, exitBytes, report, logTail); err != nil {
 			_ = s.Book.Release(ctx, label, tip)
 			return false, err
 		}
@@ -651,18 +666,41 @@ const (
 	stopIdle                // no output and no CPU for the worker's idle time: ends idle
 )
 
-// activity passes the job's output on to its log and counts it.
+// activity passes the job's output on to its log, counts it, and keeps
+// its last MaxLogTail bytes (the record's harness.log payload: what the
+// supervisor itself passed on, never read back from the job's directory).
 type activity struct {
-	w io.Writer
-	n atomic.Int64
+	w  io.Writer
+	n  atomic.Int64
+	mu sync.Mutex
+	// last holds the tail: at most 2*MaxLogTail bytes, cut to MaxLogTail
+	// when read.
+	last []byte
 }
+
+// MaxLogTail bounds the tail of harness.log a job record keeps.
+const MaxLogTail = 8 << 10
 
 func (a *activity) Write(p []byte) (int, error) {
 	a.n.Add(int64(len(p)))
+	a.mu.Lock()
+	a.last = append(a.last, p...)
+	if len(a.last) > 2*MaxLogTail {
+		a.last = append(a.last[:0], a.last[len(a.last)-MaxLogTail:]...)
+	}
+	a.mu.Unlock()
 	return a.w.Write(p)
 }
 
 func (a *activity) written() int64 { return a.n.Load() }
+
+// tail is the output's last bytes (at least MaxLogTail of them when there
+// were as many, at most twice that), and how many there were in all.
+func (a *activity) tail() ([]byte, int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]byte(nil), a.last...), a.n.Load()
+}
 
 // harvest fills the harvest fields of rec from its sealed job directory.
 func (s *Supervisor) harvest(ctx context.Context, c *Card, rec *Job) {
@@ -781,14 +819,34 @@ func (s *Supervisor) result(c *Card, dir string) (verdict, why string, report []
 }
 
 // timeline is the job's timeline.tsv: when each step happened.
-type timeline struct{ rows []string }
+type timeline struct{ steps []Step }
 
 func (t *timeline) add(at time.Time, what, detail string) {
-	t.rows = append(t.rows, at.UTC().Format(stamp)+"\t"+what+"\t"+strings.NewReplacer("\t", " ", "\n", " ").Replace(detail))
+	t.steps = append(t.steps, Step{At: at.UTC().Format(stamp), Step: what, Detail: strings.NewReplacer("\t", " ", "\n", " ").Replace(detail)})
 }
 
 func (t *timeline) write(dir string) error {
-	return writeMachineFile(dir, "timeline.tsv", "time\tstep\tdetail\n"+strings.Join(t.rows, "\n")+"\n")
+	var b strings.Builder
+	b.WriteString("time\tstep\tdetail\n")
+	for _, st := range t.steps {
+		b.WriteString(st.At + "\t" + st.Step + "\t" + st.Detail + "\n")
+	}
+	return writeMachineFile(dir, "timeline.tsv", b.String())
+}
+
+// record is the timeline as the job record keeps it: every step but the
+// renewals, which are counted.
+func (t *timeline) record() ([]Step, int) {
+	var out []Step
+	n := 0
+	for _, st := range t.steps {
+		if st.Step == "renewed" {
+			n++
+			continue
+		}
+		out = append(out, st)
+	}
+	return out, n
 }
 
 // writeUsage writes usage.tsv: what the job used, as the wall measured it.

@@ -397,7 +397,7 @@ EXAMPLES
 			{
 				Name:      "requeue",
 				Usage:     "run a finished card again, as a new attempt",
-				UsageText: "git nwdes swarm requeue LABEL [--reason R]",
+				UsageText: "git nwdes swarm requeue [--reason R] LABEL",
 				Description: `Writes a requeue record (refs/nwdes/swarm/control): the card's jobs so far
 no longer finish it, and the next supervisor runs it as attempt n+1. A
 card that is not queued (CardInvalid), dropped (CardDropped) or has no
@@ -405,7 +405,7 @@ finished attempt (CardNotFinished) is refused. Push it to reach other
 machines.
 
 EXAMPLES
-   git nwdes swarm requeue fix-typo --reason "the harness was misconfigured"
+   git nwdes swarm requeue --reason "the harness was misconfigured" fix-typo
 ` + exitStatus(),
 				Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why"}},
 				Action: func(c *cli.Context) error {
@@ -426,16 +426,52 @@ EXAMPLES
 				},
 			},
 			{
+				Name:      "show",
+				Usage:     "show one job: its result, head, changed paths, timeline and the tail of its log",
+				UsageText: "git nwdes swarm show [--attempt N] [--json] LABEL",
+				Description: `Reads the job's record (refs/nwdes/swarm/jobs) alone, so it works in any
+clone that fetched it: end, result, reason, the harvested head and the
+paths it changes, the timeline, and the last 8 KiB of harness.log. The
+latest attempt unless --attempt. None recorded is refused (JobNotFound).
+
+EXAMPLES
+   git nwdes swarm show fix-typo
+   git nwdes swarm show --attempt 1 --json fix-typo
+` + exitStatus(),
+				Flags: []cli.Flag{intFlag("attempt", "the attempt `N` (default: the latest)", 0), jsonFlag()},
+				Action: func(c *cli.Context) error {
+					label, err := oneLabel(c)
+					if err != nil {
+						return err
+					}
+					if c.Int("attempt") < 0 {
+						return usagef("--attempt is a positive attempt number")
+					}
+					st, err := s.open()
+					if err != nil {
+						return err
+					}
+					j, err := swarm.ShowJob(st, label, c.Int("attempt"))
+					if err != nil {
+						return err
+					}
+					if s.wantJSON(c) {
+						return writeJSON(s.env.Stdout, j)
+					}
+					return s.renderJob(j)
+				},
+			},
+			{
 				Name:      "drop",
 				Usage:     "never run a card (again)",
-				UsageText: "git nwdes swarm drop LABEL [--reason R]",
+				UsageText: "git nwdes swarm drop [--reason R] LABEL",
 				Description: `Writes a drop record (refs/nwdes/swarm/control): no supervisor takes the
 card again, and one running it ends its job at the next heartbeat. A card
 that is not queued is refused (CardInvalid). Push it to reach other
 machines.
 
 EXAMPLES
-   git nwdes swarm drop fix-typo --reason "done by hand"
+   git nwdes swarm drop --reason "done by hand" fix-typo
 ` + exitStatus(),
 				Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why"}},
 				Action: func(c *cli.Context) error {
@@ -461,7 +497,7 @@ EXAMPLES
 // oneLabel is the verb's one argument, a card label.
 func oneLabel(c *cli.Context) (string, error) {
 	if c.NArg() != 1 {
-		return "", usagef("give one card LABEL")
+		return "", usagef("give one card LABEL, after the flags")
 	}
 	return c.Args().First(), nil
 }
@@ -799,4 +835,52 @@ func (p *swarmProgress) redraw() {
 	fmt.Fprintf(&b, "  running %d, done %d, blocked %d, refused %d\n", counts["started"]+counts["renewed"], counts["ok"], counts["blocked"], counts["refused"])
 	p.drawn = len(p.order) + 1
 	io.WriteString(p.w, b.String())
+}
+
+// renderJob prints one job as swarm show shows it.
+func (s *session) renderJob(j *swarm.Shown) error {
+	w := s.env.Stdout
+	line := fmt.Sprintf("job %s #%d: %s, result %s", j.Label, j.Attempt, j.End, j.Result)
+	if j.Reason != "" {
+		line += " (" + j.Reason + ")"
+	}
+	fmt.Fprintln(w, text.TerminalLine(line))
+	fmt.Fprintln(w, text.TerminalLine(fmt.Sprintf("worker %s, started %s, ended %s", j.Worker, j.Started, j.Ended)))
+	switch {
+	case j.Head != "":
+		fmt.Fprintln(w, text.TerminalLine(fmt.Sprintf("head %s (%s, %s), %s", j.Head, j.Harvest,
+			text.Plural(j.Commits, "commit", "commits"), j.HeadRef)))
+		fmt.Fprintln(w, text.TerminalLine(fmt.Sprintf("changed (%d):", j.ChangedCount)))
+		for _, p := range j.Changed {
+			fmt.Fprintln(w, "  "+text.TerminalLine(p))
+		}
+		if n := j.ChangedCount - len(j.Changed); n > 0 {
+			fmt.Fprintf(w, "  … and %d more\n", n)
+		}
+	case j.Harvest == swarm.HarvestRefused:
+		fmt.Fprintln(w, text.TerminalLine("harvest refused: "+j.HarvestNote))
+	case j.Harvest != "":
+		fmt.Fprintln(w, "no commits")
+	}
+	for _, l := range j.Lost {
+		fmt.Fprintln(w, text.TerminalLine("not written: "+l))
+	}
+	if len(j.Timeline) > 0 {
+		fmt.Fprintln(w, "timeline:")
+		for _, st := range j.Timeline {
+			fmt.Fprintln(w, "  "+text.TerminalLine(strings.TrimSpace(fmt.Sprintf("%s %-9s %s", st.At, st.Step, st.Detail))))
+		}
+		if j.Renewals > 0 {
+			fmt.Fprintf(w, "  (%s)\n", text.Plural(j.Renewals, "renewal", "renewals"))
+		}
+	}
+	if j.LogTail != "" {
+		fmt.Fprintf(w, "harness.log (the last %d of %d bytes):\n", len(j.LogTail), j.LogBytes)
+		tail := text.Terminal(j.LogTail)
+		fmt.Fprint(w, tail)
+		if !strings.HasSuffix(tail, "\n") {
+			fmt.Fprintln(w)
+		}
+	}
+	return nil
 }
