@@ -35,3 +35,20 @@ func TestTheEventKindsDocumentedAreTheOnesEmitted(t *testing.T) {
 		}
 	}
 }
+
+func TestEveryDeclaredEventKindIsEmitted(t *testing.T) {
+	t.Parallel()
+	src, err := os.ReadFile("supervisor.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	decls := regexp.MustCompile(`(?m)^\s+(Event\w+)\s+EventKind = "([a-z-]+)"`).FindAllSubmatch(src, -1)
+	if len(decls) != len(swarm.EventKinds()) {
+		t.Fatalf("%d kinds declared in supervisor.go, %d in EventKinds", len(decls), len(swarm.EventKinds()))
+	}
+	for _, d := range decls {
+		if !regexp.MustCompile(`Event\{Kind: ` + string(d[1]) + `\b`).Match(src) {
+			t.Errorf("event kind %s (%s) is declared but never emitted", d[2], d[1])
+		}
+	}
+}

@@ -24,14 +24,17 @@ import (
 	"github.com/nwdes/nwdes/sandbox"
 )
 
-// How a job ended (Exit.End).
+// End is how a job ended (Exit.End, Job.End).
+type End string
+
+// How a job ended.
 const (
-	EndDone     = "done"     // the harness exited 0
-	EndFailed   = "failed"   // it exited non-zero, or could not start
-	EndDeadline = "deadline" // the wall ended it at its deadline
-	EndWall     = "wall"     // the wall refused it a path outside its write set
-	EndIdle     = "idle"     // it wrote no output and used no CPU for the worker's idle time (v3)
-	EndUnknown  = "unknown"  // anything else: a signal, survivors, a stop
+	EndDone     End = "done"     // the harness exited 0
+	EndFailed   End = "failed"   // it exited non-zero, or could not start
+	EndDeadline End = "deadline" // the wall ended it at its deadline
+	EndWall     End = "wall"     // the wall refused it a path outside its write set
+	EndIdle     End = "idle"     // it wrote no output and used no CPU for the worker's idle time (v3)
+	EndUnknown  End = "unknown"  // anything else: a signal, survivors, a stop
 )
 
 // Exit is a job's exit record: exit.json in its job directory, written by
@@ -44,7 +47,7 @@ type Exit struct {
 	Label     string `json:"label"`
 	Attempt   int    `json:"attempt"`
 	Nonce     string `json:"nonce"`
-	End       string `json:"end"`
+	End       End    `json:"end"`
 	ExitCode  int    `json:"exit_code"`
 	Signal    string `json:"signal,omitempty"`
 	Survivors int    `json:"survivors"`
@@ -83,7 +86,7 @@ func newNonce() string {
 }
 
 // endOf maps what the wall reported to a job's end.
-func endOf(r sandbox.Result) (string, string) {
+func endOf(r sandbox.Result) (End, string) {
 	switch {
 	case r.End == sandbox.EndStopped:
 		return EndUnknown, "stopped: " + r.StopReason
@@ -116,13 +119,13 @@ type Job struct {
 	Holder    Holder `json:"holder"`
 	Started   string `json:"started"`
 	Ended     string `json:"ended"`
-	End       string `json:"end"`
+	End       End    `json:"end"`
 	ExitCode  int    `json:"exit_code"`
 	Signal    string `json:"signal,omitempty"`
 	Survivors int    `json:"survivors"`
 	// Result is the RESULT.md check: ok, refused or blocked.
-	Result string `json:"result"`
-	Reason string `json:"reason,omitempty"`
+	Result Verdict `json:"result"`
+	Reason string  `json:"reason,omitempty"`
 	// Stopped: a stop record or a lost lease ended the job; the card
 	// stays queued.
 	Stopped bool `json:"stopped,omitempty"`
@@ -243,7 +246,7 @@ func jobFrom(path string, rec *gitstore.Record) (*Job, error) {
 		return nil, malformed(path, "end %q is not done, failed, deadline, idle, wall or unknown", j.End)
 	}
 	switch j.Result {
-	case "ok", "refused", "blocked":
+	case VerdictOK, VerdictRefused, VerdictBlocked:
 	default:
 		return nil, malformed(path, "result %q is not ok, refused or blocked", j.Result)
 	}

@@ -115,23 +115,24 @@ type EventKind string
 // The kinds of events a supervisor emits (docs/swarm.md lists them; a test
 // holds the two together).
 const (
-	EventTaken       EventKind = "taken"        // a lease was taken on a card
-	EventSkipped     EventKind = "skipped"      // a card this clone cannot stage was left for others
-	EventStarted     EventKind = "started"      // the harness started
-	EventRenewed     EventKind = "renewed"      // the lease was renewed
-	EventRenewFailed EventKind = "renew-failed" // a renewal failed for another reason than a lost lease; tried again
-	EventLost        EventKind = "lost"         // the lease moved under its holder: the job is not recorded
-	EventStopped     EventKind = "stopped"      // a stop record ended the job
-	EventIdle        EventKind = "idle"         // the job wrote nothing and used no CPU for the worker's idle time: ended
-	EventSyncFailed  EventKind = "sync-failed"  // a fetch, or a read of the stop records, failed while the job ran; tried again at the next heartbeat
-	EventRecorded    EventKind = "recorded"     // the job's record was written (and pushed)
-	EventReleased    EventKind = "released"     // the lease was released
+	EventTaken         EventKind = "taken"          // a lease was taken on a card
+	EventSkipped       EventKind = "skipped"        // a card this clone cannot stage was left for others
+	EventStarted       EventKind = "started"        // the harness started
+	EventRenewed       EventKind = "renewed"        // the lease was renewed
+	EventRenewFailed   EventKind = "renew-failed"   // a renewal failed for another reason than a lost lease; tried again
+	EventLost          EventKind = "lost"           // the lease moved under its holder: the job is not recorded
+	EventStopped       EventKind = "stopped"        // a stop record ended the job
+	EventIdle          EventKind = "idle"           // the job wrote nothing and used no CPU for the worker's idle time: ended
+	EventSyncFailed    EventKind = "sync-failed"    // a fetch, or a read of the stop records, failed while the job ran; tried again at the next heartbeat
+	EventRecorded      EventKind = "recorded"       // the job's record was written (and pushed)
+	EventReleased      EventKind = "released"       // the lease was released
+	EventReleaseFailed EventKind = "release-failed" // the lease could not be released (tried three times)
 )
 
 // EventKinds lists every kind, in the order a job meets them.
 func EventKinds() []EventKind {
 	return []EventKind{EventTaken, EventSkipped, EventStarted, EventRenewed, EventRenewFailed, EventLost,
-		EventStopped, EventIdle, EventSyncFailed, EventRecorded, EventReleased}
+		EventStopped, EventIdle, EventSyncFailed, EventRecorded, EventReleased, EventReleaseFailed}
 }
 
 // Event is one thing a supervisor did.
@@ -140,8 +141,8 @@ type Event struct {
 	Kind    EventKind     `json:"kind"`
 	Label   string        `json:"label,omitempty"`
 	Attempt int           `json:"attempt,omitempty"`
-	End     string        `json:"end,omitempty"`
-	Result  string        `json:"result,omitempty"`
+	End     End           `json:"end,omitempty"`
+	Result  Verdict       `json:"result,omitempty"`
 	Detail  string        `json:"detail,omitempty"`
 	Elapsed time.Duration `json:"elapsed_ns,omitempty"`
 	// Deadline is the job's deadline, on taken and started.
@@ -371,13 +372,13 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 		// once the lease is ours the record is there to be seen.
 		if s.Remote != "" {
 			if err := s.fetch(ctx); err != nil {
-				_ = s.Book.Release(ctx, label, tip)
+				_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 				s.setRunning(l.Nonce, false)
 				return nil, nil, oid.ID{}, nil, false, err
 			}
 		}
 		if fin, err := s.finished(label); err != nil || fin {
-			_ = s.Book.Release(ctx, label, tip)
+			_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 			s.setRunning(l.Nonce, false)
 			if err != nil {
 				return nil, nil, oid.ID{}, nil, false, err
@@ -433,7 +434,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 		// A card this clone cannot stage (its base is not here) is left
 		// for others, and this run goes on with the rest.
 		_ = os.RemoveAll(dir)
-		_ = s.Book.Release(ctx, label, tip)
+		_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 		s.skip(label, err.Error())
 		s.emit(Event{Kind: EventSkipped, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 		return false, nil
@@ -457,14 +458,14 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	job, err := s.Wall.NewJob()
 	if err != nil {
 		j.Log.Close()
-		_ = s.Book.Release(ctx, label, tip)
+		_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 		return false, err
 	}
 	defer job.Close()
 	proc, err := job.Start(ctx, cmd)
 	if err != nil {
 		j.Log.Close()
-		_ = s.Book.Release(ctx, label, tip)
+		_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 		return false, err
 	}
 	started := now(s.Now)
@@ -556,11 +557,11 @@ loop:
 	// repository's git directory is left for a git run outside the wall.
 	sealed, serr := s.seal(j)
 	if err != nil && !errors.Is(err, context.Canceled) {
-		_ = s.Book.Release(ctx, label, tip)
+		_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 		return false, errors.Join(err, serr)
 	}
 	if serr != nil {
-		_ = s.Book.Release(ctx, label, tip)
+		_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 		return false, serr
 	}
 	tl.add(ended, "ended", string(res.End))
@@ -578,15 +579,15 @@ loop:
 		Survivors: res.Survivors, Started: started.UTC().Format(stamp), Ended: ended.UTC().Format(stamp), Reason: reason}
 	exitBytes, forged, err := writeExit(dir, exit, secret)
 	if err != nil {
-		_ = s.Book.Release(ctx, label, tip)
+		_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 		return false, fmt.Errorf("write exit record of %s: %w", label, err)
 	}
 	verdict, why, report := s.result(q.Card, dir)
 	if len(forged) > 0 {
-		verdict, why = "refused", strings.Join(forged, "; ")
+		verdict, why = VerdictRefused, strings.Join(forged, "; ")
 	}
 	why, report = s.redact(why), []byte(s.redact(string(report)))
-	tl.add(now(s.Now), "checked", verdict)
+	tl.add(now(s.Now), "checked", string(verdict))
 	d := sha256.Sum256(exitBytes)
 	rec := &Job{
 		Label: label, Attempt: l.Attempt, Nonce: l.Nonce, Worker: s.Worker.Name, Holder: s.Holder,
@@ -633,7 +634,7 @@ loop:
 		// A job whose lease was lost is not recorded: the card is someone
 		// else's now.
 		if err := recordJob(ctx, s.Store, rec, exitBytes, report, logTail); err != nil {
-			_ = s.Book.Release(ctx, label, tip)
+			_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 			return false, err
 		}
 		if s.Remote != "" {
@@ -644,16 +645,41 @@ loop:
 			}
 		}
 		s.emit(Event{Kind: EventRecorded, Label: label, Attempt: l.Attempt, End: end, Result: verdict, Elapsed: ended.Sub(started), Detail: rec.Reason})
-		switch err := s.Book.Release(ctx, label, tip); {
-		case errors.Is(err, ErrLost):
-			s.emit(Event{Kind: EventLost, Label: label, Attempt: l.Attempt, Detail: "the lease moved before its release"})
-		case err != nil:
+		if err := s.release(ctx, label, l.Attempt, tip); err != nil {
 			return stopped, err
-		default:
-			s.emit(Event{Kind: EventReleased, Label: label, Attempt: l.Attempt})
 		}
 	}
 	return stopped, nil
+}
+
+// release gives up the lease at tip, also when ctx has ended (an
+// interrupted run leaves no lease behind it can release), tried a few
+// times against a transient failure. What came of it is an event:
+// released, lost (it had moved: someone else's now), or release-failed
+// (the lease then holds until it is stranded or stale, and this process
+// may take it again as its own orphan).
+func (s *Supervisor) release(ctx context.Context, label string, attempt int, tip oid.ID) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	var err error
+	wait := 100 * time.Millisecond
+	for i := 0; i < 3; i++ {
+		if i > 0 {
+			time.Sleep(wait)
+			wait *= 4
+		}
+		err = s.Book.Release(ctx, label, tip)
+		switch {
+		case err == nil:
+			s.emit(Event{Kind: EventReleased, Label: label, Attempt: attempt})
+			return nil
+		case errors.Is(err, ErrLost):
+			s.emit(Event{Kind: EventLost, Label: label, Attempt: attempt, Detail: "the lease moved before its release"})
+			return nil
+		}
+	}
+	s.emit(Event{Kind: EventReleaseFailed, Label: label, Attempt: attempt, Detail: err.Error()})
+	return fmt.Errorf("release the lease of %s: %w", label, err)
 }
 
 // stopCause is why the supervisor ended a job before it ended by itself.
@@ -800,7 +826,7 @@ func joinReasons(rs ...string) string {
 
 // result checks the job's RESULT.md against the card; a card that
 // published none gets the machinery's, which can never count as ok.
-func (s *Supervisor) result(c *Card, dir string) (verdict, why string, report []byte) {
+func (s *Supervisor) result(c *Card, dir string) (verdict Verdict, why string, report []byte) {
 	b, err := FindResult(dir)
 	if err != nil {
 		reason := "no-result"
@@ -809,13 +835,13 @@ func (s *Supervisor) result(c *Card, dir string) (verdict, why string, report []
 		}
 		m := MachineryResult(c, reason)
 		_ = writeMachineFile(dir, "RESULT.md", string(m))
-		return "blocked", reason, m
+		return VerdictBlocked, reason, m
 	}
 	r := CheckResult(c, b)
 	if len(b) > 64<<10 {
 		b = b[:64<<10]
 	}
-	return string(r.Verdict), r.Reason, b
+	return r.Verdict, r.Reason, b
 }
 
 // timeline is the job's timeline.tsv: when each step happened.

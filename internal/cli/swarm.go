@@ -690,7 +690,7 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 		if why := swarm.VerifyExit(&j); why != "" {
 			check = why
 		}
-		rows = append(rows, jobRow{Card: j.Label, Attempt: j.Attempt, End: j.End, Result: j.Result, Reason: j.Reason,
+		rows = append(rows, jobRow{Card: j.Label, Attempt: j.Attempt, End: string(j.End), Result: string(j.Result), Reason: j.Reason,
 			Stopped: j.Stopped, Started: j.Started, Ended: j.Ended, Dir: j.JobDir, ExitCheck: check,
 			Harvest: j.Harvest, HarvestNote: j.HarvestNote, Head: j.Head, HeadRef: j.HeadRef, Commits: j.Commits,
 			Changed: j.Changed, ChangedCount: j.ChangedCount})
@@ -776,7 +776,7 @@ func (p *swarmProgress) event(e swarm.Event) {
 			line += fmt.Sprintf(" #%d", e.Attempt)
 		}
 		if e.End != "" {
-			line += " " + e.End + ", result " + e.Result
+			line += " " + string(e.End) + ", result " + string(e.Result)
 		}
 		if e.Detail != "" {
 			line += ": " + e.Detail
@@ -806,7 +806,7 @@ func (p *swarmProgress) event(e swarm.Event) {
 			r.elapsed = e.Elapsed
 		}
 		if e.End != "" {
-			r.end, r.result = e.End, e.Result
+			r.end, r.result = string(e.End), string(e.Result)
 		}
 	}
 	p.redraw()
