@@ -323,11 +323,10 @@ func listLeases(st *gitstore.Store, family gitstore.RefName, written func(oid.ID
 // card's lease ref with the expected old value (gitstore.Store.SwapRemote),
 // so supervisors sharing only the remote never both hold a card.
 type Remote struct {
-	Store  *gitstore.Store
-	Name   string
-	Sync   gitstore.SyncOptions
-	Tries  int // rounds of take against a remote that keeps moving (default 4)
-	locals Local
+	Store *gitstore.Store
+	Name  string
+	Sync  gitstore.SyncOptions
+	Tries int // rounds of take against a remote that keeps moving (default 4)
 
 	once sync.Once
 	tr   *transport
@@ -340,9 +339,10 @@ func (b *Remote) transport() *transport {
 	return b.tr
 }
 
+// written is when the lease ref was last moved; it changes nothing of b
+// (a supervisor's workers call it at once).
 func (b *Remote) written(tip oid.ID) time.Time {
-	b.locals.Store = b.Store
-	return b.locals.written(tip)
+	return (&Local{Store: b.Store}).written(tip)
 }
 
 // Take implements Book: from the value this clone last saw of the remote
