@@ -130,7 +130,7 @@ func upToDate(porcelain []byte) bool {
 // an object that was not fetched.
 func (s *Store) fetchOne(ctx context.Context, remote string, ref RefName, o SyncOptions) (plumbing.Hash, error) {
 	tracking := TrackingRef(remote, ref)
-	_, err := s.git(ctx, o, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
+	_, err := s.fetchGit(ctx, remote, o, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
 		remote, "+"+string(ref)+":"+string(tracking))
 	var ge *GitError
 	switch {
@@ -140,7 +140,7 @@ func (s *Store) fetchOne(ctx context.Context, remote string, ref RefName, o Sync
 			s.settle(tracking, cur, plumbing.ZeroHash)
 		}
 	case err != nil:
-		return plumbing.ZeroHash, transportRefusal("fetch", remote, err)
+		return plumbing.ZeroHash, err
 	}
 	actual, err := s.refs.read(tracking)
 	if err != nil {

@@ -395,8 +395,8 @@ func (s *Store) Fetch(ctx context.Context, remote string, o SyncOptions) (*SyncR
 func (s *Store) fetchAndMerge(ctx context.Context, remote string, o SyncOptions) ([]RefSync, error) {
 	args := append([]string{"fetch", "--quiet", "--no-tags", "--prune", "--no-write-fetch-head",
 		"--no-recurse-submodules", remote}, FetchRefspecs(remote, s.opts.Registry.NotesRefs()...)...)
-	if _, err := s.git(ctx, o, args...); err != nil {
-		return nil, transportRefusal("fetch", remote, err)
+	if _, err := s.fetchGit(ctx, remote, o, args...); err != nil {
+		return nil, err
 	}
 	if err := s.fetchMissing(ctx, remote, o); err != nil {
 		return nil, err
@@ -411,6 +411,40 @@ func (s *Store) fetchAndMerge(ctx context.Context, remote string, o SyncOptions)
 		}
 	}
 	return merged, nil
+}
+
+// fetchGit runs a git fetch of remote. A fetch that failed only because
+// another process of this clone moved one of its tracking refs meanwhile
+// (git's "cannot lock ref 'refs/nwdes-remotes/…'": a local lock race, not
+// the network) is run again a few times, then refused LockHeld.
+func (s *Store) fetchGit(ctx context.Context, remote string, o SyncOptions, args ...string) ([]byte, error) {
+	wait := 20 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		out, err := s.git(ctx, o, args...)
+		if err == nil || !localLockRace(err) || ctx.Err() != nil {
+			return out, transportRefusal("fetch", remote, err)
+		}
+		if attempt >= o.MaxAttempts {
+			var ge *GitError
+			errors.As(err, &ge)
+			return nil, refusal.New(refusal.LockHeld,
+				"another git or nwdes process of this clone kept fetching "+remote+" at the same time; run the command again",
+				"git fetch %s lost a local lock race %d times (this clone's tracking refs moved under it; not the network): %s",
+				remote, attempt, text.OneLine(ge.Stderr)).Wrap(errors.Join(ErrLocked, err))
+		}
+		s.opts.Sleep(jitter(wait))
+		wait *= 2
+	}
+}
+
+// localLockRace reports a git fetch that failed because one of this
+// clone's tracking refs was locked or moved by another process while the
+// fetch updated it (and for no other reason: the transport failing is
+// fatal to git).
+func localLockRace(err error) bool {
+	var ge *GitError
+	return errors.As(err, &ge) && strings.Contains(ge.Stderr, "cannot lock ref '"+TrackingPrefix) &&
+		!strings.Contains(ge.Stderr, "fatal:")
 }
 
 func transportRefusal(verb, remote string, err error) error {

@@ -7,8 +7,10 @@ package refusal
 const (
 	BranchUnsourced        = "BranchUnsourced"
 	CandidateMoved         = "CandidateMoved"
+	CardDropped            = "CardDropped"
 	CardExists             = "CardExists"
 	CardInvalid            = "CardInvalid"
+	CardNotFinished        = "CardNotFinished"
 	ChainDiverged          = "ChainDiverged"
 	ConfigurationMalformed = "ConfigurationMalformed"
 	CriterionAbandoned     = "CriterionAbandoned"
@@ -27,6 +29,7 @@ const (
 	InputNotUTF8           = "InputNotUTF8"
 	InputTooLarge          = "InputTooLarge"
 	InputUnreadable        = "InputUnreadable"
+	JobNotFound            = "JobNotFound"
 	KindNotDeclared        = "KindNotDeclared"
 	LeaseHeld              = "LeaseHeld"
 	LedgerBroken           = "LedgerBroken"

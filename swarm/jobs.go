@@ -24,13 +24,17 @@ import (
 	"github.com/nwdes/nwdes/sandbox"
 )
 
-// How a job ended (Exit.End).
+// End is how a job ended (Exit.End, Job.End).
+type End string
+
+// How a job ended.
 const (
-	EndDone     = "done"     // the harness exited 0
-	EndFailed   = "failed"   // it exited non-zero, or could not start
-	EndDeadline = "deadline" // the wall ended it at its deadline
-	EndWall     = "wall"     // the wall refused it a path outside its write set
-	EndUnknown  = "unknown"  // anything else: a signal, survivors, a stop
+	EndDone     End = "done"     // the harness exited 0
+	EndFailed   End = "failed"   // it exited non-zero, or could not start
+	EndDeadline End = "deadline" // the wall ended it at its deadline
+	EndWall     End = "wall"     // the wall refused it a path outside its write set
+	EndIdle     End = "idle"     // it wrote no output and used no CPU for the worker's idle time (v3)
+	EndUnknown  End = "unknown"  // anything else: a signal, survivors, a stop
 )
 
 // Exit is a job's exit record: exit.json in its job directory, written by
@@ -43,7 +47,7 @@ type Exit struct {
 	Label     string `json:"label"`
 	Attempt   int    `json:"attempt"`
 	Nonce     string `json:"nonce"`
-	End       string `json:"end"`
+	End       End    `json:"end"`
 	ExitCode  int    `json:"exit_code"`
 	Signal    string `json:"signal,omitempty"`
 	Survivors int    `json:"survivors"`
@@ -82,7 +86,7 @@ func newNonce() string {
 }
 
 // endOf maps what the wall reported to a job's end.
-func endOf(r sandbox.Result) (string, string) {
+func endOf(r sandbox.Result) (End, string) {
 	switch {
 	case r.End == sandbox.EndStopped:
 		return EndUnknown, "stopped: " + r.StopReason
@@ -115,13 +119,13 @@ type Job struct {
 	Holder    Holder `json:"holder"`
 	Started   string `json:"started"`
 	Ended     string `json:"ended"`
-	End       string `json:"end"`
+	End       End    `json:"end"`
 	ExitCode  int    `json:"exit_code"`
 	Signal    string `json:"signal,omitempty"`
 	Survivors int    `json:"survivors"`
 	// Result is the RESULT.md check: ok, refused or blocked.
-	Result string `json:"result"`
-	Reason string `json:"reason,omitempty"`
+	Result Verdict `json:"result"`
+	Reason string  `json:"reason,omitempty"`
 	// Stopped: a stop record or a lost lease ended the job; the card
 	// stays queued.
 	Stopped bool `json:"stopped,omitempty"`
@@ -150,11 +154,33 @@ type Job struct {
 	Commits      int      `json:"commits,omitempty"`
 	Changed      []string `json:"changed,omitempty"`
 	ChangedCount int      `json:"changed_count,omitempty"`
+	// Timeline is when each step of the job happened (v3): timeline.tsv
+	// without its renewals, which Renewals counts.
+	Timeline []Step `json:"timeline,omitempty"`
+	Renewals int    `json:"renewals,omitempty"`
+	// LogBytes is how much the harness wrote in all (v3); the record's
+	// harness.log payload is its last MaxLogTail bytes.
+	LogBytes int64 `json:"log_bytes,omitempty"`
+	// Lost names what the supervisor could not write for the job
+	// (usage.tsv, timeline.tsv) and why (v3).
+	Lost []string `json:"lost,omitempty"`
 }
 
+// Step is one row of a job's timeline.
+type Step struct {
+	At     string `json:"at"`
+	Step   string `json:"step"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// MaxTimeline bounds the steps a job record holds.
+const MaxTimeline = 64
+
 // jobVersion is the version of the job records written now (swarm.job,
-// register.go).
-const jobVersion = 2
+// register.go). v1: the job; v2: its harvest (harvest, head, head_ref,
+// commits, changed); v3: end idle, timeline, renewals, log_bytes, lost
+// and the harness.log payload (the log's tail).
+const jobVersion = 3
 
 // harvestProblem says what is wrong with the harvest fields of a job
 // record of version v, or "".
@@ -193,6 +219,7 @@ func jobPath(label string, attempt int, nonce string) string {
 const (
 	exitPayload   = "exit.json"
 	resultPayload = "RESULT.md"
+	logPayload    = "harness.log" // its last MaxLogTail bytes (v3)
 )
 
 func jobFrom(path string, rec *gitstore.Record) (*Job, error) {
@@ -211,11 +238,15 @@ func jobFrom(path string, rec *gitstore.Record) (*Job, error) {
 	}
 	switch j.End {
 	case EndDone, EndFailed, EndDeadline, EndWall, EndUnknown:
+	case EndIdle:
+		if rec.V < 3 {
+			return nil, malformed(path, "end idle is not in a v%d job record", rec.V)
+		}
 	default:
-		return nil, malformed(path, "end %q is not done, failed, deadline, wall or unknown", j.End)
+		return nil, malformed(path, "end %q is not done, failed, deadline, idle, wall or unknown", j.End)
 	}
 	switch j.Result {
-	case "ok", "refused", "blocked":
+	case VerdictOK, VerdictRefused, VerdictBlocked:
 	default:
 		return nil, malformed(path, "result %q is not ok, refused or blocked", j.Result)
 	}
@@ -226,10 +257,19 @@ func jobFrom(path string, rec *gitstore.Record) (*Job, error) {
 	if d := sha256.Sum256(exit); hex.EncodeToString(d[:]) != j.ExitSHA256 {
 		return nil, malformed(path, "its exit record is not the one it names")
 	}
-	for name := range rec.Payloads {
-		if name != exitPayload && name != resultPayload {
+	for name, b := range rec.Payloads {
+		switch {
+		case name == exitPayload, name == resultPayload:
+		case name == logPayload && rec.V >= 3 && len(b) <= MaxLogTail:
+		default:
 			return nil, malformed(path, "it holds a payload %q", name)
 		}
+	}
+	if rec.V < 3 && (j.Timeline != nil || j.Renewals != 0 || j.LogBytes != 0 || j.Lost != nil) {
+		return nil, malformed(path, "a v%d job record holds no timeline, log or losses", rec.V)
+	}
+	if len(j.Timeline) > MaxTimeline || j.Renewals < 0 || j.LogBytes < 0 {
+		return nil, malformed(path, "its timeline or log counts are out of bounds")
 	}
 	return &j, nil
 }
@@ -289,7 +329,11 @@ func JobProblems(st *gitstore.Store) ([]Job, []string, error) {
 
 // recordJob writes j with its payloads; a job already recorded (the same
 // attempt and nonce) is left as it is.
-func recordJob(ctx context.Context, st *gitstore.Store, j *Job, exit, result []byte) error {
+func recordJob(ctx context.Context, st *gitstore.Store, j *Job, exit, result, logTail []byte) error {
+	if len(j.Timeline) > MaxTimeline {
+		// Keep the first steps and the last: what began and how it ended.
+		j.Timeline = append(j.Timeline[:MaxTimeline/2:MaxTimeline/2], j.Timeline[len(j.Timeline)-MaxTimeline/2:]...)
+	}
 	rec, err := gitstore.NewRecord(KindJob, jobVersion, j)
 	if err != nil {
 		return err
@@ -297,6 +341,9 @@ func recordJob(ctx context.Context, st *gitstore.Store, j *Job, exit, result []b
 	rec.Payloads = map[string][]byte{exitPayload: exit}
 	if result != nil {
 		rec.Payloads[resultPayload] = result
+	}
+	if len(logTail) > 0 {
+		rec.Payloads[logPayload] = logTail
 	}
 	path := jobPath(j.Label, j.Attempt, j.Nonce)
 	_, err = st.Update(ctx, JobsRef, "job "+j.Label, func(tx *gitstore.Tx) error {
@@ -398,17 +445,6 @@ func checkExitBytes(b []byte, attest string) string {
 	return ""
 }
 
-// finishedLabels are the cards a job finished (a stopped job does not).
-func finishedLabels(jobs []Job) map[string]bool {
-	out := map[string]bool{}
-	for _, j := range jobs {
-		if !j.Stopped {
-			out[j.Label] = true
-		}
-	}
-	return out
-}
-
 // Stop is a stop record: every supervisor ends the named card's job (or
 // every job, for "all") at once and takes nothing it names.
 type Stop struct {
@@ -494,4 +530,56 @@ func now(f func() time.Time) time.Time {
 		return f()
 	}
 	return time.Now()
+}
+
+// Shown is one job's record with what its payloads keep: the report and
+// the tail of harness.log.
+type Shown struct {
+	Job
+	Report  string `json:"report,omitempty"`
+	LogTail string `json:"log_tail,omitempty"`
+}
+
+// ShowJob reads the record of one attempt at label (the latest recorded
+// when attempt is 0), from the jobs ref alone: it works in any clone that
+// fetched the record. None recorded is refused (JobNotFound).
+func ShowJob(st *gitstore.Store, label string, attempt int) (*Shown, error) {
+	if !validCard(label) {
+		return nil, refusal.New(refusal.CardInvalid, "name a card label", "%q is not a card label", label)
+	}
+	tx, err := st.View(JobsRef)
+	if err != nil {
+		return nil, err
+	}
+	names, err := tx.List("jobs/" + label)
+	if err != nil {
+		return nil, err
+	}
+	var best *Shown
+	for _, n := range names {
+		path := "jobs/" + label + "/" + n
+		rec, err := tx.Get(path)
+		if err != nil {
+			if _, ok := refusal.As(err); ok {
+				continue // fsck names it
+			}
+			return nil, err
+		}
+		j, err := jobFrom(path, rec)
+		if err != nil {
+			continue
+		}
+		if (attempt == 0 && (best == nil || j.Attempt > best.Attempt)) || j.Attempt == attempt {
+			best = &Shown{Job: *j, Report: string(rec.Payloads[resultPayload]), LogTail: string(rec.Payloads[logPayload])}
+		}
+	}
+	if best == nil {
+		what := "no job"
+		if attempt > 0 {
+			what = fmt.Sprintf("no attempt %d", attempt)
+		}
+		return nil, refusal.New(refusal.JobNotFound, "git nwdes swarm status lists the recorded jobs (fetch them from the remote first)",
+			"card %s has %s recorded", label, what)
+	}
+	return best, nil
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nwdes/nwdes/gitstore"
@@ -64,9 +65,14 @@ func (s State) Takeable() bool { return s == Free || s == Stranded || s == Stale
 const stamp = time.RFC3339Nano
 
 // StateOf decides a lease's state (nil is Free) for a supervisor that is
-// here, at now. written is when the lease's ref was last moved: the
-// heartbeat of a lease that does not parse.
-func StateOf(l *Lease, written time.Time, here Holder, now time.Time, staleAfter time.Duration) State {
+// here, at now. unchanged is how long this reader has seen the lease's
+// heartbeat keep the value it has now (Watch.Unchanged): a lease from
+// another host is stale once it has not changed for staleAfter as the
+// reader's own clock measures it. The holder's times are never compared
+// with the reader's clock — a holder whose clock runs ten minutes behind
+// is as held as any other — and a heartbeat from the future holds nothing
+// longer: it too is stale once it stops changing.
+func StateOf(l *Lease, unchanged time.Duration, here Holder, now time.Time, staleAfter time.Duration) State {
 	if l == nil {
 		return Free
 	}
@@ -82,17 +88,50 @@ func StateOf(l *Lease, written time.Time, here Holder, now time.Time, staleAfter
 		}
 		return Live
 	}
-	beat, err := time.Parse(stamp, l.Heartbeat)
-	if err != nil {
-		beat = written
-	}
-	// A clock running a little ahead is tolerated; a heartbeat further
-	// ahead than the whole window is no heartbeat (it would hold the card
-	// for as long as its writer chose).
-	if now.Sub(beat) > staleAfter || beat.Sub(now) > staleAfter {
+	if unchanged > staleAfter {
 		return Stale
 	}
 	return Held
+}
+
+// Watch remembers, for each card, the lease heartbeat a reader saw last
+// and when, by the reader's clock (Now), it first saw that value: how long
+// a lease has gone unchanged is then measured by one clock, the reader's.
+// A reader that has just started has seen nothing change for no time, so
+// it takes over no lease of another host until it has watched it stand
+// still for the stale window. Safe for concurrent use.
+type Watch struct {
+	Now func() time.Time
+
+	mu   sync.Mutex
+	seen map[string]sighting
+}
+
+type sighting struct {
+	value string
+	at    time.Time
+}
+
+// Unchanged is how long this reader has seen label's lease as it is now
+// (l; for one that does not parse, written, when its ref last moved): zero
+// the first time it sees this value.
+func (w *Watch) Unchanged(label string, l *Lease, written time.Time) time.Duration {
+	value := "unreadable " + written.UTC().Format(stamp)
+	if l != nil && l.Nonce != "" {
+		value = l.Nonce + " " + l.Heartbeat
+	}
+	t := now(w.Now)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen == nil {
+		w.seen = map[string]sighting{}
+	}
+	s, ok := w.seen[label]
+	if !ok || s.value != value {
+		w.seen[label] = sighting{value: value, at: t}
+		return 0
+	}
+	return t.Sub(s.at)
 }
 
 var labelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
@@ -284,16 +323,26 @@ func listLeases(st *gitstore.Store, family gitstore.RefName, written func(oid.ID
 // card's lease ref with the expected old value (gitstore.Store.SwapRemote),
 // so supervisors sharing only the remote never both hold a card.
 type Remote struct {
-	Store  *gitstore.Store
-	Name   string
-	Sync   gitstore.SyncOptions
-	Tries  int // rounds of take against a remote that keeps moving (default 4)
-	locals Local
+	Store *gitstore.Store
+	Name  string
+	Sync  gitstore.SyncOptions
+	Tries int // rounds of take against a remote that keeps moving (default 4)
+
+	once sync.Once
+	tr   *transport
 }
 
+// transport is the clone's swarm transport every move of this book goes
+// through (transport.go): a supervisor's fetches and pushes share it.
+func (b *Remote) transport() *transport {
+	b.once.Do(func() { b.tr = newTransport(b.Store) })
+	return b.tr
+}
+
+// written is when the lease ref was last moved; it changes nothing of b
+// (a supervisor's workers call it at once).
 func (b *Remote) written(tip oid.ID) time.Time {
-	b.locals.Store = b.Store
-	return b.locals.written(tip)
+	return (&Local{Store: b.Store}).written(tip)
 }
 
 // Take implements Book: from the value this clone last saw of the remote
@@ -326,13 +375,17 @@ func (b *Remote) Take(ctx context.Context, label string, l *Lease, decide func(*
 		if err := decide(cur, curErr, b.written(tip)); err != nil {
 			return oid.ID{}, err
 		}
-		next, err := b.Store.SwapRemote(ctx, b.Name, ref, tip, "take "+label, func(tx *gitstore.Tx) error {
-			rec, err := leaseRecord(l)
-			if err != nil {
-				return err
-			}
-			return tx.Put(leasePath, rec)
-		}, b.Sync)
+		var next oid.ID
+		err = b.transport().exclusive(func() (err error) {
+			next, err = b.Store.SwapRemote(ctx, b.Name, ref, tip, "take "+label, func(tx *gitstore.Tx) error {
+				rec, err := leaseRecord(l)
+				if err != nil {
+					return err
+				}
+				return tx.Put(leasePath, rec)
+			}, b.Sync)
+			return err
+		})
 		if err == nil {
 			return next, nil
 		}
@@ -344,13 +397,17 @@ func (b *Remote) Take(ctx context.Context, label string, l *Lease, decide func(*
 
 // Renew implements Book.
 func (b *Remote) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) (oid.ID, error) {
-	next, err := b.Store.SwapRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, "renew "+label, func(tx *gitstore.Tx) error {
-		rec, err := leaseRecord(l)
-		if err != nil {
-			return err
-		}
-		return tx.Put(leasePath, rec)
-	}, b.Sync)
+	var next oid.ID
+	err := b.transport().exclusive(func() (err error) {
+		next, err = b.Store.SwapRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, "renew "+label, func(tx *gitstore.Tx) error {
+			rec, err := leaseRecord(l)
+			if err != nil {
+				return err
+			}
+			return tx.Put(leasePath, rec)
+		}, b.Sync)
+		return err
+	})
 	if errors.Is(err, gitstore.ErrConflict) {
 		return oid.ID{}, ErrLost
 	}
@@ -359,7 +416,9 @@ func (b *Remote) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) 
 
 // Release implements Book.
 func (b *Remote) Release(ctx context.Context, label string, tip oid.ID) error {
-	err := b.Store.DeleteRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, b.Sync)
+	err := b.transport().exclusive(func() error {
+		return b.Store.DeleteRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, b.Sync)
+	})
 	if errors.Is(err, gitstore.ErrConflict) {
 		return ErrLost
 	}

@@ -40,27 +40,27 @@ func TestEveryLeaseStateAsTheRuleDecidesIt(t *testing.T) {
 	rebooted := me
 	rebooted.Boot = "an-earlier-boot"
 	for name, c := range map[string]struct {
-		l       *swarm.Lease
-		written time.Time
-		want    swarm.State
+		l         *swarm.Lease
+		unchanged time.Duration
+		want      swarm.State
 	}{
-		"no lease":                                {nil, time.Time{}, swarm.Free},
-		"this process, within its time":           {lease(me, "a", now, time.Hour), time.Time{}, swarm.Live},
-		"this process, past its time":             {lease(me, "a", now.Add(-2*time.Hour), time.Hour), time.Time{}, swarm.Drift},
-		"a process of this host that is gone":     {lease(dead, "a", now, time.Hour), time.Time{}, swarm.Stranded},
-		"a pid now another process's":             {lease(reused, "a", now, time.Hour), time.Time{}, swarm.Stranded},
-		"another host, a recent heartbeat":        {lease(other, "a", now.Add(-time.Minute), time.Hour), time.Time{}, swarm.Held},
-		"another host, no heartbeat for 11m":      {lease(other, "a", now.Add(-11*time.Minute), time.Hour), time.Time{}, swarm.Stale},
-		"this host before a reboot":               {lease(rebooted, "a", now.Add(-time.Minute), time.Hour), time.Time{}, swarm.Held},
-		"unreadable, written a minute ago":        {&swarm.Lease{}, now.Add(-time.Minute), swarm.Held},
-		"unreadable, written 11 minutes ago":      {&swarm.Lease{}, now.Add(-11 * time.Minute), swarm.Stale},
-		"another host, heartbeat not a time":      {&swarm.Lease{Holder: other, Heartbeat: "soon"}, now, swarm.Held},
-		"another host, a clock 5m ahead":          {lease(other, "a", now.Add(5*time.Minute), time.Hour), time.Time{}, swarm.Held},
-		"another host, a heartbeat 1h ahead":      {lease(other, "a", now.Add(time.Hour), time.Hour), time.Time{}, swarm.Stale},
-		"another host, within a shorter window":   {lease(other, "a", now.Add(-2*time.Minute), time.Hour), time.Time{}, swarm.Held},
-		"another host, with a stale heartbeat 1h": {lease(other, "a", now.Add(-time.Hour), time.Hour), time.Time{}, swarm.Stale},
+		"no lease":                                                {nil, 0, swarm.Free},
+		"this process, within its time":                           {lease(me, "a", now, time.Hour), 0, swarm.Live},
+		"this process, past its time":                             {lease(me, "a", now.Add(-2*time.Hour), time.Hour), 0, swarm.Drift},
+		"a process of this host that is gone":                     {lease(dead, "a", now, time.Hour), 0, swarm.Stranded},
+		"a pid now another process's":                             {lease(reused, "a", now, time.Hour), 0, swarm.Stranded},
+		"another host, just seen":                                 {lease(other, "a", now.Add(-time.Minute), time.Hour), 0, swarm.Held},
+		"another host, unchanged for 9m":                          {lease(other, "a", now.Add(-time.Minute), time.Hour), 9 * time.Minute, swarm.Held},
+		"another host, unchanged for 11m":                         {lease(other, "a", now, time.Hour), 11 * time.Minute, swarm.Stale},
+		"another host whose clock is 11m behind, just seen":       {lease(other, "a", now.Add(-11*time.Minute), time.Hour), 0, swarm.Held},
+		"another host whose clock is 1h ahead, just seen":         {lease(other, "a", now.Add(time.Hour), time.Hour), 0, swarm.Held},
+		"another host whose clock is 1h ahead, unchanged for 11m": {lease(other, "a", now.Add(time.Hour), time.Hour), 11 * time.Minute, swarm.Stale},
+		"this host before a reboot, just seen":                    {lease(rebooted, "a", now.Add(-time.Hour), time.Hour), 0, swarm.Held},
+		"unreadable, unchanged for a minute":                      {&swarm.Lease{}, time.Minute, swarm.Held},
+		"unreadable, unchanged for 11 minutes":                    {&swarm.Lease{}, 11 * time.Minute, swarm.Stale},
+		"another host, heartbeat not a time":                      {&swarm.Lease{Holder: other, Heartbeat: "soon"}, 0, swarm.Held},
 	} {
-		if got := swarm.StateOf(c.l, c.written, me, now, 0); got != c.want {
+		if got := swarm.StateOf(c.l, c.unchanged, me, now, 0); got != c.want {
 			t.Errorf("%s: %s, want %s", name, got, c.want)
 		}
 	}
@@ -68,6 +68,41 @@ func TestEveryLeaseStateAsTheRuleDecidesIt(t *testing.T) {
 		if s.Takeable() != want {
 			t.Errorf("%s takeable: %v", s, !want)
 		}
+	}
+}
+
+func TestAWatchMeasuresHowLongALeaseStoodStillByTheReadersClockAlone(t *testing.T) {
+	clock := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	w := &swarm.Watch{Now: func() time.Time { return clock }}
+	other := swarm.Holder{Owner: "x", Host: "elsewhere", Boot: "b", PID: 1, Start: 1}
+	behind := lease(other, "a", clock.Add(-time.Hour), time.Hour) // its clock an hour behind ours
+	if d := w.Unchanged("a", behind, time.Time{}); d != 0 {
+		t.Errorf("first sight: unchanged for %v, want 0", d)
+	}
+	clock = clock.Add(4 * time.Minute)
+	if d := w.Unchanged("a", behind, time.Time{}); d != 4*time.Minute {
+		t.Errorf("the same heartbeat 4m later: unchanged for %v", d)
+	}
+	renewed := *behind
+	renewed.Heartbeat = clock.Add(-time.Hour).Format(time.RFC3339Nano)
+	clock = clock.Add(time.Minute)
+	if d := w.Unchanged("a", &renewed, time.Time{}); d != 0 {
+		t.Errorf("a renewed heartbeat: unchanged for %v, want 0", d)
+	}
+	clock = clock.Add(11 * time.Minute)
+	if d := w.Unchanged("a", &renewed, time.Time{}); d != 11*time.Minute {
+		t.Errorf("11m after the renewal: unchanged for %v", d)
+	}
+	written := clock.Add(-time.Hour)
+	if d := w.Unchanged("b", nil, written); d != 0 {
+		t.Errorf("an unreadable lease, first sight: %v", d)
+	}
+	clock = clock.Add(time.Minute)
+	if d := w.Unchanged("b", nil, written); d != time.Minute {
+		t.Errorf("an unreadable lease whose ref did not move: unchanged for %v", d)
+	}
+	if d := w.Unchanged("b", nil, written.Add(time.Second)); d != 0 {
+		t.Errorf("an unreadable lease whose ref moved: unchanged for %v", d)
 	}
 }
 
@@ -171,7 +206,7 @@ func TestAStopRecordEndsARunningJobAndLeavesItsCardQueued(t *testing.T) {
 	sup, _ := supervisor(st, w, "")
 	started := make(chan struct{}, 1)
 	sup.Events = func(e swarm.Event) {
-		if e.Kind == "started" {
+		if e.Kind == swarm.EventStarted {
 			started <- struct{}{}
 		}
 	}

@@ -59,7 +59,7 @@ func Add(ctx context.Context, st *gitstore.Store, c *Card, deadline time.Duratio
 	rec.Payloads = map[string][]byte{cardPayload: c.Text}
 	_, err = st.Update(ctx, QueueRef, "queue "+c.Label, func(tx *gitstore.Tx) error {
 		if _, err := tx.Get(cardPath(c.Label)); err == nil {
-			return refusal.New(refusal.CardExists, "give the card another label (line 1: RESULT: <label> sha=<sha12>)",
+			return refusal.New(refusal.CardExists, "give the card another label (line 1: RESULT: <label> sha=<sha12>), or run the queued one again once it has finished: git nwdes swarm requeue "+c.Label,
 				"card %s is already queued", c.Label)
 		} else if !errors.Is(err, gitstore.ErrNotFound) {
 			return err
@@ -155,6 +155,12 @@ func checkRecord(tx *gitstore.Tx, path string, rec *gitstore.Record) error {
 		return err
 	case KindStop:
 		_, err := stopFrom(path, rec)
+		return err
+	case KindRequeue:
+		_, err := requeueFrom(path, rec)
+		return err
+	case KindDrop:
+		_, err := dropFrom(path, rec)
 		return err
 	}
 	return nil

@@ -45,7 +45,7 @@ func Reap(ctx context.Context, st *gitstore.Store, book Book, jobsDir string, he
 	}
 	held := map[string]bool{} // nonces of leases that still hold
 	for _, e := range entries {
-		if e.Lease != nil && !StateOf(e.Lease, e.Written, here, now, 0).Takeable() {
+		if e.Lease != nil && !StateOf(e.Lease, 0, here, now, 0).Takeable() {
 			held[e.Lease.Nonce] = true
 		}
 	}

@@ -33,11 +33,15 @@ const (
 // swarm.job v2: v1 and what became of the job's commits: harvest, head,
 // head_ref, commits, changed, changed_count, harvest_note (Job).
 // swarm.stop v1: a stop record (Stop).
+// swarm.requeue v1: a finished card runs again (Requeue).
+// swarm.drop v1: a card never runs (Drop).
 const (
-	KindCard  gitstore.Kind = "swarm.card"
-	KindLease gitstore.Kind = "swarm.lease"
-	KindJob   gitstore.Kind = "swarm.job"
-	KindStop  gitstore.Kind = "swarm.stop"
+	KindCard    gitstore.Kind = "swarm.card"
+	KindLease   gitstore.Kind = "swarm.lease"
+	KindJob     gitstore.Kind = "swarm.job"
+	KindStop    gitstore.Kind = "swarm.stop"
+	KindRequeue gitstore.Kind = "swarm.requeue"
+	KindDrop    gitstore.Kind = "swarm.drop"
 )
 
 // Register declares the swarm's kinds and refs.
@@ -45,8 +49,10 @@ func Register(r *gitstore.Registry) error {
 	for _, k := range []gitstore.KindSpec{
 		{Kind: KindCard, Version: 1, Check: checkRecord},
 		{Kind: KindLease, Version: 1, Check: checkRecord},
-		{Kind: KindJob, Version: 2, Check: checkRecord},
+		{Kind: KindJob, Version: jobVersion, Check: checkRecord},
 		{Kind: KindStop, Version: 1, Check: checkRecord},
+		{Kind: KindRequeue, Version: 1, Check: checkRecord},
+		{Kind: KindDrop, Version: 1, Check: checkRecord},
 	} {
 		if err := r.DeclareKind(k); err != nil {
 			return err
@@ -55,7 +61,7 @@ func Register(r *gitstore.Registry) error {
 	for _, spec := range []gitstore.RefSpec{
 		{Ref: QueueRef, Policy: gitstore.PolicyMerge, Layout: []string{"cards"}, Immutable: []string{"cards"}, Kinds: []gitstore.Kind{KindCard}},
 		{Ref: JobsRef, Policy: gitstore.PolicyMerge, Layout: []string{"jobs"}, Immutable: []string{"jobs"}, Kinds: []gitstore.Kind{KindJob}},
-		{Ref: ControlRef, Policy: gitstore.PolicyMerge, Layout: []string{"stop"}, Kinds: []gitstore.Kind{KindStop}},
+		{Ref: ControlRef, Policy: gitstore.PolicyMerge, Layout: []string{"stop", "requeue", "drop"}, Kinds: []gitstore.Kind{KindStop, KindRequeue, KindDrop}},
 		{Ref: LocalLeases, Policy: gitstore.PolicyLocal, History: gitstore.HistoryLatest, Layout: []string{"lease"}, Kinds: []gitstore.Kind{KindLease}},
 		{Ref: RemoteLeases, Policy: gitstore.PolicySwap, Layout: []string{"lease"}, Kinds: []gitstore.Kind{KindLease}},
 		{Ref: Heads, Policy: gitstore.PolicyFastForward, Commit: true},

@@ -59,22 +59,23 @@ func TestReviewOneMalformedJobRecordDoesNotStopEverySupervisor(t *testing.T) {
 }
 
 // A lease from another host whose heartbeat is far in the future (a holder
-// whose clock runs ahead, or a record pushed by anyone) is held until that
-// time plus the stale window: for a year here. Only release --force frees
-// it.
+// whose clock runs ahead, or a record pushed by anyone) is not held until
+// that time: it is stale once it has stood still for the stale window.
 func TestReviewALeaseWithAHeartbeatInTheFutureIsNotHeldForever(t *testing.T) {
-	now := time.Now()
+	clock := time.Now()
+	w := &swarm.Watch{Now: func() time.Time { return clock }}
 	me, err := swarm.Self("me")
 	if err != nil {
 		t.Fatal(err)
 	}
 	other := swarm.Holder{Owner: "x", Host: "elsewhere", Boot: "b", PID: 1, Start: 1}
-	ahead := now.Add(365 * 24 * time.Hour).UTC().Format(time.RFC3339Nano)
+	ahead := clock.Add(365 * 24 * time.Hour).UTC().Format(time.RFC3339Nano)
 	l := &swarm.Lease{Label: "c", Holder: other, Nonce: "n", Attempt: 1, Attest: "a",
 		Taken: ahead, Until: ahead, Heartbeat: ahead}
-	later := now.Add(2 * swarm.DefaultStaleAfter)
-	if st := swarm.StateOf(l, now, me, later, 0); st != swarm.Stale {
-		t.Errorf("a lease whose heartbeat is a year ahead, two stale windows later: %s, want stale", st)
+	w.Unchanged("c", l, time.Time{})
+	clock = clock.Add(2 * swarm.DefaultStaleAfter)
+	if st := swarm.StateOf(l, w.Unchanged("c", l, time.Time{}), me, clock, 0); st != swarm.Stale {
+		t.Errorf("a lease whose heartbeat is a year ahead, unchanged for two stale windows: %s, want stale", st)
 	}
 }
 

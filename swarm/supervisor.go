@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nwdes/nwdes/gitstore"
@@ -56,6 +57,15 @@ type Supervisor struct {
 	Events func(Event)
 	Now    func() time.Time
 
+	// Watch remembers when this supervisor first saw each lease's
+	// heartbeat (staleness is measured by its own clock); one is made,
+	// on Now, when nil.
+	Watch *Watch
+
+	watchOnce sync.Once
+	trOnce    sync.Once
+	tr        *transport // the clone's swarm transport (remote mode)
+
 	mu      sync.Mutex        // serialises Events
 	state   sync.Mutex        // guards running and skipped
 	running map[string]bool   // nonces of this supervisor's running jobs
@@ -99,14 +109,40 @@ func (s *Supervisor) isSkipped(label string) bool {
 	return ok
 }
 
+// EventKind names what an Event says happened.
+type EventKind string
+
+// The kinds of events a supervisor emits (docs/swarm.md lists them; a test
+// holds the two together).
+const (
+	EventTaken         EventKind = "taken"          // a lease was taken on a card
+	EventSkipped       EventKind = "skipped"        // a card this clone cannot stage was left for others
+	EventStarted       EventKind = "started"        // the harness started
+	EventRenewed       EventKind = "renewed"        // the lease was renewed
+	EventRenewFailed   EventKind = "renew-failed"   // a renewal failed for another reason than a lost lease; tried again
+	EventLost          EventKind = "lost"           // the lease moved under its holder: the job is not recorded
+	EventStopped       EventKind = "stopped"        // a stop record ended the job
+	EventIdle          EventKind = "idle"           // the job wrote nothing and used no CPU for the worker's idle time: ended
+	EventSyncFailed    EventKind = "sync-failed"    // a fetch, or a read of the stop records, failed while the job ran; tried again at the next heartbeat
+	EventRecorded      EventKind = "recorded"       // the job's record was written (and pushed)
+	EventReleased      EventKind = "released"       // the lease was released
+	EventReleaseFailed EventKind = "release-failed" // the lease could not be released (tried three times)
+)
+
+// EventKinds lists every kind, in the order a job meets them.
+func EventKinds() []EventKind {
+	return []EventKind{EventTaken, EventSkipped, EventStarted, EventRenewed, EventRenewFailed, EventLost,
+		EventStopped, EventIdle, EventSyncFailed, EventRecorded, EventReleased, EventReleaseFailed}
+}
+
 // Event is one thing a supervisor did.
 type Event struct {
 	Time    time.Time     `json:"time"`
-	Kind    string        `json:"kind"` // taken, started, renewed, ended, recorded, released, lost, stopped, idle, error
+	Kind    EventKind     `json:"kind"`
 	Label   string        `json:"label,omitempty"`
 	Attempt int           `json:"attempt,omitempty"`
-	End     string        `json:"end,omitempty"`
-	Result  string        `json:"result,omitempty"`
+	End     End           `json:"end,omitempty"`
+	Result  Verdict       `json:"result,omitempty"`
 	Detail  string        `json:"detail,omitempty"`
 	Elapsed time.Duration `json:"elapsed_ns,omitempty"`
 	// Deadline is the job's deadline, on taken and started.
@@ -199,6 +235,40 @@ func (s *Supervisor) Run(ctx context.Context) (*Summary, error) {
 	return &sum, errors.Join(errs...)
 }
 
+// transport is the clone's swarm transport, shared with a Remote book of
+// the same store: one fetch or push in flight, the others merged into the
+// next (transport.go).
+func (s *Supervisor) transport() *transport {
+	s.trOnce.Do(func() {
+		if b, ok := s.Book.(*Remote); ok && b.Store == s.Store {
+			s.tr = b.transport()
+		} else {
+			s.tr = newTransport(s.Store)
+		}
+	})
+	return s.tr
+}
+
+func (s *Supervisor) watch() *Watch {
+	s.watchOnce.Do(func() {
+		if s.Watch == nil {
+			s.Watch = &Watch{Now: s.Now}
+		}
+	})
+	return s.Watch
+}
+
+// fetch fetches the remote (remote mode), merged with any fetch or push
+// asked for meanwhile.
+func (s *Supervisor) fetch(ctx context.Context) error {
+	return s.transport().sync(ctx, s.Remote, s.Sync, false)
+}
+
+// push pushes to the remote (which fetches first).
+func (s *Supervisor) push(ctx context.Context) error {
+	return s.transport().sync(ctx, s.Remote, s.Sync, true)
+}
+
 func (s *Supervisor) poll() time.Duration {
 	if s.Poll > 0 {
 		return s.Poll
@@ -222,7 +292,7 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 	if s.Remote != "" {
 		// Push, not just fetch: a job record an earlier push could not
 		// deliver reaches the remote before anything else is taken.
-		if _, err := s.Store.Push(ctx, s.Remote, s.Sync); err != nil {
+		if err := s.push(ctx); err != nil {
 			return nil, nil, oid.ID{}, nil, false, err
 		}
 	}
@@ -241,7 +311,11 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 	if err != nil {
 		return nil, nil, oid.ID{}, nil, false, err
 	}
-	finished := finishedLabels(jobs)
+	ctl, err := ReadControl(s.Store)
+	if err != nil {
+		return nil, nil, oid.ID{}, nil, false, err
+	}
+	finished := Finished(jobs, ctl)
 	attempts := map[string]int{}
 	for _, j := range jobs {
 		attempts[j.Label] = max(attempts[j.Label], j.Attempt)
@@ -250,6 +324,9 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 		q := &queue[i]
 		label := q.Card.Label
 		if finished[label] {
+			continue
+		}
+		if _, dropped := ctl.Dropped[label]; dropped {
 			continue
 		}
 		if _, stopped := stops[label]; stopped {
@@ -270,10 +347,10 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 		// of this supervisor must not see the lease as an orphan to retake.
 		s.setRunning(l.Nonce, true)
 		tip, err := s.Book.Take(ctx, label, l, func(cur *Lease, curErr error, written time.Time) error {
-			st := StateOf(cur, written, s.Holder, now(s.Now), s.StaleAfter)
 			if curErr != nil {
-				st = StateOf(&Lease{}, written, s.Holder, now(s.Now), s.StaleAfter)
+				cur = &Lease{}
 			}
+			st := StateOf(cur, s.watch().Unchanged(label, cur, written), s.Holder, now(s.Now), s.StaleAfter)
 			if !st.Takeable() && !s.orphan(cur) {
 				return ErrNotTaken
 			}
@@ -294,21 +371,21 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 		// holder records its job (and pushes it) before it releases, so
 		// once the lease is ours the record is there to be seen.
 		if s.Remote != "" {
-			if _, err := s.Store.Fetch(ctx, s.Remote, s.Sync); err != nil {
-				_ = s.Book.Release(ctx, label, tip)
+			if err := s.fetch(ctx); err != nil {
+				_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 				s.setRunning(l.Nonce, false)
 				return nil, nil, oid.ID{}, nil, false, err
 			}
 		}
 		if fin, err := s.finished(label); err != nil || fin {
-			_ = s.Book.Release(ctx, label, tip)
+			_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 			s.setRunning(l.Nonce, false)
 			if err != nil {
 				return nil, nil, oid.ID{}, nil, false, err
 			}
 			continue
 		}
-		s.emit(Event{Kind: "taken", Label: label, Attempt: l.Attempt, Deadline: deadline})
+		s.emit(Event{Kind: EventTaken, Label: label, Attempt: l.Attempt, Deadline: deadline})
 		return q, l, tip, secret, false, nil
 	}
 	// Nothing can be taken now: what is left is held by others (theirs
@@ -321,7 +398,12 @@ func (s *Supervisor) finished(label string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return finishedLabels(jobs)[label], nil
+	ctl, err := ReadControl(s.Store)
+	if err != nil {
+		return false, err
+	}
+	_, dropped := ctl.Dropped[label]
+	return Finished(jobs, ctl)[label] || dropped, nil
 }
 
 func (s *Supervisor) deadline(q *Queued) time.Duration {
@@ -352,14 +434,15 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 		// A card this clone cannot stage (its base is not here) is left
 		// for others, and this run goes on with the rest.
 		_ = os.RemoveAll(dir)
-		_ = s.Book.Release(ctx, label, tip)
+		_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 		s.skip(label, err.Error())
-		s.emit(Event{Kind: "skipped", Label: label, Attempt: l.Attempt, Detail: err.Error()})
+		s.emit(Event{Kind: EventSkipped, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 		return false, nil
 	}
 	l.JobDir = dir
 	tl.add(now(s.Now), "staged", "")
 	deadline := s.deadline(q)
+	act := &activity{w: j.Log}
 	cmd := sandbox.Command{
 		Args: append([]string{s.Worker.Harness}, s.Worker.Args(j.Prompt)...), Dir: j.Repo, Write: []string{dir},
 		// The checkout borrows this repository's objects (alternates):
@@ -370,28 +453,34 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 		// job's own (empty): the host's hooks, signing and credential
 		// helpers stay out.
 		Set:    []string{"NWDES_JOB_DIR=" + dir, "XDG_DATA_HOME=" + j.Data, "GIT_CONFIG_NOSYSTEM=1"},
-		Stdout: j.Log, Stderr: j.Log,
+		Stdout: act, Stderr: act,
 	}
 	job, err := s.Wall.NewJob()
 	if err != nil {
 		j.Log.Close()
-		_ = s.Book.Release(ctx, label, tip)
+		_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 		return false, err
 	}
 	defer job.Close()
 	proc, err := job.Start(ctx, cmd)
 	if err != nil {
 		j.Log.Close()
-		_ = s.Book.Release(ctx, label, tip)
+		_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 		return false, err
 	}
 	started := now(s.Now)
 	tl.add(started, "started", "")
-	s.emit(Event{Kind: "started", Label: label, Attempt: l.Attempt, Deadline: deadline})
+	s.emit(Event{Kind: EventStarted, Label: label, Attempt: l.Attempt, Deadline: deadline})
 
 	// Hold the lease while the job runs: renew it, and end the job at once
-	// when a stop record names it or the lease is lost.
-	stopped, stopReason := false, ""
+	// when a stop record names it, the lease is lost, or it has been idle
+	// (no output, no CPU) for the worker's idle time.
+	cause, stopReason := notStopped, ""
+	idle := s.Worker.IdleTime()
+	lastOut, lastCPU, active := act.written(), time.Duration(0), started
+	if cpu, ok := proc.CPU(); ok {
+		lastCPU = cpu
+	}
 	tick := time.NewTicker(s.heartbeat())
 	defer tick.Stop()
 loop:
@@ -401,6 +490,16 @@ loop:
 			break loop
 		case <-tick.C:
 			t := now(s.Now)
+			// CPU that cannot be read is no evidence of idleness.
+			cpu, ok := proc.CPU()
+			if out := act.written(); out != lastOut || !ok || cpu != lastCPU {
+				lastOut, lastCPU, active = out, cpu, t
+			} else if t.Sub(active) >= idle {
+				cause, stopReason = stopIdle, fmt.Sprintf("idle: no output and no CPU for %s", idle)
+				proc.Stop(stopReason)
+				s.emit(Event{Kind: EventIdle, Label: label, Attempt: l.Attempt, Elapsed: t.Sub(started), Detail: stopReason})
+				break loop
+			}
 			l.Heartbeat = t.UTC().Format(stamp)
 			next, err := s.Book.Renew(ctx, label, tip, l)
 			if err != nil && !errors.Is(err, ErrLost) {
@@ -408,36 +507,47 @@ loop:
 				// tried again at the next heartbeat, until the lease's own
 				// time is nearly out.
 				until, _ := time.Parse(stamp, l.Until)
-				s.emit(Event{Kind: "renew-failed", Label: label, Attempt: l.Attempt, Detail: err.Error()})
+				s.emit(Event{Kind: EventRenewFailed, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 				if t.Add(2 * s.heartbeat()).Before(until) {
 					continue
 				}
 			}
 			if err != nil {
-				stopped, stopReason = true, "lease lost: "+err.Error()
+				cause, stopReason = stopLost, "lease lost: "+err.Error()
 				proc.Stop(stopReason)
-				s.emit(Event{Kind: "lost", Label: label, Attempt: l.Attempt, Detail: err.Error()})
+				s.emit(Event{Kind: EventLost, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 				break loop
 			}
 			tip = next
 			if s.Remote != "" {
-				_, _ = s.Store.Fetch(ctx, s.Remote, s.Sync)
-			}
-			stops, err := Stops(s.Store)
-			if err == nil {
-				if st, ok := stops["all"]; ok {
-					stopped, stopReason = true, "stop requested for every card: "+st.Reason
-				} else if st, ok := stops[label]; ok {
-					stopped, stopReason = true, "stop requested: "+st.Reason
+				// A stop record pushed elsewhere arrives by this fetch;
+				// one that failed is tried again at the next heartbeat.
+				if err := s.fetch(ctx); err != nil {
+					s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "fetch before reading the stop records: " + err.Error()})
 				}
 			}
-			if stopped {
+			stops, err := Stops(s.Store)
+			if err != nil {
+				s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "read the stop records: " + err.Error()})
+			} else if st, ok := stops["all"]; ok {
+				cause, stopReason = stopRequested, "stop requested for every card: "+st.Reason
+			} else if st, ok := stops[label]; ok {
+				cause, stopReason = stopRequested, "stop requested: "+st.Reason
+			}
+			if cause == notStopped {
+				if ctl, err := ReadControl(s.Store); err != nil {
+					s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "read the drop records: " + err.Error()})
+				} else if d, ok := ctl.Dropped[label]; ok {
+					cause, stopReason = stopRequested, "dropped: "+orNone(d.Reason)
+				}
+			}
+			if cause == stopRequested {
 				proc.Stop(stopReason)
-				s.emit(Event{Kind: "stopped", Label: label, Attempt: l.Attempt, Detail: stopReason})
+				s.emit(Event{Kind: EventStopped, Label: label, Attempt: l.Attempt, Detail: stopReason})
 				break loop
 			}
 			tl.add(t, "renewed", "")
-			s.emit(Event{Kind: "renewed", Label: label, Attempt: l.Attempt, Elapsed: t.Sub(started), Deadline: deadline})
+			s.emit(Event{Kind: EventRenewed, Label: label, Attempt: l.Attempt, Elapsed: t.Sub(started), Deadline: deadline})
 		}
 	}
 	res, err := proc.Wait()
@@ -447,33 +557,37 @@ loop:
 	// repository's git directory is left for a git run outside the wall.
 	sealed, serr := s.seal(j)
 	if err != nil && !errors.Is(err, context.Canceled) {
-		_ = s.Book.Release(ctx, label, tip)
+		_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 		return false, errors.Join(err, serr)
 	}
 	if serr != nil {
-		_ = s.Book.Release(ctx, label, tip)
+		_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 		return false, serr
 	}
 	tl.add(ended, "ended", string(res.End))
 	tl.add(now(s.Now), "sealed", s.redact(strings.Join(sealed, ", ")))
 	end, reason := endOf(res)
-	if stopped {
+	switch cause {
+	case stopRequested, stopLost:
 		end, reason = EndUnknown, stopReason
+	case stopIdle:
+		end, reason = EndIdle, stopReason
 	}
+	stopped := cause == stopRequested || cause == stopLost
 	reason = s.redact(reason)
 	exit := Exit{Label: label, Attempt: l.Attempt, Nonce: l.Nonce, End: end, ExitCode: res.ExitCode, Signal: res.Signal,
 		Survivors: res.Survivors, Started: started.UTC().Format(stamp), Ended: ended.UTC().Format(stamp), Reason: reason}
 	exitBytes, forged, err := writeExit(dir, exit, secret)
 	if err != nil {
-		_ = s.Book.Release(ctx, label, tip)
+		_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 		return false, fmt.Errorf("write exit record of %s: %w", label, err)
 	}
 	verdict, why, report := s.result(q.Card, dir)
 	if len(forged) > 0 {
-		verdict, why = "refused", strings.Join(forged, "; ")
+		verdict, why = VerdictRefused, strings.Join(forged, "; ")
 	}
 	why, report = s.redact(why), []byte(s.redact(string(report)))
-	tl.add(now(s.Now), "checked", verdict)
+	tl.add(now(s.Now), "checked", string(verdict))
 	d := sha256.Sum256(exitBytes)
 	rec := &Job{
 		Label: label, Attempt: l.Attempt, Nonce: l.Nonce, Worker: s.Worker.Name, Holder: s.Holder,
@@ -481,14 +595,14 @@ loop:
 		Survivors: res.Survivors, Result: verdict, Reason: joinReasons(reason, why), Stopped: stopped, Forged: forged,
 		Attest: l.Attest, ExitSHA256: hex.EncodeToString(d[:]), JobDir: dir,
 	}
-	lost := strings.HasPrefix(stopReason, "lease lost")
+	lost := cause == stopLost
 	if !lost {
 		// Record under the lease: a job whose lease was taken over while
 		// it ran is someone else's card now.
 		l.Heartbeat = now(s.Now).UTC().Format(stamp)
 		if next, err := s.Book.Renew(ctx, label, tip, l); err != nil {
 			lost = true
-			s.emit(Event{Kind: "lost", Label: label, Attempt: l.Attempt, Detail: err.Error()})
+			s.emit(Event{Kind: EventLost, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 		} else {
 			tip = next
 		}
@@ -499,13 +613,28 @@ loop:
 		s.harvest(ctx, q.Card, rec)
 		tl.add(now(s.Now), "harvested", strings.TrimSpace(rec.Harvest+" "+rec.Head))
 	}
-	_ = writeUsage(dir, res, started, ended)
-	_ = tl.write(dir)
+	// What could not be written in the job directory is named in the
+	// record: the record is what lasts.
+	if err := writeUsage(dir, res, started, ended); err != nil {
+		rec.Lost = append(rec.Lost, s.redact("usage.tsv: "+err.Error()))
+	}
+	if err := tl.write(dir); err != nil {
+		rec.Lost = append(rec.Lost, s.redact("timeline.tsv: "+err.Error()))
+	}
+	rec.Timeline, rec.Renewals = tl.record()
+	tail, total := act.tail()
+	rec.LogBytes = total
+	// Redacted before it is cut: a value the cut would split is whole
+	// in what is redacted.
+	logTail := []byte(s.redact(string(tail)))
+	if len(logTail) > MaxLogTail {
+		logTail = logTail[len(logTail)-MaxLogTail:]
+	}
 	if !lost {
 		// A job whose lease was lost is not recorded: the card is someone
 		// else's now.
-		if err := recordJob(ctx, s.Store, rec, exitBytes, report); err != nil {
-			_ = s.Book.Release(ctx, label, tip)
+		if err := recordJob(ctx, s.Store, rec, exitBytes, report, logTail); err != nil {
+			_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 			return false, err
 		}
 		if s.Remote != "" {
@@ -515,17 +644,88 @@ loop:
 				return false, fmt.Errorf("job %s is recorded here but could not be pushed (its lease is kept; the next run pushes it first): %w", label, err)
 			}
 		}
-		s.emit(Event{Kind: "recorded", Label: label, Attempt: l.Attempt, End: end, Result: verdict, Elapsed: ended.Sub(started), Detail: rec.Reason})
-		switch err := s.Book.Release(ctx, label, tip); {
-		case errors.Is(err, ErrLost):
-			s.emit(Event{Kind: "lost", Label: label, Attempt: l.Attempt, Detail: "the lease moved before its release"})
-		case err != nil:
+		s.emit(Event{Kind: EventRecorded, Label: label, Attempt: l.Attempt, End: end, Result: verdict, Elapsed: ended.Sub(started), Detail: rec.Reason})
+		if err := s.release(ctx, label, l.Attempt, tip); err != nil {
 			return stopped, err
-		default:
-			s.emit(Event{Kind: "released", Label: label, Attempt: l.Attempt})
 		}
 	}
 	return stopped, nil
+}
+
+// release gives up the lease at tip, also when ctx has ended (an
+// interrupted run leaves no lease behind it can release), tried a few
+// times against a transient failure. What came of it is an event:
+// released, lost (it had moved: someone else's now), or release-failed
+// (the lease then holds until it is stranded or stale, and this process
+// may take it again as its own orphan).
+func (s *Supervisor) release(ctx context.Context, label string, attempt int, tip oid.ID) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	var err error
+	wait := 100 * time.Millisecond
+	for i := 0; i < 3; i++ {
+		if i > 0 {
+			time.Sleep(wait)
+			wait *= 4
+		}
+		err = s.Book.Release(ctx, label, tip)
+		switch {
+		case err == nil:
+			s.emit(Event{Kind: EventReleased, Label: label, Attempt: attempt})
+			return nil
+		case errors.Is(err, ErrLost):
+			s.emit(Event{Kind: EventLost, Label: label, Attempt: attempt, Detail: "the lease moved before its release"})
+			return nil
+		}
+	}
+	s.emit(Event{Kind: EventReleaseFailed, Label: label, Attempt: attempt, Detail: err.Error()})
+	return fmt.Errorf("release the lease of %s: %w", label, err)
+}
+
+// stopCause is why the supervisor ended a job before it ended by itself.
+type stopCause int
+
+const (
+	notStopped    stopCause = iota
+	stopRequested           // a stop record named it: recorded as stopped, the card stays queued
+	stopLost                // its lease was lost: not recorded, the card is someone else's
+	stopIdle                // no output and no CPU for the worker's idle time: ends idle
+)
+
+// activity passes the job's output on to its log, counts it, and keeps
+// its last MaxLogTail bytes (the record's harness.log payload: what the
+// supervisor itself passed on, never read back from the job's directory).
+type activity struct {
+	w  io.Writer
+	n  atomic.Int64
+	mu sync.Mutex
+	// last holds the tail: at most 2*MaxLogTail bytes, cut to MaxLogTail
+	// when read.
+	last []byte
+}
+
+// MaxLogTail bounds the tail of harness.log a job record keeps.
+const MaxLogTail = 8 << 10
+
+func (a *activity) Write(p []byte) (int, error) {
+	a.n.Add(int64(len(p)))
+	a.mu.Lock()
+	a.last = append(a.last, p...)
+	if len(a.last) > 2*MaxLogTail {
+		a.last = append(a.last[:0], a.last[len(a.last)-MaxLogTail:]...)
+	}
+	a.mu.Unlock()
+	return a.w.Write(p)
+}
+
+func (a *activity) written() int64 { return a.n.Load() }
+
+// tail is the output's last bytes (at least MaxLogTail of them when there
+// were as many, at most twice that), and how many there were in all.
+func (a *activity) tail() ([]byte, int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]byte(nil), a.last...), a.n.Load()
 }
 
 // harvest fills the harvest fields of rec from its sealed job directory.
@@ -599,7 +799,7 @@ func (s *Supervisor) pushRecord(ctx context.Context) error {
 	var err error
 	wait := 200 * time.Millisecond
 	for i := 0; i < 5; i++ {
-		if _, err = s.Store.Push(ctx, s.Remote, s.Sync); err == nil {
+		if err = s.push(ctx); err == nil {
 			return nil
 		}
 		select {
@@ -626,7 +826,7 @@ func joinReasons(rs ...string) string {
 
 // result checks the job's RESULT.md against the card; a card that
 // published none gets the machinery's, which can never count as ok.
-func (s *Supervisor) result(c *Card, dir string) (verdict, why string, report []byte) {
+func (s *Supervisor) result(c *Card, dir string) (verdict Verdict, why string, report []byte) {
 	b, err := FindResult(dir)
 	if err != nil {
 		reason := "no-result"
@@ -635,24 +835,44 @@ func (s *Supervisor) result(c *Card, dir string) (verdict, why string, report []
 		}
 		m := MachineryResult(c, reason)
 		_ = writeMachineFile(dir, "RESULT.md", string(m))
-		return "blocked", reason, m
+		return VerdictBlocked, reason, m
 	}
 	r := CheckResult(c, b)
 	if len(b) > 64<<10 {
 		b = b[:64<<10]
 	}
-	return string(r.Verdict), r.Reason, b
+	return r.Verdict, r.Reason, b
 }
 
 // timeline is the job's timeline.tsv: when each step happened.
-type timeline struct{ rows []string }
+type timeline struct{ steps []Step }
 
 func (t *timeline) add(at time.Time, what, detail string) {
-	t.rows = append(t.rows, at.UTC().Format(stamp)+"\t"+what+"\t"+strings.NewReplacer("\t", " ", "\n", " ").Replace(detail))
+	t.steps = append(t.steps, Step{At: at.UTC().Format(stamp), Step: what, Detail: strings.NewReplacer("\t", " ", "\n", " ").Replace(detail)})
 }
 
 func (t *timeline) write(dir string) error {
-	return writeMachineFile(dir, "timeline.tsv", "time\tstep\tdetail\n"+strings.Join(t.rows, "\n")+"\n")
+	var b strings.Builder
+	b.WriteString("time\tstep\tdetail\n")
+	for _, st := range t.steps {
+		b.WriteString(st.At + "\t" + st.Step + "\t" + st.Detail + "\n")
+	}
+	return writeMachineFile(dir, "timeline.tsv", b.String())
+}
+
+// record is the timeline as the job record keeps it: every step but the
+// renewals, which are counted.
+func (t *timeline) record() ([]Step, int) {
+	var out []Step
+	n := 0
+	for _, st := range t.steps {
+		if st.Step == "renewed" {
+			n++
+			continue
+		}
+		out = append(out, st)
+	}
+	return out, n
 }
 
 // writeUsage writes usage.tsv: what the job used, as the wall measured it.

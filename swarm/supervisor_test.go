@@ -334,7 +334,7 @@ func TestAStrandedLeaseOfAKilledSupervisorIsRunAgain(t *testing.T) {
 	cmd.Wait()
 	me, _ := swarm.Self("tester")
 	entries, _ := local.List(context.Background())
-	if got := swarm.StateOf(entries[0].Lease, entries[0].Written, me, time.Now(), 0); got != swarm.Stranded {
+	if got := swarm.StateOf(entries[0].Lease, 0, me, time.Now(), 0); got != swarm.Stranded {
 		t.Fatalf("the killed supervisor's lease is %s, want stranded", got)
 	}
 	// Another supervisor runs it again (quickly this time).

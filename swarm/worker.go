@@ -33,6 +33,10 @@ type Worker struct {
 	Model string
 	// Deadline bounds one job's run: more than zero, at most MaxDeadline.
 	Deadline time.Duration
+	// Idle ends a job that wrote no output and used no CPU for this long,
+	// as its deadline would (end idle): more than zero, at most
+	// MaxDeadline; zero for DefaultIdle.
+	Idle time.Duration
 	// Slots is how many jobs of this worker may run at once, 1 to
 	// MaxSlots.
 	Slots int
@@ -53,6 +57,8 @@ const (
 	NamePattern = "[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
 	// MaxDeadline bounds a worker's and a card's deadline.
 	MaxDeadline = 24 * time.Hour
+	// DefaultIdle is a worker's idle time when its description names none.
+	DefaultIdle = 5 * time.Minute
 	// MaxSlots bounds a worker's slots.
 	MaxSlots = 64
 	// EnvPattern is the rule a name in env follows.
@@ -122,7 +128,7 @@ func problemList(problems []string) string {
 const workerRemedy = `describe a worker as one JSON object, e.g. {"name": "coder", "harness": "/usr/local/bin/agent", "harness_args": ["--prompt-file", "{prompt}", "--model", "{model}"], "model": "m1", "deadline": "30m", "slots": 2, "read_roots": ["/usr/share/doc"], "env": ["API_KEY"]}, and fix every problem listed`
 
 // ParseWorker reads a worker description: one JSON object with the keys
-// name, harness and deadline (required) and harness_args, model, slots,
+// name, harness and deadline (required) and harness_args, model, idle, slots,
 // read_roots and env (optional). It is read strictly — an unknown or
 // repeated key, a value of the wrong type, a null, a string holding
 // U+FFFD (the mark of invalid UTF-8 or an unpaired surrogate escape), data
@@ -194,7 +200,15 @@ func jsonProblem(err error) string {
 	return "the description is not valid JSON: " + err.Error()
 }
 
-var workerKeys = []string{"name", "harness", "harness_args", "model", "deadline", "slots", "read_roots", "env", "identity"}
+var workerKeys = []string{"name", "harness", "harness_args", "model", "deadline", "idle", "slots", "read_roots", "env", "identity"}
+
+// IdleTime is the worker's idle time, Idle or DefaultIdle.
+func (w *Worker) IdleTime() time.Duration {
+	if w.Idle > 0 {
+		return w.Idle
+	}
+	return DefaultIdle
+}
 
 // field decodes and checks one key's value, returning its problems.
 func (w *Worker) field(key string, raw json.RawMessage) []string {
@@ -234,6 +248,16 @@ func (w *Worker) field(key string, raw json.RawMessage) []string {
 			return []string{"deadline: " + why}
 		}
 		w.Deadline = d
+	case "idle":
+		s, bad := stringValue(key, raw)
+		if bad != "" {
+			return []string{bad}
+		}
+		d, why := parseDeadline(s)
+		if why != "" {
+			return []string{"idle: " + why}
+		}
+		w.Idle = d
 	case "slots":
 		n, bad := intValue(key, raw)
 		if bad != "" {
@@ -360,6 +384,11 @@ func (w *Worker) Validate() error {
 	p = append(p, identityProblems(w.Identity)...)
 	if why := deadlineProblem(w.Deadline); why != "" {
 		p = append(p, "deadline: "+why)
+	}
+	if w.Idle != 0 {
+		if why := deadlineProblem(w.Idle); why != "" {
+			p = append(p, "idle: "+why)
+		}
 	}
 	p = append(p, slotsProblems(w.Slots)...)
 	p = append(p, readRootsProblems(w.ReadRoots, nil)...)
@@ -578,15 +607,23 @@ type workerJSON struct {
 	HarnessArgs []string `json:"harness_args"`
 	Model       string   `json:"model"`
 	Deadline    string   `json:"deadline"`
+	Idle        string   `json:"idle,omitempty"`
 	Slots       int      `json:"slots"`
 	ReadRoots   []string `json:"read_roots"`
 	Env         []string `json:"env"`
 	Identity    string   `json:"identity"`
 }
 
+func idleString(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}
+
 // MarshalJSON renders w as a worker description ParseWorker reads back to
-// an equal Worker: every key present, lists never null, the deadline as a
-// Go duration string ("1h30m0s").
+// an equal Worker: every key present (idle only when set), lists never
+// null, the deadline as a Go duration string ("1h30m0s").
 func (w Worker) MarshalJSON() ([]byte, error) {
 	orEmpty := func(s []string) []string {
 		if s == nil {
@@ -600,6 +637,7 @@ func (w Worker) MarshalJSON() ([]byte, error) {
 		HarnessArgs: orEmpty(w.HarnessArgs),
 		Model:       w.Model,
 		Deadline:    w.Deadline.String(),
+		Idle:        idleString(w.Idle),
 		Slots:       w.Slots,
 		ReadRoots:   orEmpty(w.ReadRoots),
 		Env:         orEmpty(w.Env),

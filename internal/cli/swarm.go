@@ -154,7 +154,7 @@ EXAMPLES
 					&cli.BoolFlag{Name: "follow", Usage: "keep supervising when the queue is empty"},
 					&cli.BoolFlag{Name: "best-effort", Usage: "run even where the kernel cannot enforce the whole wall"},
 					hidden(durationFlag("heartbeat", "renew leases every `D`", 5*time.Second)),
-					durationFlag("stale-after", "a lease from another host is stale after `D` without a heartbeat", swarm.DefaultStaleAfter),
+					durationFlag("stale-after", "a lease from another host is stale once this supervisor has seen its heartbeat unchanged for `D`", swarm.DefaultStaleAfter),
 					jsonFlag(),
 				},
 				Action: func(c *cli.Context) error {
@@ -409,8 +409,112 @@ EXAMPLES
 					return nil
 				},
 			},
+			{
+				Name:      "requeue",
+				Usage:     "run a finished card again, as a new attempt",
+				UsageText: "git nwdes swarm requeue [--reason R] LABEL",
+				Description: `Writes a requeue record (refs/nwdes/swarm/control): the card's jobs so far
+no longer finish it, and the next supervisor runs it as attempt n+1. A
+card that is not queued (CardInvalid), dropped (CardDropped) or has no
+finished attempt (CardNotFinished) is refused. Push it to reach other
+machines.
+
+EXAMPLES
+   git nwdes swarm requeue --reason "the harness was misconfigured" fix-typo
+` + exitStatus(),
+				Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why"}},
+				Action: func(c *cli.Context) error {
+					label, err := oneLabel(c)
+					if err != nil {
+						return err
+					}
+					st, err := s.open()
+					if err != nil {
+						return err
+					}
+					r, err := swarm.RequeueCard(c.Context, st, label, s.owner(), c.String("reason"), s.now())
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(s.env.Stdout, "requeued %s (after attempt %d)\n", text.TerminalLine(label), r.After)
+					return nil
+				},
+			},
+			{
+				Name:      "show",
+				Usage:     "show one job: its result, head, changed paths, timeline and the tail of its log",
+				UsageText: "git nwdes swarm show [--attempt N] [--json] LABEL",
+				Description: `Reads the job's record (refs/nwdes/swarm/jobs) alone, so it works in any
+clone that fetched it: end, result, reason, the harvested head and the
+paths it changes, the timeline, and the last 8 KiB of harness.log. The
+latest attempt unless --attempt. None recorded is refused (JobNotFound).
+
+EXAMPLES
+   git nwdes swarm show fix-typo
+   git nwdes swarm show --attempt 1 --json fix-typo
+` + exitStatus(),
+				Flags: []cli.Flag{intFlag("attempt", "the attempt `N` (default: the latest)", 0), jsonFlag()},
+				Action: func(c *cli.Context) error {
+					label, err := oneLabel(c)
+					if err != nil {
+						return err
+					}
+					if c.Int("attempt") < 0 {
+						return usagef("--attempt is a positive attempt number")
+					}
+					st, err := s.open()
+					if err != nil {
+						return err
+					}
+					j, err := swarm.ShowJob(st, label, c.Int("attempt"))
+					if err != nil {
+						return err
+					}
+					if s.wantJSON(c) {
+						return writeJSON(s.env.Stdout, j)
+					}
+					return s.renderJob(j)
+				},
+			},
+			{
+				Name:      "drop",
+				Usage:     "never run a card (again)",
+				UsageText: "git nwdes swarm drop [--reason R] LABEL",
+				Description: `Writes a drop record (refs/nwdes/swarm/control): no supervisor takes the
+card again, and one running it ends its job at the next heartbeat. A card
+that is not queued is refused (CardInvalid). Push it to reach other
+machines.
+
+EXAMPLES
+   git nwdes swarm drop --reason "done by hand" fix-typo
+` + exitStatus(),
+				Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why"}},
+				Action: func(c *cli.Context) error {
+					label, err := oneLabel(c)
+					if err != nil {
+						return err
+					}
+					st, err := s.open()
+					if err != nil {
+						return err
+					}
+					if err := swarm.DropCard(c.Context, st, label, s.owner(), c.String("reason"), s.now()); err != nil {
+						return err
+					}
+					fmt.Fprintf(s.env.Stdout, "dropped %s\n", text.TerminalLine(label))
+					return nil
+				},
+			},
 		},
 	}
+}
+
+// oneLabel is the verb's one argument, a card label.
+func oneLabel(c *cli.Context) (string, error) {
+	if c.NArg() != 1 {
+		return "", usagef("give one card LABEL, after the flags")
+	}
+	return c.Args().First(), nil
 }
 
 func cardOrAll(c *cli.Context) (string, error) {
@@ -559,7 +663,9 @@ func (s *session) leaseRows(c *cli.Context, st *gitstore.Store) ([]leaseRow, err
 			l = &swarm.Lease{}
 			r.Error = e.Err.Error()
 		}
-		r.State = swarm.StateOf(l, e.Written, me, s.now(), c.Duration("stale-after"))
+		// A one-shot reader has watched nothing change: another host's
+		// lease is held (staleness is the supervisors' own observation).
+		r.State = swarm.StateOf(l, 0, me, s.now(), c.Duration("stale-after"))
 		r.Attempt, r.Owner, r.Host, r.PID, r.Until, r.Heartbeat = l.Attempt, l.Owner, l.Host, l.PID, l.Until, l.Heartbeat
 		rows = append(rows, r)
 	}
@@ -610,24 +716,27 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 	if err != nil {
 		return err
 	}
-	finished := map[string]bool{}
+	ctl, err := swarm.ReadControl(st)
+	if err != nil {
+		return err
+	}
+	finished := swarm.Finished(jobs, ctl)
 	rows := []jobRow{}
 	for _, j := range jobs {
-		if !j.Stopped {
-			finished[j.Label] = true
-		}
 		check := "ok"
 		if why := swarm.VerifyExit(&j); why != "" {
 			check = why
 		}
-		rows = append(rows, jobRow{Card: j.Label, Attempt: j.Attempt, End: j.End, Result: j.Result, Reason: j.Reason,
+		rows = append(rows, jobRow{Card: j.Label, Attempt: j.Attempt, End: string(j.End), Result: string(j.Result), Reason: j.Reason,
 			Stopped: j.Stopped, Started: j.Started, Ended: j.Ended, Dir: j.JobDir, ExitCheck: check,
 			Harvest: j.Harvest, HarvestNote: j.HarvestNote, Head: j.Head, HeadRef: j.HeadRef, Commits: j.Commits,
 			Changed: j.Changed, ChangedCount: j.ChangedCount})
 	}
-	queued := []string{}
+	queued, dropped := []string{}, []string{}
 	for _, q := range queue {
-		if !finished[q.Card.Label] {
+		if _, ok := ctl.Dropped[q.Card.Label]; ok {
+			dropped = append(dropped, q.Card.Label)
+		} else if !finished[q.Card.Label] {
 			queued = append(queued, q.Card.Label)
 		}
 	}
@@ -637,7 +746,7 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 	}
 	sort.Strings(stopped)
 	if asJSON {
-		return writeJSON(s.env.Stdout, map[string]any{"queued": queued, "jobs": rows, "leases": leases, "stopped": stopped})
+		return writeJSON(s.env.Stdout, map[string]any{"queued": queued, "jobs": rows, "leases": leases, "stopped": stopped, "dropped": dropped})
 	}
 	fmt.Fprintf(s.env.Stdout, "queued: %d", len(queued))
 	if len(queued) > 0 {
@@ -646,6 +755,9 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 	fmt.Fprintln(s.env.Stdout)
 	if len(stopped) > 0 {
 		fmt.Fprintf(s.env.Stdout, "stopped: %s\n", text.TerminalLine(strings.Join(stopped, ", ")))
+	}
+	if len(dropped) > 0 {
+		fmt.Fprintf(s.env.Stdout, "dropped: %s\n", text.TerminalLine(strings.Join(dropped, ", ")))
 	}
 	for _, l := range leases {
 		fmt.Fprintf(s.env.Stdout, "lease %-9s %s attempt %d on %s\n", l.State, text.TerminalLine(l.Label), l.Attempt, text.TerminalLine(l.Host))
@@ -701,7 +813,7 @@ func (p *swarmProgress) event(e swarm.Event) {
 			line += fmt.Sprintf(" #%d", e.Attempt)
 		}
 		if e.End != "" {
-			line += " " + e.End + ", result " + e.Result
+			line += " " + string(e.End) + ", result " + string(e.Result)
 		}
 		if e.Detail != "" {
 			line += ": " + e.Detail
@@ -717,21 +829,21 @@ func (p *swarmProgress) event(e swarm.Event) {
 		p.order = append(p.order, key)
 	}
 	if r != nil {
-		r.state = e.Kind
+		r.state = string(e.Kind)
 		if e.Attempt > 0 {
 			r.attempt = e.Attempt
 		}
 		if e.Deadline > 0 {
 			r.deadline = e.Deadline
 		}
-		if e.Kind == "started" {
+		if e.Kind == swarm.EventStarted {
 			r.started = e.Time
 		}
 		if e.Elapsed > 0 {
 			r.elapsed = e.Elapsed
 		}
 		if e.End != "" {
-			r.end, r.result = e.End, e.Result
+			r.end, r.result = string(e.End), string(e.Result)
 		}
 	}
 	p.redraw()
@@ -760,4 +872,52 @@ func (p *swarmProgress) redraw() {
 	fmt.Fprintf(&b, "  running %d, done %d, blocked %d, refused %d\n", counts["started"]+counts["renewed"], counts["ok"], counts["blocked"], counts["refused"])
 	p.drawn = len(p.order) + 1
 	io.WriteString(p.w, b.String())
+}
+
+// renderJob prints one job as swarm show shows it.
+func (s *session) renderJob(j *swarm.Shown) error {
+	w := s.env.Stdout
+	line := fmt.Sprintf("job %s #%d: %s, result %s", j.Label, j.Attempt, j.End, j.Result)
+	if j.Reason != "" {
+		line += " (" + j.Reason + ")"
+	}
+	fmt.Fprintln(w, text.TerminalLine(line))
+	fmt.Fprintln(w, text.TerminalLine(fmt.Sprintf("worker %s, started %s, ended %s", j.Worker, j.Started, j.Ended)))
+	switch {
+	case j.Head != "":
+		fmt.Fprintln(w, text.TerminalLine(fmt.Sprintf("head %s (%s, %s), %s", j.Head, j.Harvest,
+			text.Plural(j.Commits, "commit", "commits"), j.HeadRef)))
+		fmt.Fprintln(w, text.TerminalLine(fmt.Sprintf("changed (%d):", j.ChangedCount)))
+		for _, p := range j.Changed {
+			fmt.Fprintln(w, "  "+text.TerminalLine(p))
+		}
+		if n := j.ChangedCount - len(j.Changed); n > 0 {
+			fmt.Fprintf(w, "  … and %d more\n", n)
+		}
+	case j.Harvest == swarm.HarvestRefused:
+		fmt.Fprintln(w, text.TerminalLine("harvest refused: "+j.HarvestNote))
+	case j.Harvest != "":
+		fmt.Fprintln(w, "no commits")
+	}
+	for _, l := range j.Lost {
+		fmt.Fprintln(w, text.TerminalLine("not written: "+l))
+	}
+	if len(j.Timeline) > 0 {
+		fmt.Fprintln(w, "timeline:")
+		for _, st := range j.Timeline {
+			fmt.Fprintln(w, "  "+text.TerminalLine(strings.TrimSpace(fmt.Sprintf("%s %-9s %s", st.At, st.Step, st.Detail))))
+		}
+		if j.Renewals > 0 {
+			fmt.Fprintf(w, "  (%s)\n", text.Plural(j.Renewals, "renewal", "renewals"))
+		}
+	}
+	if j.LogTail != "" {
+		fmt.Fprintf(w, "harness.log (the last %d of %d bytes):\n", len(j.LogTail), j.LogBytes)
+		tail := text.Terminal(j.LogTail)
+		fmt.Fprint(w, tail)
+		if !strings.HasSuffix(tail, "\n") {
+			fmt.Fprintln(w)
+		}
+	}
+	return nil
 }
