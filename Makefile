@@ -46,7 +46,7 @@ vet:
 # package prints a line as it finishes; the first take longest (building
 # with the race detector).
 test: fmt vet
-	@echo "== every test, with the race detector (about 6 minutes on 2 cores)"
+	@echo "== every test but the scripts, with the race detector (about 7 minutes on 2 cores)"
 	@# go test prints a package only when it ends, and the longest take
 	@# minutes: a line every 50 s says the run is alive and how long it took.
 	@start=$$(date +%s); ( while sleep 50; do echo "== still testing: $$(( $$(date +%s) - start )) s"; done ) & ticker=$$!; \
