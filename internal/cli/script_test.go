@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"strconv"
 	"syscall"
 	"testing"
@@ -89,7 +90,15 @@ func gitDaemon(ts *testscript.TestScript, neg bool, args []string) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	work := ts.Getenv("WORK")
-	cmd := exec.Command("git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
+	// git-daemon itself, not `git daemon`: the git wrapper would start it
+	// as a child of its own, which outlives a test process killed before
+	// its deferred kill runs. The daemon dies with this process
+	// (Pdeathsig), and at the script's end with its group.
+	execPath, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		ts.Fatalf("git --exec-path: %v", err)
+	}
+	cmd := exec.Command(filepath.Join(strings.TrimSpace(string(execPath)), "git-daemon"), "--reuseaddr", "--export-all", "--enable=receive-pack",
 		"--listen=127.0.0.1", fmt.Sprintf("--port=%d", port), "--base-path="+work, work)
 	cmd.Env = os.Environ()
 	for _, k := range []string{"PATH", "HOME", "GIT_CONFIG_NOSYSTEM"} {
@@ -97,7 +106,7 @@ func gitDaemon(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	// Its own process group: the daemon serves each connection from a child
 	// process, and the script's end kills them all, not only the daemon.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		ts.Fatalf("git daemon: %v", err)
 	}
