@@ -252,7 +252,7 @@ func tableRow(f *Feature) string {
 		record = cell(text.MarkdownCode(f.Record))
 	}
 	outcome := outcomeLabel(f)
-	if f.Outcome != examine.Accepted || f.Problem != "" {
+	if !f.OK() {
 		outcome = "**" + outcome + "**"
 	}
 	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n", in(f.Feature), outcome, exp, gates, verify, record)

@@ -76,7 +76,13 @@ type Feature struct {
 	examination *examine.Examination
 	contract    *examine.Contract
 	gateReport  *examine.GateReport
+	// accepted is the judgment's word on this feature (judge.Feature.OK),
+	// never worked out again here.
+	accepted bool
 }
+
+// OK reports whether the judgment accepted the feature.
+func (f *Feature) OK() bool { return f.accepted }
 
 // Counts are an examination's verdicts by kind.
 type Counts struct {
@@ -125,7 +131,7 @@ func Evaluate(st *gitstore.Store, q judge.Question) (*Status, error) {
 	}
 	for _, jf := range j.Features {
 		f := Feature{Feature: jf.Feature, Outcome: jf.Outcome, Contract: examine.DefaultContractPath(jf.Feature),
-			Problem: jf.Problem, Refusal: jf.Refusal, Removed: jf.Removed, contract: jf.Contract, gateReport: jf.Gates}
+			Problem: jf.Problem, Refusal: jf.Refusal, Removed: jf.Removed, contract: jf.Contract, gateReport: jf.Gates, accepted: jf.OK()}
 		if ex := jf.Examination; ex != nil {
 			if jf.Outcome == examine.Invalid && jf.Refusal == "" && jf.Contract != nil {
 				f.Problem = "the examination does not hold up: " + f.Problem
@@ -191,7 +197,7 @@ func isRefusal(err error) bool {
 func (s *Status) Unaccepted() []Feature {
 	var out []Feature
 	for _, f := range s.Features {
-		if f.Outcome != examine.Accepted || f.Problem != "" {
+		if !f.OK() {
 			out = append(out, f)
 		}
 	}
