@@ -2,7 +2,6 @@ package judge
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nwdes/nwdes/examine"
@@ -63,9 +62,6 @@ type Judgment struct {
 	Accepted bool
 	// Policy names the signing policy applied, "" when none.
 	Policy string
-	// Against and AgainstName echo the question.
-	Against     oid.ID
-	AgainstName string
 	// Features are the features with a contract at Commit, by name, then
 	// the features whose contract was removed.
 	Features []Feature
@@ -102,7 +98,7 @@ func (f *Feature) OK() bool { return f.Outcome == examine.Accepted && f.Problem 
 // Judge answers q from st. It fails (an error, never a judgment) when
 // anything it must read cannot be read whole: the caller fails closed.
 func Judge(st *gitstore.Store, q Question) (*Judgment, error) {
-	j := &Judgment{Commit: q.Commit, Accepted: true, Against: q.Against, AgainstName: q.AgainstName, Features: []Feature{}}
+	j := &Judgment{Commit: q.Commit, Accepted: true, Features: []Feature{}}
 	features, err := examine.Features(st, q.Commit)
 	if err != nil {
 		return nil, err
@@ -249,23 +245,4 @@ func PolicyAt(st *gitstore.Store, commit oid.ID, source string) (*trust.Policy, 
 		return nil, err
 	}
 	return trust.ParsePolicy(source, b)
-}
-
-// Unaccepted names the features that keep the commit from being accepted.
-func (j *Judgment) Unaccepted() []string {
-	var out []string
-	for _, f := range j.Features {
-		if !f.OK() {
-			out = append(out, f.Feature)
-		}
-	}
-	return out
-}
-
-// String is a one-line account, for logs and tests.
-func (j *Judgment) String() string {
-	if j.Accepted {
-		return "accepted"
-	}
-	return "not accepted: " + strings.Join(j.Unaccepted(), ", ")
 }
