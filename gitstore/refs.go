@@ -249,19 +249,7 @@ func (r *Refs) scan(prefix string) (*refScan, error) {
 	if !strings.HasPrefix(dir, "refs/") {
 		dir = "refs/"
 	}
-	root := filepath.Join(r.dir, filepath.FromSlash(dir))
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() || strings.HasSuffix(p, ".lock") {
-			return nil
-		}
-		rel, _ := filepath.Rel(r.dir, p)
-		name := RefName(filepath.ToSlash(rel))
+	err := r.walkLoose(dir, func(name RefName) error {
 		if !strings.HasPrefix(string(name), prefix) {
 			return nil
 		}
@@ -279,6 +267,25 @@ func (r *Refs) scan(prefix string) (*refScan, error) {
 		return nil, fmt.Errorf("list refs under %s: %w", prefix, err)
 	}
 	return out, nil
+}
+
+// walkLoose calls fn with the name of each loose ref file under dir (a
+// directory under the common directory, "refs/…/"), lock files left out;
+// a directory that does not exist holds none.
+func (r *Refs) walkLoose(dir string, fn func(RefName) error) error {
+	return filepath.WalkDir(filepath.Join(r.dir, filepath.FromSlash(dir)), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(p, ".lock") {
+			return nil
+		}
+		rel, _ := filepath.Rel(r.dir, p)
+		return fn(RefName(filepath.ToSlash(rel)))
+	})
 }
 
 // SortedNames returns the keys of a ref map in order.

@@ -98,18 +98,8 @@ func (r *Refs) Names(keep func(RefName) bool) ([]RefName, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("read packed-refs: %w", err)
 	}
-	err := filepath.WalkDir(filepath.Join(r.dir, "refs"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() || strings.HasSuffix(p, ".lock") {
-			return nil
-		}
-		rel, _ := filepath.Rel(r.dir, p)
-		if name := RefName(filepath.ToSlash(rel)); keep(name) {
+	err := r.walkLoose("refs/", func(name RefName) error {
+		if keep(name) {
 			seen[name] = true
 		}
 		return nil
@@ -130,18 +120,7 @@ func (r *Refs) Names(keep func(RefName) bool) ([]RefName, error) {
 // packed-refs cannot hold a symbolic ref.
 func (r *Refs) SymbolicRefs(keep func(RefName) bool) (map[RefName]RefName, error) {
 	out := map[RefName]RefName{}
-	err := filepath.WalkDir(filepath.Join(r.dir, "refs"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() || strings.HasSuffix(p, ".lock") {
-			return nil
-		}
-		rel, _ := filepath.Rel(r.dir, p)
-		name := RefName(filepath.ToSlash(rel))
+	err := r.walkLoose("refs/", func(name RefName) error {
 		if !keep(name) {
 			return nil
 		}
