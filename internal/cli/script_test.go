@@ -106,7 +106,7 @@ func gitDaemon(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	// Its own process group: the daemon serves each connection from a child
 	// process, and the script's end kills them all, not only the daemon.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = daemonAttr()
 	if err := cmd.Start(); err != nil {
 		ts.Fatalf("git daemon: %v", err)
 	}
