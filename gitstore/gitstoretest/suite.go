@@ -64,6 +64,9 @@ const (
 	LeaseRef = gitstore.RefName("refs/nwdes/conformance-leases/task-1")
 	// LocalRef never leaves its clone and keeps no history.
 	LocalRef = gitstore.RefName("refs/nwdes-local/conformance-heartbeat")
+	// ArchiveRef holds only published/ and drafts/, and what is published
+	// is never changed or removed.
+	ArchiveRef = gitstore.RefName("refs/nwdes/conformance-archive")
 )
 
 // Body is the body of the suite's records.
@@ -84,6 +87,7 @@ func Registry(t testing.TB) *gitstore.Registry {
 			{Ref: LedgerRef, Policy: gitstore.PolicyFastForward},
 			{Ref: "refs/nwdes/conformance-leases/", Policy: gitstore.PolicySwap}, // latest-only by default
 			{Ref: LocalRef, Policy: gitstore.PolicyLocal, History: gitstore.HistoryLatest},
+			{Ref: ArchiveRef, Policy: gitstore.PolicyMerge, Layout: []string{"published", "drafts"}, Immutable: []string{"published"}},
 		} {
 			if err := r.DeclareRef(spec); err != nil {
 				return err
@@ -112,6 +116,8 @@ var recordChecks = []check{
 	{"UndeclaredRefsAndKindsAreRefused", undeclared},
 	{"LatestOnlyRefsKeepNoChain", latestOnly},
 	{"NotesAreWhatGitReads", notes},
+	{"LayoutAndImmutableDirectoriesAreKept", layoutAndImmutable},
+	{"OldStatesStayReadableAndLogIsNewestFirst", history},
 }
 
 // replicationChecks are the half only a git store passes: sync between
@@ -474,6 +480,81 @@ func notes(t *testing.T, s *suite) {
 	}
 	if b, err := st.Note(head); err != nil || string(b) != "first\nsecond\n" {
 		t.Fatalf("Note: %q %v", b, err)
+	}
+}
+
+func layoutAndImmutable(t *testing.T, s *suite) {
+	_, st := s.repo()
+	ctx := context.Background()
+	put(t, st, ArchiveRef, "published/a", "a")
+	tip := put(t, st, ArchiveRef, "drafts/x", "x")
+	refused := map[string]struct {
+		name string
+		fn   func(gitstore.Edit) error
+	}{
+		"removing a published record":  {refusal.RecordImmutable, func(tx gitstore.Edit) error { return tx.Remove("published/a") }},
+		"rewriting a published record": {refusal.RecordImmutable, func(tx gitstore.Edit) error { return tx.Put("published/a", record(t, "b", 0, nil)) }},
+		"a file at the top level":      {refusal.PathInvalid, func(tx gitstore.Edit) error { return tx.WriteBlob("loose", []byte("x")) }},
+		"an undeclared directory":      {refusal.PathInvalid, func(tx gitstore.Edit) error { return tx.Put("other/x", record(t, "x", 0, nil)) }},
+		"a path with ..":               {refusal.PathInvalid, func(tx gitstore.Edit) error { return tx.WriteBlob("drafts/../x", []byte("x")) }},
+		"a record.json by WriteBlob":   {refusal.KindNotDeclared, func(tx gitstore.Edit) error { return tx.WriteBlob("drafts/y/record.json", []byte("{}")) }},
+	}
+	for what, c := range refused {
+		if _, err := st.Change(ctx, ArchiveRef, what, c.fn); named(err) != c.name {
+			t.Fatalf("%s: %v, want %s", what, err, c.name)
+		}
+		if now, _ := st.Tip(ArchiveRef); now != tip {
+			t.Fatalf("%s moved the ref", what)
+		}
+	}
+	if _, err := st.Change(ctx, ArchiveRef, "drop the draft", func(tx gitstore.Edit) error { return tx.Remove("drafts/x") }); err != nil {
+		t.Fatalf("removing a draft: %v", err)
+	}
+	put(t, st, ArchiveRef, "published/b", "b")
+	if _, err := st.Change(ctx, LeaseRef, "local", func(tx gitstore.Edit) error { return tx.Put("lease", record(t, "x", 0, nil)) }); named(err) != refusal.PolicyRefused {
+		t.Fatalf("a local change of a swap ref: %v", err)
+	}
+	if _, err := st.UpdateNoteIn(ctx, "refs/notes/undeclared", oid.MustParse("0123456789abcdef0123456789abcdef01234567"), "x",
+		func([]byte, bool) ([]byte, error) { return []byte("x"), nil }); named(err) != refusal.RefNotDeclared {
+		t.Fatalf("a note in an undeclared notes ref: %v", err)
+	}
+}
+
+func history(t *testing.T, s *suite) {
+	_, st := s.repo()
+	first := put(t, st, MergeRef, "r", "one")
+	second := put(t, st, MergeRef, "r", "two")
+	put(t, st, MergeRef, "s", "three")
+	old, err := st.RecordsAt(MergeRef, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := old.Get("r")
+	var b Body
+	if err != nil || rec.Decode(&b) != nil || b.Title != "one" || old.Base() != first || old.Ref() != MergeRef {
+		t.Fatalf("the first state: %+v %v", b, err)
+	}
+	if _, err := old.Get("s"); !errors.Is(err, gitstore.ErrNotFound) {
+		t.Fatalf("a record written later, read in the first state: %v", err)
+	}
+	if names, err := old.List(""); err != nil || len(names) != 1 || names[0] != "r" {
+		t.Fatalf("the first state lists %q %v", names, err)
+	}
+	var log []gitstore.Entry
+	if err := st.Log(MergeRef, func(e gitstore.Entry) bool { log = append(log, e); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 3 || log[1].Commit != second || log[2].Commit != first || len(log[2].Parents) != 0 ||
+		len(log[1].Parents) != 1 || log[1].Parents[0] != first || log[0].Message != "put s\n" {
+		t.Fatalf("log: %+v", log)
+	}
+	if _, err := st.Change(context.Background(), MergeRef, "same", func(tx gitstore.Edit) error {
+		return tx.Put("r", record(t, "two", 0, nil))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := 0; st.Log(MergeRef, func(gitstore.Entry) bool { n++; return true }) != nil || n != 3 {
+		t.Fatal("rewriting a record as it was made a commit")
 	}
 }
 
