@@ -58,6 +58,7 @@ var (
 	_ gitstore.RecordWriter = (*Store)(nil)
 	_ gitstore.NoteKeeper   = (*Store)(nil)
 	_ gitstore.AppendOnly   = (*Store)(nil)
+	_ gitstore.Ancestry     = (*Store)(nil)
 )
 
 // New returns an empty store; it seals the registry as opening a git store

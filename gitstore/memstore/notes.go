@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/oid"
@@ -100,4 +102,82 @@ func (s *Store) Altered(old, next oid.ID, dirs []string) (string, error) {
 	}
 	path, _ := altered(o.files, n.files, dirs)
 	return path, nil
+}
+
+// Parents implements gitstore.Ancestry over the store's own commits.
+func (s *Store) Parents(commit oid.ID) ([]oid.ID, time.Time, error) {
+	c, err := s.commit(commit)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return c.parents, c.time, nil
+}
+
+// ancestors is every commit reachable from id, id included.
+func (s *Store) ancestors(id oid.ID) (map[oid.ID]bool, error) {
+	seen := map[oid.ID]bool{}
+	todo := []oid.ID{id}
+	for len(todo) > 0 {
+		h := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if seen[h] {
+			continue
+		}
+		if len(seen) >= s.opts.MaxWalk {
+			return nil, refusal.New(refusal.WalkLimit, "narrow the walk, or raise nwdes.maxWalk",
+				"history below %s is longer than the walk limit of %d commits", id, s.opts.MaxWalk)
+		}
+		c, err := s.commit(h)
+		if err != nil {
+			return nil, err
+		}
+		seen[h] = true
+		todo = append(todo, c.parents...)
+	}
+	return seen, nil
+}
+
+// IsAncestor implements gitstore.Ancestry.
+func (s *Store) IsAncestor(anc, desc oid.ID) (bool, error) {
+	all, err := s.ancestors(desc)
+	return all[anc], err
+}
+
+// MergeBases implements gitstore.Ancestry: the common ancestors no other
+// common ancestor descends from, sorted by id.
+func (s *Store) MergeBases(a, b oid.ID) ([]oid.ID, error) {
+	ofA, err := s.ancestors(a)
+	if err != nil {
+		return nil, err
+	}
+	ofB, err := s.ancestors(b)
+	if err != nil {
+		return nil, err
+	}
+	var common []oid.ID
+	for h := range ofA {
+		if ofB[h] {
+			common = append(common, h)
+		}
+	}
+	var out []oid.ID
+	for _, h := range common {
+		best := true
+		for _, o := range common {
+			if o == h {
+				continue
+			}
+			if up, err := s.IsAncestor(h, o); err != nil {
+				return nil, err
+			} else if up {
+				best = false
+				break
+			}
+		}
+		if best {
+			out = append(out, h)
+		}
+	}
+	slices.SortFunc(out, oid.Compare)
+	return out, nil
 }
