@@ -72,7 +72,7 @@ func TestAnExaminationOfAnotherContractDoesNotStand(t *testing.T) {
 func TestARecordWhoseOutcomeItsRowsDoNotDeriveDoesNotStandAndFsckNamesIt(t *testing.T) {
 	_, x := setup(t, threeRows)
 	ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
-	rewriteTip(t, x.Store, func(files map[string][]byte) {
+	rewriteTip(t, x.Store.(*gitstore.Store), func(files map[string][]byte) {
 		b := editBody(t, files, ex.Path+"/record.json", func(body map[string]any) {
 			rows := body["rows"].([]any)
 			row := rows[0].(map[string]any)
@@ -91,7 +91,7 @@ func TestARecordWhoseOutcomeItsRowsDoNotDeriveDoesNotStandAndFsckNamesIt(t *test
 	if sd.Outcome != examine.Invalid || !strings.Contains(sd.Problem, "stored outcome is accepted, but its rows derive rejected") {
 		t.Fatalf("standing = %+v", sd)
 	}
-	loc := x.Store.Location()
+	loc := x.Store.(*gitstore.Store).Location()
 	st, _ := gitstore.Open(loc, gitstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
 	rep, err := st.Fsck()
 	if err != nil || rep.OK() || !strings.Contains(fmt.Sprint(rep.Problems), "rows derive rejected") {

@@ -76,6 +76,9 @@ type NoteKeeper interface {
 	UpdateNote(ctx context.Context, commit oid.ID, message string, fn func(old []byte, found bool) ([]byte, error), opts ...UpdateOption) (oid.ID, error)
 	// UpdateNoteIn is UpdateNote in the notes ref ref.
 	UpdateNoteIn(ctx context.Context, ref RefName, commit oid.ID, message string, fn func(old []byte, found bool) ([]byte, error), opts ...UpdateOption) (oid.ID, error)
+	// NotedCommits lists the commits the tip of NotesRef holds a note
+	// for, in no promised order.
+	NotedCommits() ([]oid.ID, error)
 }
 
 // AppendOnly reads refs whose Immutable directories only grow (published

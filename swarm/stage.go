@@ -36,7 +36,7 @@ const maxLog = 64 << 20
 // stage makes the job directory of one attempt at card by worker w: its
 // repository's config names w's identity (user.name, user.email), which
 // sealing keeps.
-func stage(st *gitstore.Store, export func(*gitstore.Store, oid.ID, string) error, c *Card, w *Worker, root string) (*jobDir, error) {
+func stage(st *gitstore.Store, export func(gitstore.CommitReader, oid.ID, string) error, c *Card, w *Worker, root string) (*jobDir, error) {
 	j := &jobDir{
 		Root: root, Repo: filepath.Join(root, "repo"), Scratch: filepath.Join(root, "scratch"),
 		Home: filepath.Join(root, "home"), Data: filepath.Join(root, "data"), Prompt: filepath.Join(root, "prompt.md"),
