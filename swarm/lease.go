@@ -216,7 +216,7 @@ func leaseRef(family gitstore.RefName, label string) gitstore.RefName {
 func leaseRecord(l *Lease) (*gitstore.Record, error) { return gitstore.NewRecord(KindLease, 1, l) }
 
 // readLease reads the lease in a view: nil when there is none.
-func readLease(tx *gitstore.Tx) (*Lease, error) {
+func readLease(tx gitstore.View) (*Lease, error) {
 	rec, err := tx.Get(leasePath)
 	if errors.Is(err, gitstore.ErrNotFound) {
 		return nil, nil
@@ -240,7 +240,7 @@ func (b *Local) written(tip oid.ID) time.Time {
 
 // Take implements Book.
 func (b *Local) Take(ctx context.Context, label string, l *Lease, decide func(*Lease, error, time.Time) error) (oid.ID, error) {
-	return b.Store.Update(ctx, leaseRef(LocalLeases, label), "take "+label, func(tx *gitstore.Tx) error {
+	return b.Store.Change(ctx, leaseRef(LocalLeases, label), "take "+label, func(tx gitstore.Edit) error {
 		cur, err := readLease(tx)
 		var rerr *refusal.Error
 		if err != nil && !errors.As(err, &rerr) {
@@ -259,7 +259,7 @@ func (b *Local) Take(ctx context.Context, label string, l *Lease, decide func(*L
 
 // Renew implements Book.
 func (b *Local) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) (oid.ID, error) {
-	return b.Store.Update(ctx, leaseRef(LocalLeases, label), "renew "+label, func(tx *gitstore.Tx) error {
+	return b.Store.Change(ctx, leaseRef(LocalLeases, label), "renew "+label, func(tx gitstore.Edit) error {
 		cur, err := readLease(tx)
 		if err != nil || cur == nil || cur.Nonce != l.Nonce {
 			return ErrLost
@@ -275,7 +275,7 @@ func (b *Local) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) (
 // Release implements Book: the lease record is removed (the ref keeps one
 // parentless commit of an empty tree).
 func (b *Local) Release(ctx context.Context, label string, tip oid.ID) error {
-	_, err := b.Store.Update(ctx, leaseRef(LocalLeases, label), "release "+label, func(tx *gitstore.Tx) error {
+	_, err := b.Store.Change(ctx, leaseRef(LocalLeases, label), "release "+label, func(tx gitstore.Edit) error {
 		if tx.Base() != tip {
 			return ErrLost
 		}
@@ -301,7 +301,7 @@ func listLeases(st *gitstore.Store, family gitstore.RefName, written func(oid.ID
 	var out []LeaseEntry
 	for name, tip := range refs {
 		label := strings.TrimPrefix(string(name), string(family))
-		tx, err := st.ViewAt(name, tip)
+		tx, err := st.RecordsAt(name, tip)
 		if err != nil {
 			return nil, err
 		}
@@ -362,7 +362,7 @@ func (b *Remote) Take(ctx context.Context, label string, l *Lease, decide func(*
 		var cur *Lease
 		var curErr error
 		if !tip.IsZero() {
-			tx, err := b.Store.ViewAt(ref, tip)
+			tx, err := b.Store.RecordsAt(ref, tip)
 			if err != nil {
 				return oid.ID{}, err
 			}

@@ -23,6 +23,10 @@ type view struct {
 	readOnly bool
 	changed  bool
 	spec     gitstore.RefSpec
+	// keys (files' paths, sorted) and trees (tree ids by directory) are
+	// computed from files when first needed, and dropped at each edit.
+	keys  []string
+	trees map[string]oid.ID
 }
 
 var _ gitstore.Edit = (*view)(nil)
@@ -73,33 +77,48 @@ func (v *view) read(id oid.ID) ([]byte, error) {
 // under returns the files below dir ("" for the root), by path relative to
 // it, sorted.
 func (v *view) under(dir string) []string {
+	if v.keys == nil {
+		v.keys = make([]string, 0, len(v.files))
+		for k := range v.files {
+			v.keys = append(v.keys, k)
+		}
+		sort.Strings(v.keys)
+	}
 	prefix := ""
 	if dir != "" {
 		prefix = dir + "/"
 	}
 	var out []string
-	for k := range v.files {
-		if strings.HasPrefix(k, prefix) {
-			out = append(out, k[len(prefix):])
-		}
+	for i := sort.SearchStrings(v.keys, prefix); i < len(v.keys) && strings.HasPrefix(v.keys[i], prefix); i++ {
+		out = append(out, v.keys[i][len(prefix):])
 	}
-	sort.Strings(out)
 	return out
 }
 
 // treeID is the git tree id of the files below dir, as a record's TreeID
 // and a DirEntry name it.
 func (v *view) treeID(dir string) oid.ID {
+	if id, ok := v.trees[dir]; ok {
+		return id
+	}
 	var files []gitstore.TreeFile
 	for _, rel := range v.under(dir) {
 		f := v.files[dir+"/"+rel]
 		files = append(files, gitstore.TreeFile{Path: rel, Mode: f.mode, Blob: f.blob})
 	}
 	id, _ := gitstore.TreeOf(files)
+	if v.trees == nil {
+		v.trees = map[string]oid.ID{}
+	}
+	v.trees[dir] = id
 	return id
 }
 
-func (v *view) ReadDir(dir string) ([]gitstore.DirEntry, error) {
+func (v *view) ReadDir(dir string) ([]gitstore.DirEntry, error) { return v.entries(dir, true) }
+
+// entries lists dir; the ids of subdirectories (a tree id hashes every
+// file below) only when asked for.
+func (v *view) entries(dir string, ids bool) ([]gitstore.DirEntry, error) {
 	key, err := clean(dir)
 	if err != nil {
 		return nil, err
@@ -112,7 +131,11 @@ func (v *view) ReadDir(dir string) ([]gitstore.DirEntry, error) {
 		}
 		full := join(key, name)
 		if sub {
-			out = append(out, gitstore.DirEntry{Name: name, Mode: gitstore.ModeTree, Hash: v.treeID(full)})
+			e := gitstore.DirEntry{Name: name, Mode: gitstore.ModeTree}
+			if ids {
+				e.Hash = v.treeID(full)
+			}
+			out = append(out, e)
 		} else {
 			f := v.files[full]
 			out = append(out, gitstore.DirEntry{Name: name, Mode: f.mode, Hash: f.blob})
@@ -129,7 +152,7 @@ func join(dir, name string) string {
 }
 
 func (v *view) List(dir string) ([]string, error) {
-	es, err := v.ReadDir(dir)
+	es, err := v.entries(dir, false)
 	names := make([]string, len(es))
 	for i, e := range es {
 		names[i] = e.Name
@@ -188,6 +211,7 @@ func (v *view) edit(what, path string) error {
 	if v.readOnly {
 		return fmt.Errorf("%s %s: read-only view", what, path)
 	}
+	v.keys, v.trees = nil, nil
 	if !v.changed {
 		v.orig = v.files
 		v.files = make(map[string]file, len(v.orig))
