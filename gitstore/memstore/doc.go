@@ -1,6 +1,7 @@
 // Package memstore is an in-memory record and note store: it plays the
 // record roles of package gitstore (RecordWriter, NoteKeeper, AppendOnly,
-// and Ancestry over its own commits)
+// and Ancestry over its own commits) and CommitReader over candidate
+// commits a test adds (AddCommit),
 // with the git store's semantics — compare-and-swap of a ref with bounded
 // reruns of the caller's function on a conflict, the registry's refs,
 // kinds, layouts and immutable directories refused by the same names,

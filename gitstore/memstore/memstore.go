@@ -38,6 +38,7 @@ type Store struct {
 	commits map[oid.ID]*commit
 	blobs   map[oid.ID][]byte
 	seq     uint64
+	head    oid.ID // the last commit AddCommit made
 }
 
 // commit is one state of a ref: the whole tree as files by path. Never
@@ -47,6 +48,7 @@ type commit struct {
 	parents []oid.ID
 	time    time.Time
 	message string
+	author  string // a candidate's (AddCommit); "" for the store's own
 }
 
 type file struct {
@@ -59,6 +61,7 @@ var (
 	_ gitstore.NoteKeeper   = (*Store)(nil)
 	_ gitstore.AppendOnly   = (*Store)(nil)
 	_ gitstore.Ancestry     = (*Store)(nil)
+	_ gitstore.CommitReader = (*Store)(nil)
 )
 
 // New returns an empty store; it seals the registry as opening a git store
@@ -235,10 +238,7 @@ func (s *Store) publish(v *view, tip oid.ID, message string) (oid.ID, error) {
 		parents = []oid.ID{tip}
 	}
 	s.seq++
-	h := sha1.New()
-	fmt.Fprintf(h, "memstore commit %s %s %s\n", v.ref, tip, message)
-	binary.Write(h, binary.BigEndian, s.seq)
-	id, err := oid.FromBytes(h.Sum(nil))
+	id, err := s.newID(fmt.Sprintf("%s %s %s", v.ref, tip, message))
 	if err != nil {
 		return oid.Zero, err
 	}
@@ -252,6 +252,15 @@ func (s *Store) publish(v *view, tip oid.ID, message string) (oid.ID, error) {
 	s.commits[id] = &commit{files: v.files, parents: parents, time: s.opts.Now(), message: message}
 	s.refs[v.ref] = id
 	return id, nil
+}
+
+// newID is a fresh commit id (s.mu held, s.seq advanced): unique, not
+// git's, since the store writes no commit objects.
+func (s *Store) newID(what string) (oid.ID, error) {
+	h := sha1.New()
+	fmt.Fprintf(h, "memstore commit %s\n", what)
+	binary.Write(h, binary.BigEndian, s.seq)
+	return oid.FromBytes(h.Sum(nil))
 }
 
 func sameFiles(a, b map[string]file) bool {
