@@ -346,7 +346,7 @@ type Gates struct {
 	Store Store
 	// Wall runs every oracle, in a job directory it makes and owns, with
 	// the network denied; nothing else here starts a process.
-	Wall *sandbox.Wall
+	Wall sandbox.Jobs
 	// WorkTree, when set, is the work tree of the candidate (HEAD): a run
 	// says when it differs from the committed tree the gates judged.
 	WorkTree string
