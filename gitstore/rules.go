@@ -77,10 +77,6 @@ func (spec RefSpec) AppendOnly() bool { return appendOnly(spec) }
 // ".." or ".git" component (PathInvalid).
 func PathParts(p string) ([]string, error) { return splitPath(p) }
 
-// DecodeRecord reads a record.json, refusing unknown fields and
-// non-canonical JSON.
-func DecodeRecord(b []byte) (*Record, error) { return decodeRecord(b) }
-
 // Retries reports whether an update given opts retries after a conflict
 // (no NoRetry among them).
 func Retries(opts ...UpdateOption) bool {

@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
 )
@@ -89,4 +90,39 @@ func asView(tx *Tx, err error) (View, error) {
 		return nil, err
 	}
 	return tx, nil
+}
+
+// ReadRecord reads the record at path through v: its record.json, the id
+// of its tree when it has one, and its payloads; ErrNotFound when there is
+// none. A View's Get is this (memstore's is; Tx.Get keeps its own copy of
+// it in tx.go, which the split of the store may fold into this one).
+func ReadRecord(v View, path string) (*Record, error) {
+	b, err := v.ReadBlob(path + "/record.json")
+	if err != nil {
+		return nil, err
+	}
+	r, err := decodeRecord(b)
+	if err != nil {
+		return nil, fmt.Errorf("record %s in %s: %w", path, v.Ref(), err)
+	}
+	if e, found, err := v.Lookup(path + "/" + recordTreeDir); err != nil {
+		return nil, err
+	} else if found && e.Mode == ModeTree {
+		r.TreeID = e.Hash
+	}
+	names, err := v.List(path + "/payload")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		p, err := v.ReadBlob(path + "/payload/" + name)
+		if err != nil {
+			return nil, err
+		}
+		if r.Payloads == nil {
+			r.Payloads = map[string][]byte{}
+		}
+		r.Payloads[name] = p
+	}
+	return r, nil
 }

@@ -175,36 +175,7 @@ func (v *view) Lookup(path string) (gitstore.DirEntry, bool, error) {
 	return gitstore.DirEntry{}, false, nil
 }
 
-func (v *view) Get(path string) (*gitstore.Record, error) {
-	b, err := v.ReadBlob(path + "/record.json")
-	if err != nil {
-		return nil, err
-	}
-	r, err := gitstore.DecodeRecord(b)
-	if err != nil {
-		return nil, fmt.Errorf("record %s in %s: %w", path, v.ref, err)
-	}
-	if e, found, err := v.Lookup(path + "/" + gitstore.RecordTreeDir); err != nil {
-		return nil, err
-	} else if found && e.Mode == gitstore.ModeTree {
-		r.TreeID = e.Hash
-	}
-	names, err := v.List(path + "/payload")
-	if err != nil {
-		return nil, err
-	}
-	for _, name := range names {
-		p, err := v.ReadBlob(path + "/payload/" + name)
-		if err != nil {
-			return nil, err
-		}
-		if r.Payloads == nil {
-			r.Payloads = map[string][]byte{}
-		}
-		r.Payloads[name] = p
-	}
-	return r, nil
-}
+func (v *view) Get(path string) (*gitstore.Record, error) { return gitstore.ReadRecord(v, path) }
 
 // edit makes v's files its own before the first change.
 func (v *view) edit(what, path string) error {
