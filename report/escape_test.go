@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/memstore"
