@@ -50,7 +50,7 @@ func standing(t *testing.T, x *examine.Examiner, commit string) examine.Standing
 }
 
 func TestAnAcceptedExaminationOfTheCommittedContractStands(t *testing.T) {
-	_, x := setup(t, threeRows)
+	x := memSetup(t, threeRows)
 	ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
 	if sd := standing(t, x, ex.Candidate); sd.Outcome != examine.Accepted || sd.Problem != "" {
 		t.Fatalf("standing = %+v", sd)
@@ -148,7 +148,7 @@ func TestContractsThatCannotBeEnforcedAreRefusedNotSkipped(t *testing.T) {
 }
 
 func TestALaterCloseIsNewestEvenWhenTheClockWentBack(t *testing.T) {
-	_, x := setup(t, "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. one\n")
+	x := memSetup(t, "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. one\n")
 	must := okFor(t)
 	ctx := context.Background()
 	first := closeAccepted(t, x, tg, "E1")

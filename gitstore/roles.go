@@ -100,8 +100,8 @@ type AppendOnly interface {
 // identities and signature. It never reads a work tree. Safe for
 // concurrent use.
 type CommitReader interface {
-	// Resolve resolves a revision as git rev-parse does (refusing what it
-	// cannot decide, by name).
+	// Resolve resolves a revision as git rev-parse does, "" as HEAD;
+	// what it cannot resolve is MissingFact.
 	Resolve(rev string) (oid.ID, error)
 	// Files is a read-only view of commit's own tree (any entry git
 	// allows: links and gitlinks are returned as such by Lookup).

@@ -62,13 +62,14 @@ func (s *Store) AddCommit(c Commit) (oid.ID, error) {
 	return id, nil
 }
 
-// Resolve implements gitstore.CommitReader for what a test names: HEAD,
+// Resolve implements gitstore.CommitReader for what a test names: HEAD
+// (or ""),
 // a commit's full id, or a ref of the store. Anything else is MissingFact,
 // as the git store refuses what it cannot resolve.
 func (s *Store) Resolve(rev string) (oid.ID, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rev == "HEAD" && !s.head.IsZero() {
+	if (rev == "" || rev == "HEAD") && !s.head.IsZero() {
 		return s.head, nil
 	}
 	if id, ok := s.refs[gitstore.RefName(rev)]; ok && !id.IsZero() {
