@@ -495,7 +495,7 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 		if err != nil {
 			return err
 		}
-		if name, problem := Binding(ex, c.Contract, rep, x.Gates == GatesAdvisory); name != "" {
+		if name, problem := Binding(ex, c.Contract, rep, x.Gates == GatesAdvisory, ProofOptional); name != "" {
 			return refusal.New(name, "run the oracle (git nwdes gate run) until it is MET at this commit, or judge the expectation unmet; gates are advice only where git config nwdes.gates=advisory says so",
 				"examine close: %s", problem)
 		}

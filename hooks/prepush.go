@@ -104,6 +104,9 @@ type Policy struct {
 	// Gates is git config nwdes.gates where the hook runs: advisory lets
 	// an examination closed with advisory gates stand.
 	Gates examine.GatesMode
+	// Proof is git config nwdes.gates.proof where the hook runs:
+	// required refuses a met verdict on an oracle that is not proven.
+	Proof examine.ProofMode
 }
 
 func (p Policy) now() time.Time {
@@ -141,6 +144,10 @@ func PolicyFrom(cfg *gitrepo.Config) (Policy, error) {
 		return Policy{}, err
 	}
 	p.Gates = gates
+	v, set = cfg.Get("nwdes.gates.proof")
+	if p.Proof, err = examine.ParseProofMode(strings.TrimSpace(v), set); err != nil {
+		return Policy{}, err
+	}
 	return p, nil
 }
 
@@ -303,7 +310,7 @@ func judgeRef(st *gitstore.Store, p Policy, serverPolicy *trust.Policy, records 
 		return unreadable(u, err)
 	}
 	res.Commit = commit.String()
-	q := judge.Question{Commit: commit, Ref: u.RemoteRef, ServerPolicy: serverPolicy, Records: records, Now: p.now(), Gates: p.Gates}
+	q := judge.Question{Commit: commit, Ref: u.RemoteRef, ServerPolicy: serverPolicy, Records: records, Now: p.now(), Gates: p.Gates, Proof: p.Proof}
 	if !isZeroOID(u.RemoteOID) {
 		if q.Against, err = st.Resolve(u.RemoteOID); err != nil {
 			return unreadable(u, fmt.Errorf("the remote's tip %s of %s is not in this clone, so the contracts and signing policy it holds cannot be read (git fetch, then push again): %w", text.Short(u.RemoteOID), u.RemoteRef, err))
@@ -443,6 +450,8 @@ func remedyFor(features []FeatureResult) string {
 	switch rule {
 	case refusal.GateNotMet:
 		return "run the oracles at this commit until they are MET (git nwdes gate run --feature F --candidate <commit>), or have the examiner judge those expectations unmet; then push again."
+	case refusal.GateVacuous, refusal.GateUnproven:
+		return "nwdes.gates.proof=required: run the oracles at this commit with --base (git nwdes gate run --feature F --candidate <commit> --base <the commit the change started from>) so that each is seen NOT-MET there and MET here; an oracle that passes at the base too must be made to test the change, or the expectation judged unmet. Then push again."
 	case refusal.CriterionAbandoned:
 		return "an abandoned criterion is never met: a person decides whether to drop it from the contract or to bring it back, and the feature is examined again."
 	case refusal.UnsignedEvidence, refusal.SignerNotAllowed, refusal.SignatureInvalid:
