@@ -34,6 +34,7 @@ func FuzzRecordDecoders(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s.kind, s.path, []byte(s.body), 1)
 		f.Add(s.kind, s.path, []byte(s.body), 2)
+		f.Add(s.kind, s.path, []byte(s.body), 3)
 	}
 	f.Fuzz(func(t *testing.T, kind, path string, body []byte, v int) {
 		rec := &gitstore.Record{Kind: gitstore.Kind(kind), V: v, Body: body, Payloads: map[string][]byte{"t1": []byte("x"), "O1": []byte("y")}}
@@ -54,6 +55,10 @@ func FuzzRecordDecoders(f *testing.F) {
 		if e, err := evidenceFrom(path, rec); err == nil {
 			_ = e.Summary()
 			_ = e.ObservationText()
+			_ = e.ProofNote()
+			if (e.Base != nil) != (v == 3) {
+				t.Fatalf("accepted gate evidence v%d with base %v", v, e.Base != nil)
+			}
 		}
 		_, _ = gateLatestFrom(path, rec)
 		if b, err := projectionFrom(path, rec); err == nil {
