@@ -107,6 +107,9 @@ type Policy struct {
 	// Proof is git config nwdes.gates.proof where the hook runs:
 	// required refuses a met verdict on an oracle that is not proven.
 	Proof examine.ProofMode
+	// Records is git config nwdes.push.records: whether the pre-push hook
+	// sends the records before the branch (SendRecords).
+	Records RecordsMode
 }
 
 func (p Policy) now() time.Time {
@@ -146,6 +149,10 @@ func PolicyFrom(cfg *gitrepo.Config) (Policy, error) {
 	p.Gates = gates
 	v, set = cfg.Get("nwdes.gates.proof")
 	if p.Proof, err = examine.ParseProofMode(strings.TrimSpace(v), set); err != nil {
+		return Policy{}, err
+	}
+	v, set = cfg.Get("nwdes.push.records")
+	if p.Records, err = ParseRecordsMode(strings.TrimSpace(v), set); err != nil {
 		return Policy{}, err
 	}
 	return p, nil
@@ -389,7 +396,7 @@ func FailClosed(subject string, err error) error {
 // feature and its outcome ("not examined" when there is none), then the
 // remedy.
 func Explain(r RefResult) string {
-	return explain(r, " git push --no-verify skips this check; CI re-validates.")
+	return explain(r, false, " git push --no-verify skips this check; CI re-validates.")
 }
 
 // ExplainOnServer is Explain for the server's refusal, which no client
@@ -398,10 +405,14 @@ func ExplainOnServer(r RefResult) string {
 	if r.Commit == "" {
 		return fmt.Sprintf("nwdes: refusing %s: %s\n", r.Update.RemoteRef, r.Why)
 	}
-	return explain(r, "")
+	return explain(r, true, "")
 }
 
-func explain(r RefResult, skip string) string {
+// serverRecords is what a server's refusal adds to its remedy: it judges
+// the records it holds, which may be older than the pusher's.
+const serverRecords = " This server judges the records it holds: if your clone's records say otherwise, send them first (git nwdes push REMOTE; nwdes's pre-push hook sends them itself before the branch unless git config nwdes.push.records=manual), then push the branch again."
+
+func explain(r RefResult, server bool, skip string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "nwdes: push to %s refused: commit %s is not accepted\n", r.Update.RemoteRef, r.Commit)
 	var missing []string
@@ -423,6 +434,9 @@ func explain(r RefResult, skip string) string {
 			fmt.Fprintf(&b, "  %s: %s (%s)\n", f.Feature, f.Outcome, f.Record)
 			missing = append(missing, f.Feature)
 		}
+	}
+	if server {
+		skip = serverRecords + skip
 	}
 	if r := remedyFor(r.Features); r != "" {
 		fmt.Fprintf(&b, "remedy: %s%s\n", r, skip)

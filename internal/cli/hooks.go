@@ -223,12 +223,25 @@ EXAMPLES
 				if len(updates) == 0 {
 					return nil
 				}
-				rep, loc, err := s.runCheck(c, updates, hooks.NeedsStore, hooks.Check, hooks.Explain)
+				remote := c.Args().First()
+				var sent *hooks.Sent
+				check := func(open func() (*gitstore.Store, error), p hooks.Policy, u []hooks.Update) (*hooks.Report, error) {
+					if remote == "" {
+						return hooks.Check(open, p, u)
+					}
+					rep, snt, err := hooks.CheckAndSend(c.Context, open, p, u, remote, func(ctx context.Context, st *gitstore.Store, remote string) (*gitstore.SyncReport, error) {
+						return st.Push(ctx, remote, s.mergeOptions(st))
+					})
+					sent = snt
+					return rep, err
+				}
+				rep, loc, err := s.runCheck(c, updates, hooks.NeedsStore, check, hooks.Explain)
 				if err != nil || rep == nil {
 					return err
 				}
-				if rep.OK() && c.NArg() > 0 {
-					s.remindPush(loc, c.Args().First())
+				s.renderSent(sent)
+				if rep.OK() && remote != "" && (sent == nil || sent.Report == nil) {
+					s.remindPush(loc, remote)
 				}
 				if !rep.OK() {
 					return negative("push refused")
@@ -402,9 +415,28 @@ func (s *session) runCheck(c *cli.Context, updates []hooks.Update, needs func(ho
 	return rep, loc, nil
 }
 
-// remindPush says, after an accepted push, when the records that accept it
-// are not on the remote yet (as last fetched): a clone that pulls the
-// commit would find it unexamined until they are pushed.
+// renderSent says on stderr which records the pre-push hook sent before
+// the branch, or why it could not.
+func (s *session) renderSent(sent *hooks.Sent) {
+	if sent == nil {
+		return
+	}
+	if sent.Notice != "" {
+		fmt.Fprintf(s.env.Stderr, "nwdes: %s\n", text.TerminalLine(sent.Notice))
+	}
+	if sent.Report == nil {
+		return
+	}
+	for _, r := range sent.Report.Pushed {
+		fmt.Fprintln(s.env.Stderr, text.TerminalLine(fmt.Sprintf("nwdes: sent %s to %s before the branch (%s..%s)", r.Ref, sent.Report.Remote, abbrevOr(r.Before, "new"), text.Short(r.After))))
+	}
+}
+
+// remindPush says, after an accepted check that sent no records (git
+// config nwdes.push.records=manual, or no remote named), when the records
+// that accept it are not on the remote yet (as last fetched): a server
+// that judges the branch refuses it, and a clone that pulls the commit
+// finds it unexamined, until they are pushed.
 func (s *session) remindPush(loc gitrepo.Location, remote string) {
 	st, err := s.openAt(loc)
 	if err != nil {
@@ -418,5 +450,5 @@ func (s *session) remindPush(loc gitrepo.Location, remote string) {
 	if err != nil || tracked == local {
 		return
 	}
-	fmt.Fprintf(s.env.Stderr, "hint: the examinations are not on %s yet: git nwdes push %s\n", text.TerminalLine(remote), text.TerminalLine(remote))
+	fmt.Fprintf(s.env.Stderr, "hint: the examinations are not on %s yet, and a server that judges the branch refuses it until they are: send them with git nwdes push %s (then push the branch again if it was refused)\n", text.TerminalLine(remote), text.TerminalLine(remote))
 }
