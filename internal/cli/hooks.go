@@ -124,7 +124,9 @@ func (s *session) hooksCmd() *cli.Command {
 		Usage: "install, remove or inspect the pre-push hook that enforces acceptance",
 		Description: `The pre-push hook refuses a push of a protected branch (main and master
 unless git config nwdes.protect says otherwise) whose commit lacks an
-accepted examination of every feature with a contract. It goes where git
+accepted examination of every feature with a contract, and sends the
+records that accept it to the remote before the branch (unless git config
+nwdes.push.records=manual). It goes where git
 runs hooks: core.hooksPath when set, else the hooks directory every linked
 worktree shares. A hook already there is kept as pre-push.nwdes-chained
 and still runs. See docs/hooks.md, also for lefthook, pre-commit and husky.
@@ -204,6 +206,13 @@ examination of every feature whose contract is at .nwave/features/<F>.md in
 its tree. Deletions, unprotected refs and nwdes's own refs pass. A refusal
 names the commit, each feature and its outcome, and the remedy. When the
 records cannot be read the push is refused (StoreUnreadable).
+
+When it accepts a protected ref, it first sends the records (git nwdes
+push REMOTE: every nwdes ref and the notes, merged with the remote's) to
+the same remote, so that a server that judges the branch holds them before
+git pushes it; when that merge brought newer records, it checks again. A
+failure to send refuses the push (RemoteFailed). git config
+nwdes.push.records=manual turns this off (docs/hooks.md).
 
 EXAMPLES
    printf 'refs/heads/main %s refs/heads/main %s\n' $(git rev-parse HEAD) $(git rev-parse origin/main) | git nwdes hook pre-push origin
