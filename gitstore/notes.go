@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nwdes/nwdes/gitstore/git"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/refusal"
@@ -65,7 +66,7 @@ func (s *Store) UpdateNote(ctx context.Context, commit oid.ID, message string, f
 // UpdateNoteIn is UpdateNote on the notes ref ref (NotesRef, or a
 // declared display ref).
 func (s *Store) UpdateNoteIn(ctx context.Context, ref RefName, commit oid.ID, message string, fn func(old []byte, found bool) ([]byte, error), opts ...UpdateOption) (oid.ID, error) {
-	if !s.opts.Registry.isNotes(ref) {
+	if !s.opts.Registry.IsNotes(ref) {
 		return oid.ID{}, refusal.New(refusal.RefNotDeclared, "declare the display notes ref (git config nwdes.displayRef)", "%s is not a notes ref nwdes keeps", ref)
 	}
 	return s.Update(ctx, ref, message, func(tx *Tx) error {
@@ -109,7 +110,7 @@ func (s *Store) NotedCommits() ([]oid.ID, error) {
 				}
 				continue
 			}
-			if id := prefix + e.Name; isHex40(id) {
+			if id := prefix + e.Name; git.IsHex40(id) {
 				out = append(out, oid.MustParse(id))
 			}
 		}

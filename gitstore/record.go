@@ -110,7 +110,10 @@ func (r *Record) size(enc []byte) int {
 	return n
 }
 
-func decodeRecord(b []byte) (*Record, error) {
+// ParseRecord reads a record.json: canonical JSON of the record envelope,
+// unknown fields refused. Payloads are not in it (they are files beside
+// it), so the record it returns has none.
+func ParseRecord(b []byte) (*Record, error) {
 	if err := CheckCanonical(b); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := decodeRecord(b)
+		r, err := ParseRecord(b)
 		if err != nil {
 			return
 		}

@@ -47,5 +47,4 @@ type Replicator interface {
 var (
 	_ RecordWriter = (*Store)(nil)
 	_ NoteKeeper   = (*Store)(nil)
-	_ Replicator   = (*Store)(nil)
 )

@@ -1,0 +1,5 @@
+//go:build !race
+
+package git_test
+
+const raceEnabled = false
