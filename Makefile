@@ -54,7 +54,7 @@ test: fmt vet
 	@echo "== the script tests, without the race detector: each of their commands starts git-nwdes, which would be the race-built binary"
 	$(GO) test -count=1 -run 'TestScripts' ./internal/cli/
 	@echo "== the 200,000-commit history and the heartbeats, without the race detector"
-	$(GO) test -count=1 -run 'TestHistoryWalks200k|TestHeartbeatsLeaveNothingToWalk' ./gitstore/
+	$(GO) test -count=1 -run 'TestHistoryWalks200k|TestHeartbeatsLeaveNothingToWalk' ./gitstore/ ./gitstore/git/
 	@echo "== one judgment on every surface (the corpus), without the race detector for the same reason"
 	$(GO) test -count=1 -run 'TestOneJudgmentOnEverySurface' ./internal/cli/
 	@echo "== the wall again, without the race detector: its second stage runs under an address-space limit the race detector cannot live in"
