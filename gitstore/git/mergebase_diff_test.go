@@ -66,7 +66,7 @@ func genDAG(t *testing.T, seed uint64, n int) *dag {
 		return lo + rng.IntN(i-lo)
 	}
 	run := func(args ...string) {
-		if _, err := gitPipe(dir, in.Bytes(), args...); err != nil {
+		if _, err := gittest.Pipe(dir, in.Bytes(), args...); err != nil {
 			t.Fatal(err)
 		}
 		in.Reset()
@@ -138,7 +138,7 @@ func (d *dag) graphSetup(t *testing.T, kind string) {
 	os.Remove(filepath.Join(info, "commit-graph"))
 	os.RemoveAll(filepath.Join(info, "commit-graphs"))
 	write := func(stdin string, args ...string) {
-		if _, err := gitPipe(d.dir, []byte(stdin), append([]string{"commit-graph", "write", "--no-progress"}, args...)...); err != nil {
+		if _, err := gittest.Pipe(d.dir, []byte(stdin), append([]string{"commit-graph", "write", "--no-progress"}, args...)...); err != nil {
 			t.Fatal(err)
 		}
 	}

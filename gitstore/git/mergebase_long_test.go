@@ -61,16 +61,16 @@ func heartbeats(ref git.RefName, from string, n0, n int) []byte {
 func buildLongHistory(dir string) (*longHistory, error) {
 	h := &longHistory{dir: dir}
 	marks := filepath.Join(filepath.Dir(dir), "long-marks")
-	if _, err := gitPipe(dir, heartbeats(longRef, "", 0, longGraphed), "fast-import", "--quiet", "--export-marks="+marks); err != nil {
+	if _, err := gittest.Pipe(dir, heartbeats(longRef, "", 0, longGraphed), "fast-import", "--quiet", "--export-marks="+marks); err != nil {
 		return nil, err
 	}
-	if _, err := gitPipe(dir, nil, "commit-graph", "write", "--reachable", "--no-progress"); err != nil {
+	if _, err := gittest.Pipe(dir, nil, "commit-graph", "write", "--reachable", "--no-progress"); err != nil {
 		return nil, err
 	}
-	if _, err := gitPipe(dir, heartbeats(longRef, fmt.Sprint(":", longGraphed), longGraphed, longOnTop), "fast-import", "--quiet", "--import-marks="+marks, "--export-marks="+marks); err != nil {
+	if _, err := gittest.Pipe(dir, heartbeats(longRef, fmt.Sprint(":", longGraphed), longGraphed, longOnTop), "fast-import", "--quiet", "--import-marks="+marks, "--export-marks="+marks); err != nil {
 		return nil, err
 	}
-	if _, err := gitPipe(dir, heartbeats(longForkRef, fmt.Sprint(":", longGraphed+longForkAt), longGraphed+longOnTop, longFork), "fast-import", "--quiet", "--import-marks="+marks); err != nil {
+	if _, err := gittest.Pipe(dir, heartbeats(longForkRef, fmt.Sprint(":", longGraphed+longForkAt), longGraphed+longOnTop, longFork), "fast-import", "--quiet", "--import-marks="+marks); err != nil {
 		return nil, err
 	}
 	for _, x := range []struct {
@@ -83,7 +83,7 @@ func buildLongHistory(dir string) (*longHistory, error) {
 		{&h.tip, string(longRef)},
 		{&h.forkTip, string(longForkRef)},
 	} {
-		out, err := gitPipe(dir, nil, "rev-parse", x.rev)
+		out, err := gittest.Pipe(dir, nil, "rev-parse", x.rev)
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +201,7 @@ var (
 
 func longFixture(b *testing.B) *longHistory {
 	var h *longHistory
-	dir := benchFixture(b, "long", func(dir string) (err error) {
+	dir := gittest.Fixture(b, "long", func(dir string) (err error) {
 		h, err = buildLongHistory(dir)
 		return err
 	})
