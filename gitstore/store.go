@@ -373,7 +373,11 @@ func (s *Store) commit(tx *Tx, tree oid.ID, message string) (oid.ID, error) {
 	if b == nil {
 		b = &git.Batch{}
 	}
-	h := b.Add(git.CommitObject, git.EncodeCommit(tree, parents, Identity, s.opts.Now(), message))
+	c, err := git.EncodeCommit(tree, parents, Identity, s.opts.Now(), message)
+	if err != nil {
+		return oid.Zero, err
+	}
+	h := b.Add(git.CommitObject, c)
 	if err := s.git.Stage(b, h); err != nil {
 		return oid.Zero, err
 	}

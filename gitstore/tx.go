@@ -402,38 +402,46 @@ func TreeOf(files []TreeFile) (oid.ID, error) {
 		}
 		d.files[name] = f
 	}
-	var hash func(d *dir) oid.ID
-	hash = func(d *dir) oid.ID {
+	var hash func(d *dir) (oid.ID, error)
+	hash = func(d *dir) (oid.ID, error) {
 		var es []git.TreeEntry
 		for name, f := range d.files {
-			es = append(es, git.TreeEntry{Name: name, Mode: f.Mode, ID: (f.Blob)})
+			es = append(es, git.TreeEntry{Name: name, Mode: f.Mode, ID: f.Blob})
 		}
 		for name, sub := range d.dirs {
-			es = append(es, git.TreeEntry{Name: name, Mode: ModeTree, ID: hash(sub)})
+			h, err := hash(sub)
+			if err != nil {
+				return oid.Zero, err
+			}
+			es = append(es, git.TreeEntry{Name: name, Mode: ModeTree, ID: h})
 		}
-		return git.HashOf(git.TreeObject, git.EncodeTree(es))
+		b, err := git.EncodeTree(es)
+		if err != nil {
+			return oid.Zero, err
+		}
+		return git.HashOf(git.TreeObject, b), nil
 	}
-	return (hash(root)), nil
+	return hash(root)
 }
 
 // writeTrees collects staged blobs and every dirty tree bottom-up into the
 // transaction's batch and returns the root tree id. Nothing is written
-// here: Store.commit adds the commit and writes the batch as one pack, and
-// Store.swap publishes it before the ref moves.
+// here: Store.commit adds the commit and stages the batch as one pack
+// (git.Repo.Stage), and git.Repo.MoveRef publishes it before the ref moves.
 func (tx *Tx) writeTrees() (oid.ID, error) {
 	tx.batch = &git.Batch{}
 	for _, b := range tx.blobs {
 		tx.batch.Add(git.BlobObject, b)
 	}
-	return tx.writeNode(tx.root), nil
+	return tx.writeNode(tx.root)
 }
 
-func (tx *Tx) writeNode(n *node) oid.ID {
+func (tx *Tx) writeNode(n *node) (oid.ID, error) {
 	if !n.dirty {
 		if n.ID.IsZero() {
-			return tx.batch.Add(git.TreeObject, nil)
+			return tx.batch.Add(git.TreeObject, nil), nil
 		}
-		return n.ID
+		return n.ID, nil
 	}
 	es := make([]git.TreeEntry, 0, len(n.entries))
 	for name, e := range n.entries {
@@ -442,14 +450,22 @@ func (tx *Tx) writeNode(n *node) oid.ID {
 			if len(e.sub.entries) == 0 {
 				continue
 			}
-			e.ID = tx.writeNode(e.sub)
+			h, err := tx.writeNode(e.sub)
+			if err != nil {
+				return oid.Zero, err
+			}
+			e.ID = h
 		}
 		es = append(es, git.TreeEntry{Name: name, Mode: e.Mode, ID: e.ID})
 	}
-	h := tx.batch.Add(git.TreeObject, git.EncodeTree(es))
+	b, err := git.EncodeTree(es)
+	if err != nil {
+		return oid.Zero, err
+	}
+	h := tx.batch.Add(git.TreeObject, b)
 	n.ID, n.dirty = h, false
-	return h
+	return h, nil
 }
 
 // BlobID is the object id git gives a blob holding data (git hash-object).
-func BlobID(data []byte) oid.ID { return (git.HashOf(git.BlobObject, data)) }
+func BlobID(data []byte) oid.ID { return git.HashOf(git.BlobObject, data) }

@@ -78,7 +78,10 @@ func (s *Repo) Adopt(ctx context.Context, ref RefName, objectsDir string, head o
 	if lim.Objects < 1 || lim.Bytes < 1 || lim.Object < 1 {
 		return nil, fmt.Errorf("adopt into %s: limits %+v are not all at least 1", ref, lim)
 	}
-	h := toHash(head)
+	h, err := toHash(head)
+	if err != nil {
+		return nil, err
+	}
 	cur, err := s.refs.read(ref)
 	if err != nil {
 		return nil, err
@@ -312,11 +315,11 @@ func checkTree(b []byte) ([]treeEntry, string) {
 // are listed, and the number of all of them is returned. Subtrees the two
 // share are not read.
 func (s *Repo) ChangedPaths(from, to oid.ID, limit int) ([]string, int, error) {
-	fc, err := s.readCommit(toHash(from))
+	fc, err := s.readCommitID(from)
 	if err != nil {
 		return nil, 0, err
 	}
-	tc, err := s.readCommit(toHash(to))
+	tc, err := s.readCommitID(to)
 	if err != nil {
 		return nil, 0, err
 	}

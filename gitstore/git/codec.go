@@ -1,6 +1,7 @@
 package git
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -46,19 +47,28 @@ func (e TreeEntry) IsTree() bool { return e.Mode == ModeTree }
 
 // EncodeTree is the content of the tree holding entries, in git's order
 // (by name, a tree's name compared as if it ended in "/"; git fsck
-// --strict checks this order). It sorts entries in place.
-func EncodeTree(entries []TreeEntry) []byte {
+// --strict checks this order). An entry whose id is not SHA-1 is refused
+// (see toHash).
+func EncodeTree(entries []TreeEntry) ([]byte, error) {
 	es := make([]treeEntry, len(entries))
 	for i, e := range entries {
-		es[i] = treeEntry{name: e.Name, mode: e.Mode, hash: toHash(e.ID)}
+		h, err := toHash(e.ID)
+		if err != nil {
+			return nil, fmt.Errorf("tree entry %q: %w", e.Name, err)
+		}
+		es[i] = treeEntry{name: e.Name, mode: e.Mode, hash: h}
 	}
-	return encodeTree(es)
+	return encodeTree(es), nil
 }
 
 // DecodeTree reads the tree id holding b, refusing (TreeUnreadable) one
 // git fsck rejects (see decodeTree).
 func DecodeTree(id oid.ID, b []byte) ([]TreeEntry, error) {
-	es, err := decodeTree(toHash(id), b)
+	h, err := toHash(id)
+	if err != nil {
+		return nil, err
+	}
+	es, err := decodeTree(h, b)
 	if err != nil {
 		return nil, err
 	}
@@ -83,19 +93,23 @@ func (c commitInfo) export() Commit {
 
 // DecodeCommit reads the commit id holding b.
 func DecodeCommit(id oid.ID, b []byte) (Commit, error) {
-	c, err := decodeCommit(toHash(id), b)
+	h, err := toHash(id)
+	if err != nil {
+		return Commit{}, err
+	}
+	c, err := decodeCommit(h, b)
 	return c.export(), err
 }
 
 // EncodeCommit is the content of a commit of tree with parents, whose
 // author and committer are ident at when, with message msg (ended by a
-// newline when it is not).
-func EncodeCommit(tree oid.ID, parents []oid.ID, ident string, when time.Time, msg string) []byte {
-	ps := make([]plumbing.Hash, len(parents))
-	for i, p := range parents {
-		ps[i] = toHash(p)
+// newline when it is not). Ids that are not SHA-1 are refused (toHash).
+func EncodeCommit(tree oid.ID, parents []oid.ID, ident string, when time.Time, msg string) ([]byte, error) {
+	hs, err := toHashes(append([]oid.ID{tree}, parents...))
+	if err != nil {
+		return nil, err
 	}
-	return encodeCommit(toHash(tree), ps, ident, when, msg)
+	return encodeCommit(hs[0], hs[1:], ident, when, msg), nil
 }
 
 // Add puts an object in the batch, once, and returns its id.

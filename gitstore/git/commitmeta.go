@@ -53,7 +53,10 @@ func IdentityEmail(id string) string {
 
 // CommitMeta reads commit's identities and signature.
 func (s *Repo) CommitMeta(commit oid.ID) (CommitMeta, error) {
-	h := toHash(commit)
+	h, err := toHash(commit)
+	if err != nil {
+		return CommitMeta{}, err
+	}
 	t, b, err := s.obj.read(h)
 	if err != nil {
 		return CommitMeta{}, err

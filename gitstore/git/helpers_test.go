@@ -43,12 +43,20 @@ func commitFile(t testing.TB, r *git.Repo, ref git.RefName, name, content string
 	}
 	var b git.Batch
 	blob := b.Add(git.BlobObject, []byte(content))
-	tree := b.Add(git.TreeObject, git.EncodeTree([]git.TreeEntry{{Name: name, Mode: git.ModeFile, ID: blob}}))
+	tb, err := git.EncodeTree([]git.TreeEntry{{Name: name, Mode: git.ModeFile, ID: blob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := b.Add(git.TreeObject, tb)
 	c := git.Commit{Tree: tree, Time: when, Message: "write " + name}
 	if !tip.IsZero() {
 		c.Parents = append(c.Parents, tip)
 	}
-	id := b.Add(git.CommitObject, git.EncodeCommit(c.Tree, c.Parents, "nwdes <nwdes@localhost>", when, c.Message))
+	cb, err := git.EncodeCommit(c.Tree, c.Parents, "nwdes <nwdes@localhost>", when, c.Message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := b.Add(git.CommitObject, cb)
 	if err := r.Stage(&b, id); err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,11 @@ import (
 // commit-graph) it walks by commit time as git does without a graph, and
 // every commit counts against MaxWalk (WalkLimit).
 func (s *Repo) MergeBases(a, b oid.ID) ([]oid.ID, error) {
-	bases, err := s.mergeBases(toHash(a), toHash(b))
+	hs, err := toHashes([]oid.ID{a, b})
+	if err != nil {
+		return nil, err
+	}
+	bases, err := s.mergeBases(hs[0], hs[1])
 	return toIDs(bases), err
 }
 
@@ -166,7 +170,11 @@ func (s *Repo) removeRedundant(gw *genWalk, cands []plumbing.Hash) ([]plumbing.H
 // shallow clone, or more than MaxWalk commits outside any commit-graph) it
 // walks the whole history below desc, bounded by MaxWalk (WalkLimit).
 func (s *Repo) IsAncestor(anc, desc oid.ID) (bool, error) {
-	return s.isAncestor(toHash(anc), toHash(desc))
+	hs, err := toHashes([]oid.ID{anc, desc})
+	if err != nil {
+		return false, err
+	}
+	return s.isAncestor(hs[0], hs[1])
 }
 
 func (s *Repo) isAncestor(anc, desc plumbing.Hash) (bool, error) {
@@ -600,7 +608,13 @@ func shallowBoundary(commit string) error {
 // IsShallow reports whether commit is a shallow commit of this clone (its
 // parents are not here); a shallow file that cannot be read is refused
 // (StoreUnreadable).
-func (s *Repo) IsShallow(commit oid.ID) (bool, error) { return s.isShallow(toHash(commit)) }
+func (s *Repo) IsShallow(commit oid.ID) (bool, error) {
+	h, err := toHash(commit)
+	if err != nil {
+		return false, err
+	}
+	return s.isShallow(h)
+}
 
 // ShallowBoundary is the refusal (ShallowClone) of a walk that reached a
 // shallow commit.

@@ -11,7 +11,11 @@ import (
 // Parents returns a commit's parents, in order, and its committer time:
 // what a history walk (a merge base, for one) needs to step and to order.
 func (s *Repo) Parents(commit oid.ID) ([]oid.ID, time.Time, error) {
-	ps, when, err := s.parents(toHash(commit))
+	h, err := toHash(commit)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	ps, when, err := s.parents(h)
 	return toIDs(ps), when, err
 }
 

@@ -128,9 +128,17 @@ func (s *Repo) Run(ctx context.Context, o RunOptions, args ...string) ([]byte, e
 	return stdout.Bytes(), nil
 }
 
-// TransportRefusal names a git transport command that failed
-// (RemoteFailed, with what git said); other errors are returned as they
-// are.
+// formatMismatch reports what git 2.39 says when the two sides of a fetch
+// or push name objects by different hash functions (SHA-1 and SHA-256).
+func formatMismatch(stderr string) bool {
+	return strings.Contains(stderr, "mismatched algorithms") ||
+		strings.Contains(stderr, "does not support this repository's hash algorithm")
+}
+
+// TransportRefusal names a git transport command that failed: a remote of
+// another object format than this clone (UnsupportedRepository), or any
+// other failure (RemoteFailed, with what git said); other errors are
+// returned as they are.
 func TransportRefusal(verb, remote string, err error) error {
 	return transportRefusal(verb, remote, err)
 }
@@ -139,6 +147,13 @@ func transportRefusal(verb, remote string, err error) error {
 	var ge *GitError
 	if !errors.As(err, &ge) {
 		return err
+	}
+	if formatMismatch(ge.Stderr) {
+		// Not the network: the two repositories name objects by different
+		// hash functions, and no retry changes that.
+		return refusal.New(refusal.UnsupportedRepository,
+			"sync only clones of one object format (git rev-parse --show-object-format in each); nwdes does not mix SHA-1 and SHA-256 repositories",
+			"git %s %s: the remote names its objects by another hash function than this clone (%s)", verb, remote, text.OneLine(ge.Stderr)).Wrap(err)
 	}
 	return refusal.NewUnavailable(refusal.RemoteFailed,
 		fmt.Sprintf("check that git %s %s works (network, credentials, URL), then run the command again", verb, remote),
@@ -150,9 +165,9 @@ func transportRefusal(verb, remote string, err error) error {
 // fetchMissingOf does: what a fetch of nwdes refs runs in a partial clone,
 // so that records are then read whole, never taken for absent.
 func (s *Repo) FetchMissingFrom(ctx context.Context, remote string, tips []oid.ID, history bool, o RunOptions) error {
-	hs := make([]plumbing.Hash, len(tips))
-	for i, t := range tips {
-		hs[i] = toHash(t)
+	hs, err := toHashes(tips)
+	if err != nil {
+		return err
 	}
 	return s.fetchMissingOf(ctx, remote, hs, history, o)
 }
@@ -386,9 +401,9 @@ func (s *Repo) FetchMissing(ctx context.Context, commits ...oid.ID) error {
 		return nil
 	}
 	o := RunOptions{Environ: pc.Environ, GitPath: pc.GitPath}
-	tips := make([]plumbing.Hash, len(commits))
-	for i, c := range commits {
-		tips[i] = toHash(c)
+	tips, err := toHashes(commits)
+	if err != nil {
+		return err
 	}
 	var errs []error
 	for _, r := range pc.Remotes {

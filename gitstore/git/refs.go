@@ -326,7 +326,11 @@ func SortedNames[V any](m map[RefName]V) []RefName {
 // the ref does not hold old, and a LockHeld refusal when another writer's
 // lock outlives LockTimeout. Nothing is changed on any error.
 func (r *Refs) CompareAndSwap(name RefName, old, new oid.ID) error {
-	return r.compareAndSwap(name, toHash(old), toHash(new), nil)
+	hs, err := toHashes([]oid.ID{old, new})
+	if err != nil {
+		return err
+	}
+	return r.compareAndSwap(name, hs[0], hs[1], nil)
 }
 
 // compareAndSwap is CompareAndSwap with a hook run under the lock, once the

@@ -104,15 +104,28 @@ func (s *Repo) readCommit(h plumbing.Hash) (commitInfo, error) {
 
 // ReadCommit reads and decodes a commit.
 func (s *Repo) ReadCommit(id oid.ID) (Commit, error) {
-	c, err := s.readCommit(toHash(id))
+	c, err := s.readCommitID(id)
 	return c.export(), err
+}
+
+// readCommitID is readCommit of an id (see toHash).
+func (s *Repo) readCommitID(id oid.ID) (commitInfo, error) {
+	h, err := toHash(id)
+	if err != nil {
+		return commitInfo{}, err
+	}
+	return s.readCommit(h)
 }
 
 // Read returns an object's type and content. A missing object is an error
 // wrapping ErrObjectMissing (in a partial clone, after asking the promisor
 // remotes), never ErrNotFound.
 func (s *Repo) Read(id oid.ID) (ObjectType, []byte, error) {
-	t, b, err := s.obj.read(toHash(id))
+	h, err := toHash(id)
+	if err != nil {
+		return 0, nil, err
+	}
+	t, b, err := s.obj.read(h)
 	return ObjectType(t), b, err
 }
 
@@ -139,19 +152,26 @@ func (s *Repo) Write(t ObjectType, data []byte) (oid.ID, error) {
 // Freshen reports whether id is stored, and if so sets its file's mtime
 // to now, as git does before deciding not to write an object again, so
 // that a concurrent git gc does not prune it before a ref reaches it.
-func (s *Repo) Freshen(id oid.ID) bool { return s.obj.freshen(toHash(id)) }
+func (s *Repo) Freshen(id oid.ID) bool {
+	h, err := toHash(id)
+	return err == nil && s.obj.freshen(h)
+}
 
 // Stage starts writing the objects of b that are not already stored as
 // one pack, to temporary files (fsynced in durable mode), held for commit:
 // MoveRef to commit publishes it under the ref's lock, or discards it when
 // the compare-and-swap fails.
 func (s *Repo) Stage(b *Batch, commit oid.ID) error {
+	h, err := toHash(commit)
+	if err != nil {
+		return err
+	}
 	sp, err := s.obj.stagePack(b, s.opts.Durable)
 	if err != nil {
 		return err
 	}
 	if sp != nil {
-		s.obj.hold(toHash(commit), sp)
+		s.obj.hold(h, sp)
 	}
 	return nil
 }
@@ -171,7 +191,11 @@ func (s *Repo) Stage(b *Batch, commit oid.ID) error {
 // successful move, small packs are consolidated when there are too many
 // (consolidate.go).
 func (s *Repo) MoveRef(ref RefName, old, next oid.ID) error {
-	return s.moveRef(ref, toHash(old), toHash(next))
+	hs, err := toHashes([]oid.ID{old, next})
+	if err != nil {
+		return err
+	}
+	return s.moveRef(ref, hs[0], hs[1])
 }
 
 func (s *Repo) moveRef(ref RefName, old, next plumbing.Hash) error {
@@ -220,7 +244,11 @@ func (s *Repo) moveRef(ref RefName, old, next plumbing.Hash) error {
 // names the commit or never will. With nothing staged for commit it does
 // nothing.
 func (s *Repo) Publish(commit oid.ID) (done func(), err error) {
-	sp := s.obj.take(toHash(commit))
+	h, err := toHash(commit)
+	if err != nil {
+		return nil, err
+	}
+	sp := s.obj.take(h)
 	if sp == nil {
 		return func() {}, nil
 	}

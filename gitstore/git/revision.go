@@ -880,7 +880,7 @@ func (s *Repo) Lookup(commit oid.ID, path string) (TreeEntry, bool, error) {
 	if err != nil || len(parts) == 0 {
 		return TreeEntry{}, false, err
 	}
-	c, err := s.readCommit(toHash(commit))
+	c, err := s.readCommitID(commit)
 	if err != nil {
 		return TreeEntry{}, false, err
 	}
@@ -908,7 +908,7 @@ func (s *Repo) Lookup(commit oid.ID, path string) (TreeEntry, bool, error) {
 // Walk calls fn for every file (not directory) in commit's tree, in order,
 // with its slash-separated path and mode.
 func (s *Repo) Walk(commit oid.ID, fn func(path string, mode uint32, blob oid.ID) error) error {
-	c, err := s.readCommit(toHash(commit))
+	c, err := s.readCommitID(commit)
 	if err != nil {
 		return err
 	}
@@ -954,7 +954,10 @@ func SplitPath(p string) ([]string, error) {
 
 // ReadBlob returns a blob's content by id.
 func (s *Repo) ReadBlob(id oid.ID) ([]byte, error) {
-	h := toHash(id)
+	h, err := toHash(id)
+	if err != nil {
+		return nil, err
+	}
 	t, b, err := s.obj.read(h)
 	if err != nil {
 		return nil, err

@@ -595,8 +595,11 @@ func (m *merger) commit(ours, theirs, base oid.ID, message string) (oid.ID, erro
 			return oid.Zero, err
 		}
 	}
-	return m.s.Git().Write(git.CommitObject,
-		git.EncodeCommit(tree, []oid.ID{ours, theirs}, gitstore.Identity, m.s.Options().Now(), message))
+	c, err := git.EncodeCommit(tree, []oid.ID{ours, theirs}, gitstore.Identity, m.s.Options().Now(), message)
+	if err != nil {
+		return oid.Zero, err
+	}
+	return m.s.Git().Write(git.CommitObject, c)
 }
 
 // mergeObjects gives treemerge the store's objects.
@@ -625,7 +628,11 @@ func (x mergeObjects) WriteTree(entries map[string]treemerge.Entry) (oid.ID, err
 	for name, e := range entries {
 		es = append(es, git.TreeEntry{Name: name, Mode: e.Mode, ID: e.Hash})
 	}
-	return x.s.Git().Write(git.TreeObject, git.EncodeTree(es))
+	b, err := git.EncodeTree(es)
+	if err != nil {
+		return oid.Zero, err
+	}
+	return x.s.Git().Write(git.TreeObject, b)
 }
 
 func (x mergeObjects) Blob(h oid.ID) ([]byte, error) {
