@@ -191,7 +191,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 			continue
 		}
 		switch {
-		case s.opts.Registry.IsNotes(ref):
+		case s.opts.Registry.isNotes(ref):
 			rep.Notes++
 			id := strings.ReplaceAll(p, "/", "")
 			if !git.IsHex40(id) {
@@ -205,7 +205,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 			bad(p, "a file that is not part of a record (records are <path>/record.json and <path>/payload/<name>)")
 		case e.Name == "record.json":
 			rep.Records++
-			r, err := ParseRecord(blob)
+			r, err := decodeRecord(blob)
 			if err != nil {
 				bad(p, err.Error())
 				continue

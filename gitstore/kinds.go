@@ -398,8 +398,8 @@ func (r *Registry) NotesRefs() []RefName {
 	return out
 }
 
-// IsNotes reports a notes ref: NotesRef or one declared Notes.
-func (r *Registry) IsNotes(ref RefName) bool {
+// isNotes reports a notes ref: NotesRef or one declared Notes.
+func (r *Registry) isNotes(ref RefName) bool {
 	if ref == NotesRef {
 		return true
 	}

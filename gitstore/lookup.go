@@ -49,7 +49,7 @@ func (s *Store) Tree(commit oid.ID) (*Tx, error) {
 // Lookup returns the entry at path (found false when there is none). It
 // does not follow symbolic links: a link is returned as such.
 func (tx *Tx) Lookup(path string) (DirEntry, bool, error) {
-	parts, err := git.SplitPath(path)
+	parts, err := splitPath(path)
 	if err != nil || len(parts) == 0 {
 		return DirEntry{}, false, err
 	}

@@ -66,7 +66,7 @@ func (s *Store) UpdateNote(ctx context.Context, commit oid.ID, message string, f
 // UpdateNoteIn is UpdateNote on the notes ref ref (NotesRef, or a
 // declared display ref).
 func (s *Store) UpdateNoteIn(ctx context.Context, ref RefName, commit oid.ID, message string, fn func(old []byte, found bool) ([]byte, error), opts ...UpdateOption) (oid.ID, error) {
-	if !s.opts.Registry.IsNotes(ref) {
+	if !s.opts.Registry.isNotes(ref) {
 		return oid.ID{}, refusal.New(refusal.RefNotDeclared, "declare the display notes ref (git config nwdes.displayRef)", "%s is not a notes ref nwdes keeps", ref)
 	}
 	return s.Update(ctx, ref, message, func(tx *Tx) error {

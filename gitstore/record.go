@@ -110,10 +110,7 @@ func (r *Record) size(enc []byte) int {
 	return n
 }
 
-// ParseRecord reads a record.json: canonical JSON of the record envelope,
-// unknown fields refused. Payloads are not in it (they are files beside
-// it), so the record it returns has none.
-func ParseRecord(b []byte) (*Record, error) {
+func decodeRecord(b []byte) (*Record, error) {
 	if err := CheckCanonical(b); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := ParseRecord(b)
+		r, err := decodeRecord(b)
 		if err != nil {
 			return
 		}

@@ -87,6 +87,10 @@ func (tx *Tx) load(n *node) error {
 	return nil
 }
 
+// splitPath splits a record path (git.SplitPath: refused when a component
+// is empty, ".", ".." or ".git").
+func splitPath(p string) ([]string, error) { return git.SplitPath(p) }
+
 // walk returns the node for dir path parts, creating it when create is set.
 // It returns nil, nil when the path is absent and create is false.
 func (tx *Tx) walk(parts []string, create bool) (*node, []*node, error) {
@@ -125,7 +129,7 @@ func (tx *Tx) touch(trail []*node) {
 
 // ReadBlob returns the bytes at path, or an error wrapping ErrNotFound.
 func (tx *Tx) ReadBlob(path string) ([]byte, error) {
-	parts, err := git.SplitPath(path)
+	parts, err := splitPath(path)
 	if err != nil || len(parts) == 0 {
 		return nil, fmt.Errorf("read %s: %w", path, ErrNotFound)
 	}
@@ -168,7 +172,7 @@ func (tx *Tx) writeBlob(path string, data []byte) error {
 	if tx.readOnly {
 		return fmt.Errorf("write %s: read-only view", path)
 	}
-	parts, err := git.SplitPath(path)
+	parts, err := splitPath(path)
 	if err != nil {
 		return err
 	}
@@ -206,7 +210,7 @@ func (tx *Tx) List(dir string) ([]string, error) {
 // ReadDir returns the entries directly under dir, sorted by name; none when
 // dir is absent or not a directory.
 func (tx *Tx) ReadDir(dir string) ([]DirEntry, error) {
-	parts, err := git.SplitPath(dir)
+	parts, err := splitPath(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +231,7 @@ func (tx *Tx) Remove(path string) error {
 	if tx.readOnly {
 		return fmt.Errorf("remove %s: read-only view", path)
 	}
-	parts, err := git.SplitPath(path)
+	parts, err := splitPath(path)
 	if err != nil || len(parts) == 0 {
 		return fmt.Errorf("remove %q: empty path", path)
 	}
@@ -249,7 +253,7 @@ func (tx *Tx) Get(path string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := ParseRecord(b)
+	r, err := decodeRecord(b)
 	if err != nil {
 		return nil, fmt.Errorf("record %s in %s: %w", path, tx.ref, err)
 	}
@@ -336,7 +340,7 @@ func (tx *Tx) attachTree(dir string, files []TreeFile) error {
 			return refusal.New(refusal.PathInvalid, "attach regular files only",
 				"record tree file %s has mode %o, not a regular file", f.Path, f.Mode)
 		}
-		parts, err := git.SplitPath(f.Path)
+		parts, err := splitPath(f.Path)
 		if err != nil {
 			return err
 		}
@@ -352,7 +356,7 @@ func (tx *Tx) attachTree(dir string, files []TreeFile) error {
 			return fmt.Errorf("record tree file %s: object %s is a %s, not a blob", f.Path, h, t)
 		}
 		tx.s.git.Freshen(h)
-		all, _ := git.SplitPath(dir)
+		all, _ := splitPath(dir)
 		all = append(all, parts...)
 		d, trail, err := tx.walk(all[:len(all)-1], true)
 		if err != nil {
@@ -379,7 +383,7 @@ func TreeOf(files []TreeFile) (oid.ID, error) {
 	newDir := func() *dir { return &dir{files: map[string]TreeFile{}, dirs: map[string]*dir{}} }
 	root := newDir()
 	for _, f := range files {
-		parts, err := git.SplitPath(f.Path)
+		parts, err := splitPath(f.Path)
 		if err != nil {
 			return oid.ID{}, err
 		}

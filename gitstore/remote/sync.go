@@ -683,7 +683,7 @@ func (m *merger) readRecord(es map[string]treemerge.Entry) ([]byte, *gitstore.Re
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := gitstore.ParseRecord(raw)
+	r, err := gitstore.DecodeRecord(raw)
 	if err != nil {
 		return raw, nil, err
 	}
