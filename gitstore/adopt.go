@@ -19,7 +19,7 @@ func (s *Store) Adopt(ctx context.Context, ref RefName, objectsDir string, head 
 	if err := ref.Validate(); err != nil {
 		return nil, err
 	}
-	spec, err := s.opts.Registry.RefFor(ref)
+	spec, err := s.opts.Registry.refFor(ref)
 	if err != nil {
 		return nil, err
 	}

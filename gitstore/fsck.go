@@ -101,7 +101,7 @@ func (s *Store) Fsck() (*FsckReport, error) {
 }
 
 func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip oid.ID, seen map[string]bool) {
-	spec, err := s.opts.Registry.RefFor(ref)
+	spec, err := s.opts.Registry.refFor(ref)
 	if err != nil {
 		// Its records are still checked below, as records of no known
 		// ref: nothing would sync it, and nothing may write to it.

@@ -61,7 +61,7 @@ func appendOnly(spec RefSpec) bool {
 // whose parents this clone does not have is ShallowClone. A ref declared
 // without Immutable directories is checked for ancestry only.
 func (s *Store) VerifyHistory(ref RefName, from, to oid.ID) error {
-	spec, err := s.opts.Registry.RefFor(ref)
+	spec, err := s.opts.Registry.refFor(ref)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (s *Store) verifyHistory(ref RefName, spec RefSpec, from, to oid.ID) error 
 // WalkLimit, or an error reading the objects; the checkpoint stays.
 // Safe for concurrent use, by goroutines and processes.
 func (s *Store) CheckHistory(ref RefName, tip oid.ID) error {
-	spec, err := s.opts.Registry.RefFor(ref)
+	spec, err := s.opts.Registry.refFor(ref)
 	if err != nil {
 		return err
 	}
@@ -613,7 +613,7 @@ func (tx *Tx) checkImmutable() error {
 // checkpoint that its ref does not contain.
 func (s *Store) fsckHistory(rep *FsckReport, refs map[RefName]oid.ID) {
 	for _, name := range SortedNames(refs) {
-		spec, err := s.opts.Registry.RefFor(name)
+		spec, err := s.opts.Registry.refFor(name)
 		if err != nil || !appendOnly(spec) {
 			continue
 		}

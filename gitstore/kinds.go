@@ -338,8 +338,8 @@ func (r *Registry) Refs() []RefSpec {
 	return out
 }
 
-// RefFor is the store's lookup: an undeclared ref is refused by name.
-func (r *Registry) RefFor(ref RefName) (RefSpec, error) {
+// refFor is the store's lookup: an undeclared ref is refused by name.
+func (r *Registry) refFor(ref RefName) (RefSpec, error) {
 	spec, ok := r.Ref(ref)
 	if !ok {
 		return RefSpec{}, refusal.New(refusal.RefNotDeclared,

@@ -175,6 +175,10 @@ func comparePayloads(a, b map[string][]byte) int {
 	return 0
 }
 
+// RefFor is the declaration of ref, refused by name when nothing declares
+// it (RefNotDeclared): how replication looks a ref's policy up.
+func (r *Registry) RefFor(ref RefName) (RefSpec, error) { return r.refFor(ref) }
+
 // GitConfig returns every value of key as git itself reads it (see
 // git.Repo.Config).
 func (s *Store) GitConfig(ctx context.Context, key string, o SyncOptions) ([]string, error) {
@@ -197,7 +201,7 @@ type Merge func(ref RefName, ours, theirs, base oid.ID, message string) (commit 
 // check): a remote history that drops or changes one is refused
 // (HistoryRewritten), never merged.
 func (s *Store) Integrate(ctx context.Context, ref RefName, policy SyncPolicy, theirs oid.ID, from string, merge Merge) (RefSync, error) {
-	spec, err := s.opts.Registry.RefFor(ref)
+	spec, err := s.opts.Registry.refFor(ref)
 	if err != nil {
 		return RefSync{}, err
 	}
@@ -314,7 +318,7 @@ func (s *Store) Prepare(ref RefName, base oid.ID, message string, fn func(*Tx) e
 	if err := ref.Validate(); err != nil {
 		return oid.Zero, err
 	}
-	spec, err := s.opts.Registry.RefFor(ref)
+	spec, err := s.opts.Registry.refFor(ref)
 	if err != nil {
 		return oid.Zero, err
 	}

@@ -262,7 +262,7 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 	if err := ref.Validate(); err != nil {
 		return oid.Zero, err
 	}
-	spec, err := s.opts.Registry.RefFor(ref)
+	spec, err := s.opts.Registry.refFor(ref)
 	if err != nil {
 		return oid.Zero, err
 	}
