@@ -53,7 +53,7 @@ type Options struct {
 	// Sleep waits between retries; tests may shorten it.
 	Sleep func(time.Duration)
 	// PartialClone, when it names promisor remotes, makes a read that
-	// misses ask them for the object, as git's reads do (sync.go).
+	// misses ask them for the object, as git's reads do (gitstore/git's promisor.go).
 	PartialClone PartialClone
 }
 
