@@ -16,6 +16,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore/git"
 	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/internal/race"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -250,7 +251,7 @@ func TestMergeBaseDifferential(t *testing.T) {
 	switch {
 	case *diffLong:
 		seeds, n = 16, 400
-	case testing.Short(), raceEnabled:
+	case testing.Short(), race.Enabled:
 		seeds, n = 2, 120
 	}
 	for seed := 1; seed <= seeds; seed++ {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore/git"
 	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/internal/race"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -98,7 +99,7 @@ func buildLongHistory(dir string) (*longHistory, error) {
 // walk reads are bounded by those outside the graph plus the distance
 // asked about, not by the length of the history.
 func TestHistoryWalks200k(t *testing.T) {
-	if testing.Short() || raceEnabled {
+	if testing.Short() || race.Enabled {
 		// About 21 s without -race (12 s of it building the history with
 		// fast-import), minutes with it: make test runs it again without.
 		t.Skip("builds 200,000 commits; runs without -short and without -race (make test's second step)")

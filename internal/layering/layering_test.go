@@ -47,6 +47,7 @@ var allowed = map[string][]string{
 	"internal/text":         {},
 	"internal/gittest":      {},
 	"internal/layering":     {},
+	"internal/race":         {},
 	"refusal":               {},
 }
 

@@ -1,5 +1,0 @@
-//go:build !race
-
-package git_test
-
-const raceEnabled = false
