@@ -163,6 +163,17 @@ func (s *Store) checkHistory(ref RefName, spec RefSpec, tip oid.ID) (oid.ID, err
 	}
 	if !cp.IsZero() {
 		if tip.IsZero() {
+			// A zero tip read before another writer created the ref and
+			// moved the checkpoint on is stale, as below: a write on it
+			// loses its compare-and-swap (the ref must not exist) and
+			// reads again. Only a ref that is still absent was deleted.
+			now, err := s.refs.Read(ref)
+			if err != nil {
+				return oid.Zero, err
+			}
+			if !now.IsZero() {
+				return tip, nil
+			}
 			return oid.Zero, movedBack(ref, cp, tip, "it was deleted")
 		}
 		ok, err := s.git.IsAncestor(cp, tip)

@@ -389,3 +389,20 @@ func (w *syncWorld) cloneWith(name string, reg *gitstore.Registry) (string, *git
 }
 
 func (w *syncWorld) opts() gitstore.SyncOptions { return gitstore.SyncOptions{Environ: w.env} }
+
+// TestAnAbsentTipReadBeforeTheRefWasCreatedIsStaleNotDeleted: a writer
+// that read the ref as absent, while another created it and moved its
+// checkpoint on, is told nothing is wrong (its write then loses its
+// compare-and-swap and reads again); only a ref still absent next to its
+// checkpoint was deleted.
+func TestAnAbsentTipReadBeforeTheRefWasCreatedIsStaleNotDeleted(t *testing.T) {
+	t.Parallel()
+	dir := gittest.Init(t, false)
+	s := historyStore(t, dir)
+	put(t, s, chainRef, "entries/a", "a")
+	if err := s.CheckHistoryFrom(chainRef, oid.Zero); err != nil {
+		t.Fatalf("a stale absent tip: %v", err)
+	}
+	gittest.Git(t, dir, "update-ref", "-d", string(chainRef))
+	wantRewritten(t, s.CheckHistoryFrom(chainRef, oid.Zero), "deleted")
+}
