@@ -130,8 +130,8 @@ type Ancestry interface {
 }
 
 // Replicator moves refs between clones, each by its declared policy. Only
-// the git store plays it (its SwapRemote still gives fn the git store's
-// *Tx: nothing but git implements it, so nothing forced a change).
+// git plays it (gitstore/remote's Replicator, over the git store), so its
+// SwapRemote still gives fn the git store's *Tx: nothing forced a change.
 type Replicator interface {
 	Fetch(ctx context.Context, remote string, o SyncOptions) (*SyncReport, error)
 	Push(ctx context.Context, remote string, o SyncOptions) (*SyncReport, error)
@@ -145,5 +145,4 @@ var (
 	_ AppendOnly   = (*Store)(nil)
 	_ CommitReader = (*Store)(nil)
 	_ Ancestry     = (*Store)(nil)
-	_ Replicator   = (*Store)(nil)
 )

@@ -9,7 +9,9 @@ import (
 
 // The rules of records that every implementation of the roles applies the
 // same way, exported so that one that does not keep git objects (memstore)
-// refuses what the git store refuses, by the same names and remedies.
+// refuses what the git store refuses, by the same names and remedies, and
+// so that what is built on the store (gitstore/remote's merge) reads
+// records and refs as the store does.
 
 // Writable is the declaration of ref for a local update (Change, Update):
 // refused by name, as Update refuses it, when the name is invalid
@@ -76,6 +78,10 @@ func (spec RefSpec) AppendOnly() bool { return appendOnly(spec) }
 // PathParts splits a slash-separated record path, refusing an empty, ".",
 // ".." or ".git" component (PathInvalid).
 func PathParts(p string) ([]string, error) { return splitPath(p) }
+
+// DecodeRecord reads a record.json, refusing unknown fields and
+// non-canonical JSON.
+func DecodeRecord(b []byte) (*Record, error) { return decodeRecord(b) }
 
 // Retries reports whether an update given opts retries after a conflict
 // (no NoRetry among them).

@@ -14,6 +14,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/gitstore/memstore"
+	gitremote "github.com/nwdes/nwdes/gitstore/remote"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/ledger"
 	"github.com/nwdes/nwdes/refusal"
@@ -274,13 +275,13 @@ func TestALedgerOnlyMovesForwardBetweenClones(t *testing.T) {
 	bare := gittest.Init(t, true)
 	gittest.Git(t, dir, "remote", "add", "origin", bare)
 	sync := gitstore.SyncOptions{Environ: gittest.Env(os.TempDir())}
-	if _, err := st.Push(context.Background(), "origin", sync); err != nil {
+	if _, err := gitremote.New(st).Push(context.Background(), "origin", sync); err != nil {
 		t.Fatal(err)
 	}
 	other := filepath.Join(t.TempDir(), "other")
 	gittest.Git(t, filepath.Dir(other), "clone", "-q", bare, other)
 	ost := open(t, other)
-	if _, err := ost.Fetch(context.Background(), "origin", sync); err != nil {
+	if _, err := gitremote.New(ost).Fetch(context.Background(), "origin", sync); err != nil {
 		t.Fatal(err)
 	}
 	// Both clones append: the ledgers diverge, and that is refused, never merged.
@@ -290,10 +291,10 @@ func TestALedgerOnlyMovesForwardBetweenClones(t *testing.T) {
 	if _, err := ledger.Append(context.Background(), ost, "trial", []byte(`{"by":"b"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Push(context.Background(), "origin", sync); err != nil {
+	if _, err := gitremote.New(st).Push(context.Background(), "origin", sync); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ost.Fetch(context.Background(), "origin", sync)
+	_, err := gitremote.New(ost).Fetch(context.Background(), "origin", sync)
 	if name(err) != refusal.ChainDiverged {
 		t.Fatalf("a diverged ledger: %v", err)
 	}

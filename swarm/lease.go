@@ -12,6 +12,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/gitstore/remote"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -320,7 +321,7 @@ func listLeases(st *gitstore.Store, family gitstore.RefName, written func(oid.ID
 }
 
 // Remote keeps leases on a remote: each move is one atomic push of the
-// card's lease ref with the expected old value (gitstore.Store.SwapRemote),
+// card's lease ref with the expected old value (remote.Replicator.SwapRemote),
 // so supervisors sharing only the remote never both hold a card.
 type Remote struct {
 	Store *gitstore.Store
@@ -377,7 +378,7 @@ func (b *Remote) Take(ctx context.Context, label string, l *Lease, decide func(*
 		}
 		var next oid.ID
 		err = b.transport().exclusive(func() (err error) {
-			next, err = b.Store.SwapRemote(ctx, b.Name, ref, tip, "take "+label, func(tx *gitstore.Tx) error {
+			next, err = remote.New(b.Store).SwapRemote(ctx, b.Name, ref, tip, "take "+label, func(tx *gitstore.Tx) error {
 				rec, err := leaseRecord(l)
 				if err != nil {
 					return err
@@ -399,7 +400,7 @@ func (b *Remote) Take(ctx context.Context, label string, l *Lease, decide func(*
 func (b *Remote) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) (oid.ID, error) {
 	var next oid.ID
 	err := b.transport().exclusive(func() (err error) {
-		next, err = b.Store.SwapRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, "renew "+label, func(tx *gitstore.Tx) error {
+		next, err = remote.New(b.Store).SwapRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, "renew "+label, func(tx *gitstore.Tx) error {
 			rec, err := leaseRecord(l)
 			if err != nil {
 				return err
@@ -417,7 +418,7 @@ func (b *Remote) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) 
 // Release implements Book.
 func (b *Remote) Release(ctx context.Context, label string, tip oid.ID) error {
 	err := b.transport().exclusive(func() error {
-		return b.Store.DeleteRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, b.Sync)
+		return remote.New(b.Store).DeleteRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, b.Sync)
 	})
 	if errors.Is(err, gitstore.ErrConflict) {
 		return ErrLost

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/oid"
+	gitstage "github.com/nwdes/nwdes/gitstore/stage"
 )
 
 // jobDir is a staged job directory:
@@ -56,7 +57,7 @@ func stage(st *gitstore.Store, export func(gitstore.CommitReader, oid.ID, string
 	if err != nil {
 		return nil, err
 	}
-	if err := st.StageRepository(base, j.Repo, "worker/"+c.Label, func(dir string) error { return export(st, base, dir) }); err != nil {
+	if err := gitstage.Repository(st.Git(), base, j.Repo, "worker/"+c.Label, func(dir string) error { return export(st, base, dir) }); err != nil {
 		return nil, err
 	}
 	if err := addIdentity(filepath.Join(j.Repo, ".git", "config"), w); err != nil {
