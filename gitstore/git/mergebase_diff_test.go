@@ -16,7 +16,6 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore/git"
 	"github.com/nwdes/nwdes/internal/gittest"
-	"github.com/nwdes/nwdes/internal/race"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -247,12 +246,12 @@ func checkAgainstGit(t *testing.T, d *dag, g *gitTruth, wantGraph int) *git.Repo
 // `git merge-base --is-ancestor`, with no commit-graph, a full one, a
 // split chain of two layers, and one that covers only the older half.
 func TestMergeBaseDifferential(t *testing.T) {
-	seeds, n := 4, 160
-	switch {
-	case *diffLong:
+	// Two histories of 120 commits, each under four graph layouts, cost
+	// about 25 s of CPU, most of it git's processes: that is make test's
+	// share. -diff.long asks for 16 histories of 400.
+	seeds, n := 2, 120
+	if *diffLong {
 		seeds, n = 16, 400
-	case testing.Short(), race.Enabled:
-		seeds, n = 2, 120
 	}
 	for seed := 1; seed <= seeds; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
