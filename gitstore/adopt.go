@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore/odb"
 	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/internal/lazyre"
 )
 
 // AdoptLimits bound what Adopt copies from another repository's objects.
@@ -198,7 +198,7 @@ const modeGitlink = 0o160000
 // identLine is a git identity as git fsck reads one: a name (maybe empty)
 // ended by a space, <email>, seconds since the epoch without leading
 // zeros, and a time zone.
-var identLine = regexp.MustCompile(`^[^<>\n]* <[^<>\n]*> (0|[1-9][0-9]{0,18}) [+-][0-9]{4}$`)
+var identLine = lazyre.New(`^[^<>\n]* <[^<>\n]*> (0|[1-9][0-9]{0,18}) [+-][0-9]{4}$`)
 
 // checkCommit reads a commit as git fsck --strict does, returning its tree
 // and parents, or why it is malformed.
