@@ -468,25 +468,33 @@ func (r *Reader) Brief(h oid.ID) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// CheckNote is fsck's check of the note on commit: it must be safe to
-// print (git log --notes=nwdes shows it as it is) and exactly the brief
-// its examinations render. A note on a commit no examination judged, or
-// one edited by hand, is a forgery a reviewer would believe.
-func CheckNote(st *gitstore.Store, commit oid.ID, note []byte) error {
-	if err := printable("the note on "+commit.Short(), note); err != nil {
-		return err
+// CheckNote is fsck's check of the notes at the notes ref's tip, bound to
+// one snapshot of the examinations: each note must be safe to print (git
+// log --notes=nwdes shows it as it is) and exactly the brief its
+// examinations render. A note on a commit no examination judged, or one
+// edited by hand, is a forgery a reviewer would believe. When the
+// examinations cannot be read, every note is named with why.
+func CheckNote(st *gitstore.Store) func(commit oid.ID, note []byte) error {
+	r, readErr := NewReader(st)
+	return func(commit oid.ID, note []byte) error {
+		if err := printable("the note on "+commit.Short(), note); err != nil {
+			return err
+		}
+		if readErr != nil {
+			return readErr
+		}
+		want, err := r.Brief(commit)
+		if err != nil {
+			return err
+		}
+		switch {
+		case want == nil:
+			return fmt.Errorf("a note on %s, which no examination judged (forged, or its records are gone)", commit.Short())
+		case !bytes.Equal(want, note):
+			return fmt.Errorf("the note on %s is not what its examinations render (edited or forged; git nwdes examine close rewrites it)", commit.Short())
+		}
+		return nil
 	}
-	want, err := BriefOf(st, commit)
-	if err != nil {
-		return err
-	}
-	switch {
-	case want == nil:
-		return fmt.Errorf("a note on %s, which no examination judged (forged, or its records are gone)", commit.Short())
-	case !bytes.Equal(want, note):
-		return fmt.Errorf("the note on %s is not what its examinations render (edited or forged; git nwdes examine close rewrites it)", commit.Short())
-	}
-	return nil
 }
 
 // printable refuses a note git would print with characters that act on a
