@@ -169,21 +169,16 @@ func MergeDisplayNote(base, ours, theirs []byte) ([]byte, error) {
 	return append(append(append([]byte{}, before...), block...), after...), nil
 }
 
-// CheckDisplayNote is fsck's check of the display notes, bound to one
-// snapshot of the examinations: a note's nwdes block is what the records
-// render (or there is none, for a commit no examination judged); the rest
-// is not nwdes's to judge.
+// CheckDisplayNote is fsck's check of the display notes: a note's nwdes
+// block is what the records render (or there is none, for a commit no
+// examination judged); the rest is not nwdes's to judge.
 func CheckDisplayNote(st *gitstore.Store) func(commit oid.ID, note []byte) error {
-	r, readErr := NewReader(st)
-	return func(commit oid.ID, note []byte) error {
+	return withBriefs(st, func(brief func(oid.ID) ([]byte, error), commit oid.ID, note []byte) error {
 		_, block, _, err := displaySplit(note)
 		if err != nil {
 			return fmt.Errorf("the display note on %s holds %v", commit.Short(), err)
 		}
-		if readErr != nil {
-			return readErr
-		}
-		want, err := r.Brief(commit)
+		want, err := brief(commit)
 		if err != nil {
 			return err
 		}
@@ -196,7 +191,7 @@ func CheckDisplayNote(st *gitstore.Store) func(commit oid.ID, note []byte) error
 			return fmt.Errorf("the nwdes block of the display note on %s disagrees with the records (git nwdes notes sync rewrites it)", commit.Short())
 		}
 		return nil
-	}
+	})
 }
 
 // DisplayGaps is fsck's other half of CheckDisplayNote, which sees only

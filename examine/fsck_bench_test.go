@@ -38,42 +38,9 @@ func BenchmarkFsckExaminations(b *testing.B) {
 			}
 			repo := filepath.Join(dir, "repo")
 			examinedRepo(b, repo, n)
-			benchTwins(b, repo, []string{bin, "fsck"}, []string{"git", "fsck", "--no-progress"})
+			gittest.Alternate(b, repo, gittest.Env(dir), []string{"nwdes", "git"}, []string{bin, "fsck"}, []string{"git", "fsck", "--no-progress"})
 		})
 	}
-}
-
-// benchTwins runs nwdes and its git twin in repo b.N times each,
-// alternating which goes first, and reports both times (wall and CPU) and
-// their ratios. Both must succeed.
-func benchTwins(b *testing.B, repo string, nwdes, git []string) {
-	b.Helper()
-	env := gittest.Env(filepath.Dir(repo))
-	run := func(argv []string) (wall, cpu time.Duration) {
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Dir, cmd.Env = repo, env
-		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, out)
-		}
-		return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	}
-	var wall, cpu [2]time.Duration
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		for k := 0; k < 2; k++ {
-			j := (i + k) % 2
-			w, c := run([][]string{nwdes, git}[j])
-			wall[j] += w
-			cpu[j] += c
-		}
-	}
-	b.StopTimer()
-	ms := func(d time.Duration) float64 { return float64(d) / float64(b.N) / 1e6 }
-	b.ReportMetric(ms(wall[0]), "nwdes-ms/op")
-	b.ReportMetric(ms(wall[1]), "git-ms/op")
-	b.ReportMetric(float64(wall[0])/float64(wall[1]), "ratio")
-	b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu-ratio")
 }
 
 // examinedRepo makes repo: a main history of n commits, each examined

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"testing"
+	"time"
 )
 
 // BuildTags are the build tags `make build` uses (see the Makefile).
@@ -25,4 +27,39 @@ func BuildNwdes(out string) error {
 		return fmt.Errorf("build git-nwdes: %v\n%s", err, b)
 	}
 	return nil
+}
+
+// Alternate runs each command (argv) b.N times in dir with env, rotating
+// which goes first in each round so that a shared machine's load falls on
+// them alike, and reports each one's wall and CPU time (user and system:
+// what the process itself cost, which waiting for a CPU does not inflate)
+// per run in milliseconds, named by label, with the first command's ratios
+// to the second ("ratio", "cpu-ratio"). Every run must succeed.
+func Alternate(b *testing.B, dir string, env []string, label []string, cmds ...[]string) {
+	b.Helper()
+	wall, cpu := make([]time.Duration, len(cmds)), make([]time.Duration, len(cmds))
+	run := func(j int) {
+		cmd := exec.Command(cmds[j][0], cmds[j][1:]...)
+		cmd.Dir, cmd.Env = dir, env
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%s: %v\n%s", strings.Join(cmds[j], " "), err, out)
+		}
+		wall[j] += time.Since(start)
+		cpu[j] += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k := range cmds {
+			run((i + k) % len(cmds))
+		}
+	}
+	b.StopTimer()
+	ms := func(d time.Duration) float64 { return float64(d) / float64(b.N) / 1e6 }
+	for j := range cmds {
+		b.ReportMetric(ms(wall[j]), label[j]+"-ms/op")
+		b.ReportMetric(ms(cpu[j]), label[j]+"-cpu-ms/op")
+	}
+	b.ReportMetric(float64(wall[0])/float64(wall[1]), "ratio")
+	b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu-ratio")
 }
