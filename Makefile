@@ -12,9 +12,12 @@ BIN      := bin/git-nwdes
 .PHONY: build install test check demo bench fuzz fmt vet clean
 
 # CGO_ENABLED=0: a static binary starts faster, and every wall a gate runs
-# starts this binary again as its helper.
+# starts this binary again as its helper. BUILDTAGS leaves out urfave/cli's
+# man page renderer, whose markdown library initialises itself at every
+# start; the man page is kept rendered in internal/cli/git-nwdes.1.
+BUILDTAGS := urfave_cli_no_docs
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/git-nwdes
+	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(BUILDTAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/git-nwdes
 
 # Installs git-nwdes into BINDIR (so `git nwdes` works when BINDIR is on PATH),
 # its man page, since git turns `git nwdes --help` into `man git-nwdes`, and

@@ -3,12 +3,12 @@ package examine
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/nwdes/nwdes/internal/lazyre"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -94,10 +94,10 @@ const (
 )
 
 var (
-	criterionLine = regexp.MustCompile(`^E([1-9][0-9]*)\.(?:[ \t]+(.*))?$`)
-	attributeLine = regexp.MustCompile(`^[ \t]+([A-Z][A-Z_]*):(?:[ \t]*(.*))?$`)
-	abandonLine   = regexp.MustCompile(`^ABANDON:[ \t]*(E[1-9][0-9]*)(?:[ \t]+(.*))?$`)
-	idRef         = regexp.MustCompile(`^E[1-9][0-9]*$`)
+	criterionLine = lazyre.New(`^E([1-9][0-9]*)\.(?:[ \t]+(.*))?$`)
+	attributeLine = lazyre.New(`^[ \t]+([A-Z][A-Z_]*):(?:[ \t]*(.*))?$`)
+	abandonLine   = lazyre.New(`^ABANDON:[ \t]*(E[1-9][0-9]*)(?:[ \t]+(.*))?$`)
+	idRef         = lazyre.New(`^E[1-9][0-9]*$`)
 )
 
 // parseContract parses a contract. It fails closed: anything it does not

@@ -30,7 +30,7 @@ func RegisterDisplay(ref gitstore.RefName) func(*gitstore.Registry) error {
 				"nwdes.displayRef %q is not a notes ref other than %s", ref, gitstore.NotesRef)
 		}
 		return r.DeclareRef(gitstore.RefSpec{Ref: ref, Policy: gitstore.PolicyMerge, Notes: true,
-			MergeNote: MergeDisplayNote, CheckNote: func(s *gitstore.Store, c oid.ID, note []byte) error { return CheckDisplayNote(s, c, note) }})
+			MergeNote: MergeDisplayNote, CheckNote: func(s *gitstore.Store) func(oid.ID, []byte) error { return CheckDisplayNote(s) }})
 	}
 }
 
@@ -169,27 +169,29 @@ func MergeDisplayNote(base, ours, theirs []byte) ([]byte, error) {
 	return append(append(append([]byte{}, before...), block...), after...), nil
 }
 
-// CheckDisplayNote is fsck's check of a display note: its nwdes block is
-// what the records render (or there is none, for a commit no examination
-// judged); the rest is not nwdes's to judge.
-func CheckDisplayNote(st Reading, commit oid.ID, note []byte) error {
-	_, block, _, err := displaySplit(note)
-	if err != nil {
-		return fmt.Errorf("the display note on %s holds %v", commit.Short(), err)
-	}
-	want, err := BriefOf(st, commit)
-	if err != nil {
-		return err
-	}
-	switch {
-	case want == nil && block != nil:
-		return fmt.Errorf("the display note on %s holds an nwdes block, but no examination judged it", commit.Short())
-	case want != nil && block == nil:
-		return fmt.Errorf("the display note on %s has no nwdes block (git nwdes notes sync writes it)", commit.Short())
-	case want != nil && !bytes.Equal(block, displayBlock(want)):
-		return fmt.Errorf("the nwdes block of the display note on %s disagrees with the records (git nwdes notes sync rewrites it)", commit.Short())
-	}
-	return nil
+// CheckDisplayNote is fsck's check of the display notes: a note's nwdes
+// block is what the records render (or there is none, for a commit no
+// examination judged); the rest is not nwdes's to judge.
+func CheckDisplayNote(st Reading) func(commit oid.ID, note []byte) error {
+	return withBriefs(st, func(brief func(oid.ID) ([]byte, error), commit oid.ID, note []byte) error {
+		_, block, _, err := displaySplit(note)
+		if err != nil {
+			return fmt.Errorf("the display note on %s holds %v", commit.Short(), err)
+		}
+		want, err := brief(commit)
+		if err != nil {
+			return err
+		}
+		switch {
+		case want == nil && block != nil:
+			return fmt.Errorf("the display note on %s holds an nwdes block, but no examination judged it", commit.Short())
+		case want != nil && block == nil:
+			return fmt.Errorf("the display note on %s has no nwdes block (git nwdes notes sync writes it)", commit.Short())
+		case want != nil && !bytes.Equal(block, displayBlock(want)):
+			return fmt.Errorf("the nwdes block of the display note on %s disagrees with the records (git nwdes notes sync rewrites it)", commit.Short())
+		}
+		return nil
+	})
 }
 
 // DisplayGaps is fsck's other half of CheckDisplayNote, which sees only

@@ -38,7 +38,7 @@ func Register(r *gitstore.Registry) error {
 			Kinds: []gitstore.Kind{KindDraft, KindWorkspace}},
 		{Ref: GateRef, Policy: gitstore.PolicyMerge, Layout: []string{"evidence", "latest", "verify"}, Immutable: []string{"evidence", "verify"},
 			Kinds: []gitstore.Kind{KindEvidence, KindGateLatest, KindVerifyResult}},
-		{Ref: gitstore.NotesRef, Policy: gitstore.PolicyMerge, CheckNote: func(s *gitstore.Store, c oid.ID, note []byte) error { return CheckNote(s, c, note) }},
+		{Ref: gitstore.NotesRef, Policy: gitstore.PolicyMerge, CheckNote: func(s *gitstore.Store) func(oid.ID, []byte) error { return CheckNote(s) }},
 	}
 	for _, spec := range refs {
 		if err := r.DeclareRef(spec); err != nil {

@@ -2,11 +2,11 @@ package examine
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/lazyre"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -85,8 +85,8 @@ type ObservationID string
 func observationID(n int) ObservationID { return ObservationID("O" + strconv.Itoa(n)) }
 
 var (
-	featureName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
-	obsID       = regexp.MustCompile(`^O[1-9][0-9]*$`)
+	featureName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+	obsID       = lazyre.New(`^O[1-9][0-9]*$`)
 )
 
 // ValidFeature refuses feature names that cannot be a path component.

@@ -486,25 +486,43 @@ func (r *Reader) Brief(h oid.ID) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// CheckNote is fsck's check of the note on commit: it must be safe to
-// print (git log --notes=nwdes shows it as it is) and exactly the brief
-// its examinations render. A note on a commit no examination judged, or
-// one edited by hand, is a forgery a reviewer would believe.
-func CheckNote(st Reading, commit oid.ID, note []byte) error {
-	if err := printable("the note on "+commit.Short(), note); err != nil {
-		return err
+// CheckNote is fsck's check of the notes at the notes ref's tip: each note
+// must be safe to print (git log --notes=nwdes shows it as it is) and
+// exactly the brief its examinations render. A note on a commit no
+// examination judged, or one edited by hand, is a forgery a reviewer would
+// believe.
+func CheckNote(st Reading) func(commit oid.ID, note []byte) error {
+	return withBriefs(st, func(brief func(oid.ID) ([]byte, error), commit oid.ID, note []byte) error {
+		if err := printable("the note on "+commit.Short(), note); err != nil {
+			return err
+		}
+		want, err := brief(commit)
+		if err != nil {
+			return err
+		}
+		switch {
+		case want == nil:
+			return fmt.Errorf("a note on %s, which no examination judged (forged, or its records are gone)", commit.Short())
+		case !bytes.Equal(want, note):
+			return fmt.Errorf("the note on %s is not what its examinations render (edited or forged; git nwdes examine close rewrites it)", commit.Short())
+		}
+		return nil
+	})
+}
+
+// withBriefs binds a check of notes to one snapshot of the examinations,
+// which renders the brief of every note fsck checks (a fresh one per note
+// re-read the records for each). When they cannot be read, every note's
+// brief fails with why.
+func withBriefs(st Reading, check func(brief func(oid.ID) ([]byte, error), commit oid.ID, note []byte) error) func(oid.ID, []byte) error {
+	r, readErr := NewReader(st)
+	brief := func(commit oid.ID) ([]byte, error) {
+		if readErr != nil {
+			return nil, readErr
+		}
+		return r.Brief(commit)
 	}
-	want, err := BriefOf(st, commit)
-	if err != nil {
-		return err
-	}
-	switch {
-	case want == nil:
-		return fmt.Errorf("a note on %s, which no examination judged (forged, or its records are gone)", commit.Short())
-	case !bytes.Equal(want, note):
-		return fmt.Errorf("the note on %s is not what its examinations render (edited or forged; git nwdes examine close rewrites it)", commit.Short())
-	}
-	return nil
+	return func(commit oid.ID, note []byte) error { return check(brief, commit, note) }
 }
 
 // printable refuses a note git would print with characters that act on a

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"time"
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/internal/lazyre"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -38,7 +38,7 @@ type Workspace struct {
 
 // workspaceName is the last element of a workspace's path, which names its
 // record.
-var workspaceName = regexp.MustCompile(`^nwdes-examine-[A-Za-z0-9._-]{1,160}$`)
+var workspaceName = lazyre.New(`^nwdes-examine-[A-Za-z0-9._-]{1,160}$`)
 
 func workspacePath(dir string) string { return "workspaces/" + filepath.Base(dir) }
 

@@ -3,6 +3,7 @@ package gitstore
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/nwdes/nwdes/gitstore/git"
 
@@ -131,12 +132,17 @@ func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip oid.ID, seen map[strin
 				}
 			}
 		}
+		commit := h
+		at := &fsckCommit{view: sync.OnceValues(func() (*Tx, error) { return s.viewAt(ref, commit, true) })}
 		if spec.Layout != nil {
-			if _, err := s.viewAt(ref, h, true); err != nil {
+			if _, err := at.view(); err != nil {
 				rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: h.String(), What: err.Error()})
 			}
 		}
-		s.fsckTree(rep, spec, ref, h, c.Tree, "", seen, h == tip)
+		if h == tip && spec.CheckNote != nil {
+			at.checkNote = spec.CheckNote(s)
+		}
+		s.fsckTree(rep, spec, ref, h, c.Tree, "", seen, at)
 		if len(c.Parents) == 0 {
 			return
 		}
@@ -144,9 +150,18 @@ func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip oid.ID, seen map[strin
 	}
 }
 
-// fsckTree checks one tree of a ref's commit; atTip is set for the ref's
-// current commit (notes are checked against the records there only).
-func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tree oid.ID, dir string, seen map[string]bool, atTip bool) {
+// fsckCommit is what the checks of one commit's records share, so that
+// each costs what it reads rather than a fresh view of the whole commit:
+// one view of the commit, made at the first check that needs it, and the
+// check of notes, bound once to the records it renders from (set at the
+// ref's current commit only: notes are checked against the records there).
+type fsckCommit struct {
+	view      func() (*Tx, error)
+	checkNote func(commit oid.ID, note []byte) error
+}
+
+// fsckTree checks one tree of a ref's commit.
+func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tree oid.ID, dir string, seen map[string]bool, at *fsckCommit) {
 	// Keyed by ref too: a record's check may read its neighbours (a
 	// ledger entry its predecessor), which another ref holding the same
 	// tree does not vouch for.
@@ -174,7 +189,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 			if spec.Layout != nil && e.Name == "payload" && !hasEntry(es, "record.json") {
 				bad(p, "a payload directory with no record.json beside it")
 			}
-			s.fsckTree(rep, spec, ref, commit, e.ID, p, seen, atTip)
+			s.fsckTree(rep, spec, ref, commit, e.ID, p, seen, at)
 			continue
 		}
 		if what := RecordModeProblem(e.Mode); what != "" {
@@ -196,8 +211,8 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 			id := strings.ReplaceAll(p, "/", "")
 			if !git.IsHex40(id) {
 				bad(p, "notes tree entry is not named for an object id")
-			} else if atTip && spec.CheckNote != nil {
-				if err := spec.CheckNote(s, oid.MustParse(id), blob); err != nil {
+			} else if at.checkNote != nil {
+				if err := at.checkNote(oid.MustParse(id), blob); err != nil {
 					bad(p, err.Error())
 				}
 			}
@@ -219,7 +234,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 			case spec.Kinds != nil && !containsKind(spec.Kinds, r.Kind):
 				bad(p, fmt.Sprintf("record kind %q does not belong in %s", r.Kind, ref))
 			case kind.Check != nil:
-				if err := s.checkRecord(kind, ref, commit, p); err != nil {
+				if err := checkRecord(kind, at, p); err != nil {
 					bad(p, fmt.Sprintf("%s record: %v", r.Kind, err))
 				}
 			}
@@ -282,8 +297,8 @@ func (s *Store) fsckCarried(rep *FsckReport, ref RefName, commit, tree oid.ID, d
 }
 
 // checkRecord loads a record's payloads and runs its kind's Check on it.
-func (s *Store) checkRecord(kind KindSpec, ref RefName, commit oid.ID, path string) error {
-	tx, err := s.viewAt(ref, commit, true)
+func checkRecord(kind KindSpec, at *fsckCommit, path string) error {
+	tx, err := at.view()
 	if err != nil {
 		return err
 	}

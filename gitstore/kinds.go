@@ -108,8 +108,11 @@ type RefSpec struct {
 	// even as a fast-forward (see Store.Altered).
 	Immutable []string
 	// CheckNote, on a notes ref only, is fsck's check of each note at the
-	// tip against the records it should be rendered from.
-	CheckNote func(s *Store, commit oid.ID, note []byte) error
+	// tip against the records it should be rendered from. fsck calls it
+	// once per run and the function it returns for each note, so that one
+	// snapshot of those records serves every note (a check that read them
+	// afresh per note made fsck quadratic in the examinations).
+	CheckNote func(s *Store) func(commit oid.ID, note []byte) error
 	// Notes declares a notes ref besides NotesRef (git's notes layout,
 	// under refs/notes/): a display ref such as refs/notes/commits, which
 	// plain git log and forges read. It is pushed and fetched with the

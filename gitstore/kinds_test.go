@@ -34,7 +34,7 @@ func TestRegistryRefusesDeclarationsTheStoreCouldNotHonour(t *testing.T) {
 		{gitstore.RefSpec{Ref: "refs/nwdes/x", Policy: gitstore.PolicyFastForward, History: gitstore.HistoryLatest}, "needs policy local or swap"},
 		{gitstore.RefSpec{Ref: "refs/nwdes/x", Policy: "sometimes"}, "unknown sync policy"},
 		{gitstore.RefSpec{Ref: "refs/nwdes/x..y", Policy: gitstore.PolicyMerge}, "RefNameInvalid"},
-		{gitstore.RefSpec{Ref: "refs/nwdes/x", Policy: gitstore.PolicyMerge, CheckNote: func(*gitstore.Store, oid.ID, []byte) error { return nil }}, "only a notes ref holds notes"},
+		{gitstore.RefSpec{Ref: "refs/nwdes/x", Policy: gitstore.PolicyMerge, CheckNote: func(*gitstore.Store) func(oid.ID, []byte) error { return nil }}, "only a notes ref holds notes"},
 		{gitstore.RefSpec{Ref: "refs/notes/commits", Policy: gitstore.PolicyFastForward, Notes: true}, "a notes ref is one ref under refs/notes/"},
 		{gitstore.RefSpec{Ref: "refs/nwdes/y", Policy: gitstore.PolicyMerge, Notes: true}, "a notes ref is one ref under refs/notes/"},
 		{gitstore.RefSpec{Ref: testRef, Policy: gitstore.PolicyMerge}, "declared twice"},
@@ -139,7 +139,7 @@ func TestRegistryDefaultsFreezesAndChecksNamedKinds(t *testing.T) {
 	if spec, _ := reg.Ref(gitstoretest.LeaseRef); spec.History != gitstore.HistoryLatest {
 		t.Fatalf("a swap ref declared without a history keeps %q", spec.History)
 	}
-	check := func(*gitstore.Store, oid.ID, []byte) error { return nil }
+	check := func(*gitstore.Store) func(oid.ID, []byte) error { return nil }
 	if err := reg.DeclareRef(gitstore.RefSpec{Ref: gitstore.NotesRef, Policy: gitstore.PolicyMerge, CheckNote: check}); err != nil {
 		t.Fatalf("adding the notes check: %v", err)
 	}

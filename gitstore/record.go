@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/internal/lazyre"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -137,7 +137,7 @@ func decodeRecord(b []byte) (*Record, error) {
 	return r, nil
 }
 
-var payloadName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+var payloadName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 
 // Canonical encodes v as canonical JSON: object keys sorted, no
 // insignificant whitespace, no HTML escaping, UTF-8 only, numbers kept as

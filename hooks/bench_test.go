@@ -100,10 +100,8 @@ func buildBenchFixture() error {
 	}
 	bench.root = root
 	bench.bin = filepath.Join(root, "bin")
-	build := exec.Command("go", "build", "-o", filepath.Join(bench.bin, "git-nwdes"), "./cmd/git-nwdes")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("build git-nwdes: %v\n%s", err, out)
+	if err := gittest.BuildNwdes(filepath.Join(bench.bin, "git-nwdes")); err != nil {
+		return err
 	}
 	bench.repo = filepath.Join(root, "repo")
 	if head, err := os.ReadFile(filepath.Join(root, "head")); err == nil {

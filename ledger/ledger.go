@@ -8,13 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/lazyre"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -45,7 +45,7 @@ func Register(r *gitstore.Registry) error {
 		Immutable: []string{"entries", "seal"}, Kinds: []gitstore.Kind{KindEntry, KindSeal}})
 }
 
-var nameRule = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+var nameRule = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 
 // Ref is the ref of ledger name, or a refusal of a name git could not hold.
 func Ref(name string) (gitstore.RefName, error) {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/lazyre"
 	"github.com/nwdes/nwdes/sandbox"
 )
 
@@ -21,7 +21,7 @@ type Reaped struct {
 	Kept []string `json:"kept"`
 }
 
-var attemptDir = regexp.MustCompile(`^[1-9][0-9]{0,6}-[0-9a-f]{16}$`)
+var attemptDir = lazyre.New(`^[1-9][0-9]{0,6}-[0-9a-f]{16}$`)
 
 // Reap removes job directories under jobsDir older than olderThan: those
 // of recorded jobs (the record, with its exit.json and RESULT.md, stays in

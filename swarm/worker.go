@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/nwdes/nwdes/internal/lazyre"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -88,7 +88,7 @@ func (w *Worker) Ident() (name, email string) {
 // identity is what "identity" holds: a name that git keeps as it is (no
 // angle brackets, quotes, backslashes or control characters, no space at
 // either end) and an email in angle brackets with no space in it.
-var identity = regexp.MustCompile(`^([^<>"\\\x00-\x1f\x7f ](?:[^<>"\\\x00-\x1f\x7f]{0,126}[^<>"\\\x00-\x1f\x7f ])?) <([^<>"\\\x00-\x20\x7f]{1,254})>$`)
+var identity = lazyre.New(`^([^<>"\\\x00-\x1f\x7f ](?:[^<>"\\\x00-\x1f\x7f]{0,126}[^<>"\\\x00-\x1f\x7f ])?) <([^<>"\\\x00-\x20\x7f]{1,254})>$`)
 
 // The placeholders of HarnessArgs.
 const (
@@ -106,7 +106,7 @@ func ReservedEnv() []string {
 // then letters, digits, "_" or "-", and "}". Every other brace is literal
 // text ("{}", "{{", "{ x }", "{1}"), and there is no escape: an argument
 // cannot hold the literal text "{prompt}".
-var placeholder = regexp.MustCompile(`\{[A-Za-z][A-Za-z0-9_-]*\}`)
+var placeholder = lazyre.New(`\{[A-Za-z][A-Za-z0-9_-]*\}`)
 
 // WorkerError lists everything wrong with a worker description, in document
 // order, each problem prefixed with the field it concerns ("env[1]: …",

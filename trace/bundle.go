@@ -6,12 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/lazyre"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -88,10 +88,10 @@ func RequiredFacts() []string {
 const GenesisDigest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
 
 var (
-	idPattern     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
-	factPattern   = regexp.MustCompile(`^[a-z][a-z0-9_.-]{0,63}$`)
-	digestPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-	countPattern  = regexp.MustCompile(`^[1-9][0-9]{0,8}$`)
+	idPattern     = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
+	factPattern   = lazyre.New(`^[a-z][a-z0-9_.-]{0,63}$`)
+	digestPattern = lazyre.New(`^sha256:[0-9a-f]{64}$`)
+	countPattern  = lazyre.New(`^[1-9][0-9]{0,8}$`)
 )
 
 const invalidRemedy = "give the complete sealed bundle the run wrote for this session and attempt, byte for byte"

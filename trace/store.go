@@ -9,12 +9,12 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/lazyre"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -53,8 +53,8 @@ const (
 )
 
 var (
-	namePattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
-	entryPattern = regexp.MustCompile(`^([0-9a-f]{64})-([1-9][0-9]{0,9})$`)
+	namePattern  = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+	entryPattern = lazyre.New(`^([0-9a-f]{64})-([1-9][0-9]{0,9})$`)
 )
 
 // Register declares the trace stores' ref family and record kind.

@@ -8,11 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 
 	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/internal/lazyre"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/sandbox"
 )
@@ -328,7 +328,7 @@ sys.exit(obj())
 `
 
 // entryPoint is what a console script may name: module[:attr].
-var entryPoint = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\s*(:\s*[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\s*)?$`)
+var entryPoint = lazyre.New(`^\s*[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\s*(:\s*[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\s*)?$`)
 
 // runPython runs a pyproject.toml console script through the current
 // Python with -I -B (isolated: no user site, no PYTHON* variables, no

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
+
 	"slices"
 	"sort"
 	"strings"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore/odb"
 	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/internal/lazyre"
 )
 
 // AdoptLimits bound what Adopt copies from another repository's objects.
@@ -197,7 +198,7 @@ const modeGitlink = 0o160000
 // identLine is a git identity as git fsck reads one: a name (maybe empty)
 // ended by a space, <email>, seconds since the epoch without leading
 // zeros, and a time zone.
-var identLine = regexp.MustCompile(`^[^<>\n]* <[^<>\n]*> (0|[1-9][0-9]{0,18}) [+-][0-9]{4}$`)
+var identLine = lazyre.New(`^[^<>\n]* <[^<>\n]*> (0|[1-9][0-9]{0,18}) [+-][0-9]{4}$`)
 
 // checkCommit reads a commit as git fsck --strict does, returning its tree
 // and parents, or why it is malformed.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -29,6 +31,13 @@ const (
 	// ranges are first narrowed by single-name probes so that a lookup
 	// reads a few KiB even in an index of millions of objects.
 	idxScanMax = 128
+	// idxLoadAfter is the number of lookups in one index after which its
+	// names and offsets are read into memory whole: a cold read makes a
+	// few lookups, each a few small reads, while a bulk reader (fsck, a
+	// history check, a merge) makes thousands, each of which would cost
+	// a dozen pread calls. idxLoadMax bounds what is kept.
+	idxLoadAfter = 256
+	idxLoadMax   = 64 << 20
 )
 
 // Fails to compile if go-git is built for SHA-256 object ids, which this
@@ -46,6 +55,34 @@ type idx struct {
 	n       int64 // number of objects
 	nLarge  int64 // entries in the 64-bit offset table
 	packSum [hashLen]byte
+
+	lookups atomic.Int64
+	load    sync.Once
+	tables  atomic.Pointer[idxTables] // set once loaded (idxLoadAfter)
+}
+
+// idxTables are an index's names and 32-bit offsets, read whole.
+type idxTables struct {
+	names, offs []byte
+}
+
+// loaded returns the index's tables in memory, reading them at the
+// idxLoadAfter-th lookup; nil before, or when they could not be read (the
+// lookup then reads the file as before, and names what is wrong).
+func (x *idx) loaded() *idxTables {
+	if t := x.tables.Load(); t != nil {
+		return t
+	}
+	if x.lookups.Add(1) < idxLoadAfter || x.n*(hashLen+4) > idxLoadMax {
+		return nil
+	}
+	x.load.Do(func() {
+		t := &idxTables{names: make([]byte, x.n*hashLen), offs: make([]byte, x.n*4)}
+		if readAt(x.r, t.names, idxNamesOff) == nil && readAt(x.r, t.offs, x.offsOff()) == nil {
+			x.tables.Store(t)
+		}
+	})
+	return x.tables.Load()
 }
 
 func (x *idx) crcOff() int64   { return idxNamesOff + x.n*hashLen }
@@ -108,6 +145,22 @@ func (x *idx) find(h plumbing.Hash) (off int64, ok bool, err error) {
 		lo = int64(x.fanout[h[0]-1])
 	}
 	hi := int64(x.fanout[h[0]])
+	if t := x.loaded(); t != nil {
+		i, j := lo, hi
+		for i < j {
+			m := i + (j-i)/2
+			switch c := bytes.Compare(h[:], t.names[m*hashLen:(m+1)*hashLen]); {
+			case c == 0:
+				off, err := x.offsetOf(m, binary.BigEndian.Uint32(t.offs[4*m:]))
+				return off, err == nil, err
+			case c < 0:
+				j = m
+			default:
+				i = m + 1
+			}
+		}
+		return 0, false, nil
+	}
 	var name [hashLen]byte
 	for hi-lo > idxScanMax {
 		mid := lo + (hi-lo)/2
@@ -158,7 +211,12 @@ func (x *idx) offset(i int64) (int64, error) {
 	if err := readAt(x.r, b[:4], x.offsOff()+4*i); err != nil {
 		return 0, fmt.Errorf("read offset %d: %w", i, err)
 	}
-	v := binary.BigEndian.Uint32(b[:4])
+	return x.offsetOf(i, binary.BigEndian.Uint32(b[:4]))
+}
+
+// offsetOf resolves the i-th object's 32-bit offset entry v.
+func (x *idx) offsetOf(i int64, v uint32) (int64, error) {
+	var b [8]byte
 	if v&0x80000000 == 0 {
 		return int64(v), nil
 	}

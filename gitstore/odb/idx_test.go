@@ -5,6 +5,8 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,6 +110,7 @@ func TestIdxNarrowing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	x.lookups.Store(math.MinInt64 / 2) // never read whole: probe the file
 	for _, e := range entries {
 		if off, ok, err := x.find(e.id); off != e.off || !ok || err != nil {
 			t.Fatalf("find(%s) = %d, %v, %v; want %d", e.id, off, ok, err, e.off)
@@ -117,6 +120,44 @@ func TestIdxNarrowing(t *testing.T) {
 		if _, ok, err := x.find(miss); ok || err != nil {
 			t.Fatalf("find(%s) = %v, %v; want a miss", miss, ok, err)
 		}
+	}
+}
+
+// TestIdxReadWholeAnswersAsTheFile holds the lookups an index answers
+// from its tables in memory (after idxLoadAfter lookups) to those it
+// answers by reading the file: every name, large offsets included, and
+// misses in every bucket.
+func TestIdxReadWholeAnswersAsTheFile(t *testing.T) {
+	entries := largeOffsetEntries()
+	for i := range 3000 {
+		entries = append(entries, idxEntry{hashOf(fmt.Sprint("y", i)), int64(12 + 7*i)})
+	}
+	raw := buildIdx(entries, [hashLen]byte{})
+	file, err := parseIdx(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file.lookups.Store(math.MinInt64 / 2)
+	whole, err := parseIdx(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole.lookups.Store(idxLoadAfter)
+	asked := []plumbing.Hash{{}, {0xff, 0xff, 0xff}, hashOf("missing")}
+	for _, e := range entries {
+		miss := e.id
+		miss[19] ^= 0xff
+		asked = append(asked, e.id, miss)
+	}
+	for _, h := range asked {
+		o1, ok1, err1 := file.find(h)
+		o2, ok2, err2 := whole.find(h)
+		if o1 != o2 || ok1 != ok2 || (err1 == nil) != (err2 == nil) {
+			t.Fatalf("find(%s): file %d %v %v, whole %d %v %v", h, o1, ok1, err1, o2, ok2, err2)
+		}
+	}
+	if whole.tables.Load() == nil || file.tables.Load() != nil {
+		t.Fatal("the tables were not read whole where asked, or were where not")
 	}
 }
 

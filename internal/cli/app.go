@@ -163,13 +163,7 @@ func (s *session) hiddenCommands() []*cli.Command {
 		Hidden: true,
 		Usage:  "print the man page (used by make install)",
 		Action: func(c *cli.Context) error {
-			page, err := c.App.ToManWithSection(1)
-			if err != nil {
-				return err
-			}
-			// man looks pages up by file name; the title should match it.
-			page = strings.Replace(page, ".TH git nwdes 1", ".TH GIT-NWDES 1", 1)
-			_, err = fmt.Fprint(s.env.Stdout, page)
+			_, err := fmt.Fprint(s.env.Stdout, manPage)
 			return err
 		},
 	}}

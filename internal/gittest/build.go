@@ -1,0 +1,65 @@
+package gittest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BuildTags are the build tags `make build` uses (see the Makefile).
+const BuildTags = "urfave_cli_no_docs"
+
+// BuildNwdes builds git-nwdes into out as `make build` does (static, with
+// BuildTags), so that benchmarks time the binary users get. It runs the go
+// command from the module's root.
+func BuildNwdes(out string) error {
+	root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		return fmt.Errorf("find the module's root: %v", err)
+	}
+	build := exec.Command("go", "build", "-trimpath", "-tags", BuildTags, "-o", out, "./cmd/git-nwdes")
+	build.Dir = strings.TrimSpace(string(root))
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build git-nwdes: %v\n%s", err, b)
+	}
+	return nil
+}
+
+// Alternate runs each command (argv) b.N times in dir with env, rotating
+// which goes first in each round so that a shared machine's load falls on
+// them alike, and reports each one's wall and CPU time (user and system:
+// what the process itself cost, which waiting for a CPU does not inflate)
+// per run in milliseconds, named by label, with the first command's ratios
+// to the second ("ratio", "cpu-ratio"). Every run must succeed.
+func Alternate(b *testing.B, dir string, env []string, label []string, cmds ...[]string) {
+	b.Helper()
+	wall, cpu := make([]time.Duration, len(cmds)), make([]time.Duration, len(cmds))
+	run := func(j int) {
+		cmd := exec.Command(cmds[j][0], cmds[j][1:]...)
+		cmd.Dir, cmd.Env = dir, env
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("%s: %v\n%s", strings.Join(cmds[j], " "), err, out)
+		}
+		wall[j] += time.Since(start)
+		cpu[j] += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k := range cmds {
+			run((i + k) % len(cmds))
+		}
+	}
+	b.StopTimer()
+	ms := func(d time.Duration) float64 { return float64(d) / float64(b.N) / 1e6 }
+	for j := range cmds {
+		b.ReportMetric(ms(wall[j]), label[j]+"-ms/op")
+		b.ReportMetric(ms(cpu[j]), label[j]+"-cpu-ms/op")
+	}
+	b.ReportMetric(float64(wall[0])/float64(wall[1]), "ratio")
+	b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu-ratio")
+}
