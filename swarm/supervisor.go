@@ -53,6 +53,12 @@ type Supervisor struct {
 	// HarvestLimits bound what is copied of a job's commits
 	// (DefaultHarvestLimits when zero).
 	HarvestLimits gitstore.AdoptLimits
+	// Retry says how a launch failure is tried again (DefaultRetry's
+	// values for its zero fields).
+	Retry RetryPolicy
+	// Rand, when set, is the source of the retry backoff's jitter, in
+	// [0, 1) (math/rand/v2's when nil).
+	Rand func() float64
 	// Events, when set, receives what happens, in order per job.
 	Events func(Event)
 	Now    func() time.Time
@@ -117,22 +123,25 @@ type EventKind string
 const (
 	EventTaken         EventKind = "taken"          // a lease was taken on a card
 	EventSkipped       EventKind = "skipped"        // a card this clone cannot stage was left for others
+	EventBlocked       EventKind = "blocked"        // a card whose DEPENDS-ON failed, was dropped or is not queued does not run
 	EventStarted       EventKind = "started"        // the harness started
 	EventRenewed       EventKind = "renewed"        // the lease was renewed
 	EventRenewFailed   EventKind = "renew-failed"   // a renewal failed for another reason than a lost lease; tried again
 	EventLost          EventKind = "lost"           // the lease moved under its holder: the job is not recorded
 	EventStopped       EventKind = "stopped"        // a stop record ended the job
 	EventIdle          EventKind = "idle"           // the job wrote nothing and used no CPU for the worker's idle time: ended
+	EventBudget        EventKind = "budget"         // a reading of spent.json passed the budget, or readings stopped arriving: ended
 	EventSyncFailed    EventKind = "sync-failed"    // a fetch, or a read of the stop records, failed while the job ran; tried again at the next heartbeat
 	EventRecorded      EventKind = "recorded"       // the job's record was written (and pushed)
+	EventRetry         EventKind = "retry"          // the job failed to launch: its card runs again after a backoff
 	EventReleased      EventKind = "released"       // the lease was released
 	EventReleaseFailed EventKind = "release-failed" // the lease could not be released (tried three times)
 )
 
 // EventKinds lists every kind, in the order a job meets them.
 func EventKinds() []EventKind {
-	return []EventKind{EventTaken, EventSkipped, EventStarted, EventRenewed, EventRenewFailed, EventLost,
-		EventStopped, EventIdle, EventSyncFailed, EventRecorded, EventReleased, EventReleaseFailed}
+	return []EventKind{EventTaken, EventSkipped, EventBlocked, EventStarted, EventRenewed, EventRenewFailed, EventLost,
+		EventStopped, EventIdle, EventBudget, EventSyncFailed, EventRecorded, EventRetry, EventReleased, EventReleaseFailed}
 }
 
 // Event is one thing a supervisor did.
@@ -315,15 +324,23 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 	if err != nil {
 		return nil, nil, oid.ID{}, nil, false, err
 	}
-	finished := Finished(jobs, ctl)
+	outcomes := Outcomes(jobs, ctl)
+	retries := retryAt(jobs, ctl)
+	queued := map[string]bool{}
+	for _, q := range queue {
+		queued[q.Card.Label] = true
+	}
 	attempts := map[string]int{}
 	for _, j := range jobs {
 		attempts[j.Label] = max(attempts[j.Label], j.Attempt)
 	}
+	// pending: a card waits for its retry's backoff, which this run
+	// sees through rather than ending.
+	pending := false
 	for i := range queue {
 		q := &queue[i]
 		label := q.Card.Label
-		if finished[label] {
+		if _, finished := outcomes[label]; finished {
 			continue
 		}
 		if _, dropped := ctl.Dropped[label]; dropped {
@@ -333,6 +350,19 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 			continue
 		}
 		if s.isSkipped(label) {
+			continue
+		}
+		if at, ok := retries[label]; ok && now(s.Now).Before(at) {
+			pending = true
+			continue
+		}
+		if why, wait := dependencies(q.Card, queued, outcomes, ctl); why != "" {
+			// It never runs as things stand: said once per run, and left
+			// queued (a requeue of its dependency may yet let it run).
+			s.skip(label, why)
+			s.emit(Event{Kind: EventBlocked, Label: label, Detail: why})
+			continue
+		} else if wait {
 			continue
 		}
 		secret, attest := newSecret()
@@ -389,8 +419,9 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 		return q, l, tip, secret, false, nil
 	}
 	// Nothing can be taken now: what is left is held by others (theirs
-	// to run), stopped or skipped. Without Follow the run is over.
-	return nil, nil, oid.ID{}, nil, !s.Follow, nil
+	// to run), stopped, skipped, blocked or waiting on a dependency.
+	// Without Follow the run is over, unless a retry is due.
+	return nil, nil, oid.ID{}, nil, !s.Follow && !pending, nil
 }
 
 func (s *Supervisor) finished(label string) (bool, error) {
@@ -442,6 +473,10 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	l.JobDir = dir
 	tl.add(now(s.Now), "staged", "")
 	deadline := s.deadline(q)
+	// Readings of spent.json are not due before the first one: a harness
+	// need not report. Once one came, under a budget the next is due
+	// within the worker's idle time.
+	spend := &spendWatch{budget: q.Card.Budget.Tighter(s.Worker.Budget), within: s.Worker.IdleTime()}
 	act := &activity{w: j.Log}
 	cmd := sandbox.Command{
 		Args: append([]string{s.Worker.Harness}, s.Worker.Args(j.Prompt)...), Dir: j.Repo, Write: []string{dir},
@@ -498,6 +533,12 @@ loop:
 				cause, stopReason = stopIdle, fmt.Sprintf("idle: no output and no CPU for %s", idle)
 				proc.Stop(stopReason)
 				s.emit(Event{Kind: EventIdle, Label: label, Attempt: l.Attempt, Elapsed: t.Sub(started), Detail: stopReason})
+				break loop
+			}
+			if c, why := spend.look(dir, t); c != notStopped {
+				cause, stopReason = c, why
+				proc.Stop(stopReason)
+				s.emit(Event{Kind: EventBudget, Label: label, Attempt: l.Attempt, Elapsed: t.Sub(started), Detail: stopReason})
 				break loop
 			}
 			l.Heartbeat = t.UTC().Format(stamp)
@@ -572,6 +613,15 @@ loop:
 		end, reason = EndUnknown, stopReason
 	case stopIdle:
 		end, reason = EndIdle, stopReason
+	case stopBudget:
+		end, reason = EndBudget, stopReason
+	case stopUnverifiable:
+		end, reason = EndBudgetUnverifiable, stopReason
+	}
+	// The last reading counts too: a job that spent past its budget by
+	// the time it ended does not end done.
+	if over := spend.final(dir); over != "" && cause == notStopped {
+		end, reason = EndBudget, joinReasons(over, reason)
 	}
 	stopped := cause == stopRequested || cause == stopLost
 	reason = s.redact(reason)
@@ -582,7 +632,7 @@ loop:
 		_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 		return false, fmt.Errorf("write exit record of %s: %w", label, err)
 	}
-	verdict, why, report := s.result(q.Card, dir)
+	verdict, why, report, noResult := s.result(q.Card, dir)
 	if len(forged) > 0 {
 		verdict, why = VerdictRefused, strings.Join(forged, "; ")
 	}
@@ -594,6 +644,10 @@ loop:
 		Started: exit.Started, Ended: exit.Ended, End: end, ExitCode: res.ExitCode, Signal: res.Signal,
 		Survivors: res.Survivors, Result: verdict, Reason: joinReasons(reason, why), Stopped: stopped, Forged: forged,
 		Attest: l.Attest, ExitSHA256: hex.EncodeToString(d[:]), JobDir: dir,
+		Spent: spend.spent, SpentProblem: s.redact(spend.problem), Budget: spend.budget.String(),
+	}
+	if cause == notStopped && len(forged) == 0 {
+		s.retry(rec, res, noResult && ended.Sub(started) < s.Retry.policy().LaunchGrace)
 	}
 	lost := cause == stopLost
 	if !lost {
@@ -645,6 +699,9 @@ loop:
 			}
 		}
 		s.emit(Event{Kind: EventRecorded, Label: label, Attempt: l.Attempt, End: end, Result: verdict, Elapsed: ended.Sub(started), Detail: rec.Reason})
+		if rec.Retry {
+			s.emit(Event{Kind: EventRetry, Label: label, Attempt: l.Attempt, Detail: "runs again after " + rec.RetryAfter})
+		}
 		if err := s.release(ctx, label, l.Attempt, tip); err != nil {
 			return stopped, err
 		}
@@ -690,6 +747,8 @@ const (
 	stopRequested           // a stop record named it: recorded as stopped, the card stays queued
 	stopLost                // its lease was lost: not recorded, the card is someone else's
 	stopIdle                // no output and no CPU for the worker's idle time: ends idle
+	stopBudget              // a reading of spent.json passed the budget: ends budget
+	stopUnverifiable        // under a budget, readings stopped arriving: ends budget-unverifiable
 )
 
 // activity passes the job's output on to its log, counts it, and keeps
@@ -745,6 +804,10 @@ func (s *Supervisor) harvest(ctx context.Context, c *Card, rec *Job) {
 	rec.Commits, rec.ChangedCount = h.Commits, h.ChangedCount
 	for _, p := range h.Changed {
 		rec.Changed = append(rec.Changed, s.redact(p))
+		if c.Paths != nil && !InPaths(c.Paths, p) {
+			rec.Outside = append(rec.Outside, s.redact(p))
+			rec.OutsideCount++
+		}
 	}
 }
 
@@ -826,7 +889,7 @@ func joinReasons(rs ...string) string {
 
 // result checks the job's RESULT.md against the card; a card that
 // published none gets the machinery's, which can never count as ok.
-func (s *Supervisor) result(c *Card, dir string) (verdict Verdict, why string, report []byte) {
+func (s *Supervisor) result(c *Card, dir string) (verdict Verdict, why string, report []byte, none bool) {
 	b, err := FindResult(dir)
 	if err != nil {
 		reason := "no-result"
@@ -835,13 +898,38 @@ func (s *Supervisor) result(c *Card, dir string) (verdict Verdict, why string, r
 		}
 		m := MachineryResult(c, reason)
 		_ = writeMachineFile(dir, "RESULT.md", string(m))
-		return VerdictBlocked, reason, m
+		return VerdictBlocked, reason, m, errors.Is(err, ErrNoResult)
 	}
 	r := CheckResult(c, b)
 	if len(b) > 64<<10 {
 		b = b[:64<<10]
 	}
-	return r.Verdict, r.Reason, b
+	return r.Verdict, r.Reason, b, false
+}
+
+// retry marks rec to be tried again when it failed to launch — it did
+// not start, or its harness exited within the launch grace (quick) with
+// no result — and attempts are left, after a jittered backoff; at the
+// last attempt it says the supervisor gave up.
+func (s *Supervisor) retry(rec *Job, res sandbox.Result, quick bool) {
+	var what string
+	switch {
+	case res.End == sandbox.EndStartFailed:
+		what = "it did not start"
+	case res.End == sandbox.EndExit && quick:
+		what = fmt.Sprintf("its harness exited within the launch grace (%s) with no result", s.Retry.policy().LaunchGrace)
+	default:
+		return
+	}
+	p := s.Retry.policy()
+	if rec.Attempt >= p.Attempts {
+		rec.Reason = joinReasons(rec.Reason, fmt.Sprintf("%s; not retried: attempt %d was the last of %d", what, rec.Attempt, p.Attempts))
+		return
+	}
+	wait := p.wait(rec.Attempt, s.jitter())
+	rec.Retry = true
+	rec.RetryAfter = now(s.Now).Add(wait).UTC().Format(stamp)
+	rec.Reason = joinReasons(rec.Reason, fmt.Sprintf("%s; retried after %s (attempt %d of %d)", what, wait.Round(time.Millisecond), rec.Attempt+1, p.Attempts))
 }
 
 // timeline is the job's timeline.tsv: when each step happened.
