@@ -743,12 +743,12 @@ func (s *Supervisor) release(ctx context.Context, label string, attempt int, tip
 type stopCause int
 
 const (
-	notStopped    stopCause = iota
-	stopRequested           // a stop record named it: recorded as stopped, the card stays queued
-	stopLost                // its lease was lost: not recorded, the card is someone else's
-	stopIdle                // no output and no CPU for the worker's idle time: ends idle
-	stopBudget              // a reading of spent.json passed the budget: ends budget
-	stopUnverifiable        // under a budget, readings stopped arriving: ends budget-unverifiable
+	notStopped       stopCause = iota
+	stopRequested              // a stop record named it: recorded as stopped, the card stays queued
+	stopLost                   // its lease was lost: not recorded, the card is someone else's
+	stopIdle                   // no output and no CPU for the worker's idle time: ends idle
+	stopBudget                 // a reading of spent.json passed the budget: ends budget
+	stopUnverifiable           // under a budget, readings stopped arriving: ends budget-unverifiable
 )
 
 // activity passes the job's output on to its log, counts it, and keeps
