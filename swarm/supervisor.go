@@ -922,6 +922,9 @@ func (s *Supervisor) retry(rec *Job, res sandbox.Result, quick bool) {
 		return
 	}
 	p := s.Retry.policy()
+	if p.Attempts == 1 {
+		return // retrying is off: a failed launch is a failure like any other
+	}
 	if rec.Attempt >= p.Attempts {
 		rec.Reason = joinReasons(rec.Reason, fmt.Sprintf("%s; not retried: attempt %d was the last of %d", what, rec.Attempt, p.Attempts))
 		return
