@@ -182,3 +182,18 @@ func TestACardWhoseDependencyFailedDoesNotRunAndSaysWhy(t *testing.T) {
 		t.Fatalf("events %+v", events)
 	}
 }
+
+func TestThePathsAJobChangedOutsideItsCardsPathsAreNamedInItsRecord(t *testing.T) {
+	requireWall(t)
+	dir, st := openTestStore(t)
+	queueCard(t, st, dir, "scoped", "PATHS: docs/ notes.txt")
+	body := `mkdir -p docs src && echo a > docs/a.md && echo b > src/b.go && echo n > notes.txt && echo r > README.md && git add -A && git commit -q -m work`
+	jobs, _ := runBody(t, dir, st, body, nil)
+	if len(jobs) != 1 {
+		t.Fatalf("jobs %+v", jobs)
+	}
+	j := jobs[0]
+	if j.Harvest != swarm.HarvestDescends || j.ChangedCount != 4 || j.OutsideCount != 2 || !slices.Equal(j.Outside, []string{"README.md", "src/b.go"}) {
+		t.Fatalf("changed %v, outside %v (%d)", j.Changed, j.Outside, j.OutsideCount)
+	}
+}

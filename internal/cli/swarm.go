@@ -31,7 +31,8 @@ func (s *session) swarmCmd() *cli.Command {
 		Name:  "swarm",
 		Usage: "run queued cards with one-task workers, coordinated by leases in git refs",
 		Description: `A card is a task: line 1 is its contract line RESULT: <label> sha=<sha12>,
-then headers (BASE: <commit>, DEADLINE: <duration>), then the task; the whole
+then headers (BASE: <commit>, DEADLINE:, PATHS:, DEPENDS-ON:, TEST:,
+BUDGET:), then the task; the whole
 card is the worker's prompt. A worker description says which harness runs
 it. Supervisors take a lease on a card by compare-and-swap (in this
 repository, or with --remote on a git remote that many machines share),
@@ -40,6 +41,7 @@ how it ended. See docs/swarm.md.
 
 EXAMPLES
    git nwdes swarm worker check worker.json
+   git nwdes swarm card check cards/fix-typo.md
    git nwdes swarm add --card cards/fix-typo.md
    git nwdes swarm run --worker worker.json --workers 2
    git nwdes swarm status
@@ -141,7 +143,7 @@ EXAMPLES
 			{
 				Name:      "run",
 				Usage:     "supervise: run queued cards until none is left (or forever with --follow)",
-				UsageText: "git nwdes swarm run --worker FILE [--workers N] [--remote NAME] [--follow] [--best-effort] [--json]",
+				UsageText: "git nwdes swarm run --worker FILE [--workers N] [--attempts N] [--remote NAME] [--follow] [--best-effort] [--json]",
 				Description: `Takes a lease on each unfinished card in turn, stages its job directory
 (.git/nwdes/swarm/jobs/<label>/<attempt>-<nonce>: the base's checkout in
 repo/, scratch/, a private HOME and XDG_DATA_HOME), runs the harness inside
@@ -152,7 +154,13 @@ HEAD, under refs/nwdes/swarm/heads/<label>/<attempt>-<nonce>, read and
 checked by nwdes itself, bounded), records the job (refs/nwdes/swarm/jobs)
 and releases the lease. The job's git identity is the worker's (identity,
 or "nwdes worker <name> <<name>@nwdes.invalid>"); the host's git
-configuration is not read there. Several supervisors (processes, or machines with
+configuration is not read there. A card waits for the cards its DEPENDS-ON
+names to finish ok, and does not run when one finished otherwise. What the
+harness reports in $NWDES_JOB_DIR/spent.json is read at each heartbeat:
+over the card's or worker's budget the job ends "budget". A job that did
+not start, or whose harness exited within the launch grace with no
+result, is retried with a jittered backoff up to --attempts; any other
+failure finishes the card. Several supervisors (processes, or machines with
 --remote) share one queue; no card runs twice. On a terminal it shows a
 live table; --json streams one event per line. A stop record (swarm stop)
 ends running jobs at the next heartbeat.
