@@ -69,53 +69,51 @@ func (c *Card) typedHeader(h Header) []string {
 // parsePaths reads PATHS: globs separated by single spaces, each a path
 // relative to the tree's root as examine.MatchScope reads it.
 func parsePaths(v string) ([]string, []string) {
-	var globs, p []string
-	seen := map[string]bool{}
-	for _, g := range strings.Split(v, " ") {
-		q := strconv.Quote(text.Truncate(g, 80))
-		switch {
-		case g == "":
-			p = append(p, "PATHS separates its globs by single spaces")
-		case seen[g]:
-			p = append(p, "PATHS names "+q+" twice")
-		case strings.HasPrefix(g, "/"), g == "..", strings.HasPrefix(g, "../"), strings.Contains(g, "/../"), strings.HasSuffix(g, "/.."):
-			p = append(p, "PATHS glob "+q+" is not a path inside the tree (no leading / and no ..)")
-		default:
-			globs = append(globs, g)
+	return headerList(PathsHeader, "globs", v, MaxPaths, func(g, q string) string {
+		if strings.HasPrefix(g, "/") || g == ".." || strings.HasPrefix(g, "../") || strings.Contains(g, "/../") || strings.HasSuffix(g, "/..") {
+			return "glob " + q + " is not a path inside the tree (no leading / and no ..)"
 		}
-		seen[g] = true
-	}
-	if len(globs) > MaxPaths {
-		p = append(p, fmt.Sprintf("PATHS names %d globs, more than %d", len(globs), MaxPaths))
-	}
-	return globs, p
+		return ""
+	})
 }
 
 // parseDependsOn reads DEPENDS-ON: card labels separated by single
 // spaces, none the card's own.
 func parseDependsOn(v, self string) ([]string, []string) {
-	var labels, p []string
-	seen := map[string]bool{}
-	for _, l := range strings.Split(v, " ") {
-		q := strconv.Quote(text.Truncate(l, 80))
+	return headerList(DependsOnHeader, "cards", v, MaxDependsOn, func(l, q string) string {
 		switch {
-		case l == "":
-			p = append(p, "DEPENDS-ON separates its labels by single spaces")
 		case !validCard(l):
-			p = append(p, "DEPENDS-ON "+q+" is not a card label ("+LabelPattern+")")
+			return q + " is not a card label (" + LabelPattern + ")"
 		case l == self:
-			p = append(p, "DEPENDS-ON names the card itself (a cycle)")
-		case seen[l]:
-			p = append(p, "DEPENDS-ON names "+l+" twice")
-		default:
-			labels = append(labels, l)
+			return "names the card itself (a cycle)"
 		}
-		seen[l] = true
+		return ""
+	})
+}
+
+// headerList reads a header's list of items separated by single spaces:
+// each once, at most most of them, each one that check finds no problem
+// with (given the item and its quoted form). Problems begin with the key.
+func headerList(key, items, v string, most int, check func(item, quoted string) string) ([]string, []string) {
+	var list, p []string
+	seen := map[string]bool{}
+	for _, item := range strings.Split(v, " ") {
+		q := strconv.Quote(text.Truncate(item, 80))
+		if item == "" {
+			p = append(p, key+" separates its "+items+" by single spaces")
+		} else if why := check(item, q); why != "" {
+			p = append(p, key+" "+why)
+		} else if seen[item] {
+			p = append(p, key+" names "+q+" twice")
+		} else {
+			list = append(list, item)
+		}
+		seen[item] = true
 	}
-	if len(labels) > MaxDependsOn {
-		p = append(p, fmt.Sprintf("DEPENDS-ON names %d cards, more than %d", len(labels), MaxDependsOn))
+	if len(list) > most {
+		p = append(p, fmt.Sprintf("%s names %d %s, more than %d", key, len(list), items, most))
 	}
-	return labels, p
+	return list, p
 }
 
 // parseTest reads TEST: `<feature> E<n>`.

@@ -58,14 +58,14 @@ func TestASpentReadingIsReadStrictly(t *testing.T) {
 		`[]`:                              "not a JSON object",
 		`{}`:                              "names none of tokens, cost_usd and turns",
 		`{"tokens": 1, "tokens": 2}`:      `"tokens" is given twice`,
-		`{"tokens": -1}`:                  `tokens: "-1" is not a whole number`,
-		`{"tokens": 1.5}`:                 `tokens: "1.5" is not a whole number`,
-		`{"cost_usd": 1e3}`:               `cost_usd: "1e3" is not a decimal number`,
-		`{"cost_usd": "1"}`:               `cost_usd: "\"1\"" is not a decimal number`,
+		`{"tokens": -1}`:                  `tokens "-1" is not a whole number`,
+		`{"tokens": 1.5}`:                 `tokens "1.5" is not a whole number`,
+		`{"cost_usd": 1e3}`:               `cost_usd "1e3" is not a decimal number`,
+		`{"cost_usd": "1"}`:               `cost_usd "\"1\"" is not a decimal number`,
 		`{"dollars": 1}`:                  `"dollars" is not tokens, cost_usd or turns`,
 		`{"turns": 1} {}`:                 "data follows the object",
 		`{"turns": 1`:                     "not valid JSON",
-		`{"turns": 10000000000000000000}`: `turns: "10000000000000000000" is not a whole number`,
+		`{"turns": 10000000000000000000}`: `turns "10000000000000000000" is not a whole number`,
 	} {
 		if _, why := ParseSpent([]byte(doc)); !strings.Contains(why, want) {
 			t.Errorf("ParseSpent(%s) = %q, want %q", doc, why, want)

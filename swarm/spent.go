@@ -124,34 +124,43 @@ func ParseBudget(v string) (Budget, []string) {
 			continue
 		}
 		seen[key] = true
-		var n int64
-		var why string
-		switch key {
-		case "tokens", "turns":
-			n, why = parseCount(val)
-		case "cost_usd":
-			n, why = parseMicros(val)
-		default:
-			p = append(p, strconv.Quote(key)+" is not tokens, cost_usd or turns")
-			continue
-		}
+		n, why := amount(key, val, &b.Tokens, &b.CostMicros, &b.Turns)
 		if why == "" && n == 0 {
-			why = "is 0: name a bound over 0, or leave " + key + " out"
+			why = key + " is 0: name a bound over 0, or leave " + key + " out"
 		}
 		if why != "" {
-			p = append(p, key+" "+why)
-			continue
-		}
-		switch key {
-		case "tokens":
-			b.Tokens = n
-		case "turns":
-			b.Turns = n
-		case "cost_usd":
-			b.CostMicros = n
+			p = append(p, why)
 		}
 	}
 	return b, p
+}
+
+// amount reads the value of one key of a reading or a budget — tokens
+// and turns whole numbers, cost_usd dollars — into the field it names,
+// or says what is wrong with it.
+func amount(key, val string, tokens, costMicros, turns *int64) (int64, string) {
+	var n int64
+	var why string
+	switch key {
+	case "tokens", "turns":
+		n, why = parseCount(val)
+	case "cost_usd":
+		n, why = parseMicros(val)
+	default:
+		return 0, strconv.Quote(key) + " is not tokens, cost_usd or turns"
+	}
+	if why != "" {
+		return 0, key + " " + why
+	}
+	switch key {
+	case "tokens":
+		*tokens = n
+	case "turns":
+		*turns = n
+	default:
+		*costMicros = n
+	}
+	return n, ""
 }
 
 // parseCount reads a whole number 0 to maxSpentCount written in decimal
@@ -217,27 +226,8 @@ func ParseSpent(b []byte) (Spent, string) {
 			return Spent{}, strconv.Quote(key) + " is given twice"
 		}
 		seen[key] = true
-		v := string(raw)
-		var n int64
-		var why string
-		switch key {
-		case "tokens", "turns":
-			n, why = parseCount(v)
-		case "cost_usd":
-			n, why = parseMicros(v)
-		default:
-			return Spent{}, strconv.Quote(key) + " is not tokens, cost_usd or turns"
-		}
-		if why != "" {
-			return Spent{}, key + ": " + why
-		}
-		switch key {
-		case "tokens":
-			s.Tokens = n
-		case "turns":
-			s.Turns = n
-		case "cost_usd":
-			s.CostMicros = n
+		if _, why := amount(key, string(raw), &s.Tokens, &s.CostMicros, &s.Turns); why != "" {
+			return Spent{}, why
 		}
 	}
 	if _, err := dec.Token(); err != nil {
