@@ -207,3 +207,31 @@ func TestThe95thPercentileIsTheNearestRank(t *testing.T) {
 		t.Fatalf("p95 of one = %v", got)
 	}
 }
+
+func TestADeadlineBelowThe95thPercentileOfEarlierJobsWithTheSameTestIsWarnedOf(t *testing.T) {
+	t.Parallel()
+	test := TestRef{Feature: "greeting", Criterion: "E1"}
+	queue := []Queued{{Card: &Card{Label: "a", Test: &test}}, {Card: &Card{Label: "other"}}}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	job := func(label, worker string, took time.Duration) Job {
+		return Job{Label: label, Worker: worker, Started: t0.Format(stamp), Ended: t0.Add(took).Format(stamp)}
+	}
+	var jobs []Job
+	for i := 1; i <= 20; i++ {
+		jobs = append(jobs, job("a", "coder", time.Duration(i)*time.Minute))
+	}
+	jobs = append(jobs, job("a", "fast", time.Second), job("other", "coder", 5*time.Hour))
+	if w := deadlineWarning(test, 30*time.Minute, "coder", queue, jobs); w != "" {
+		t.Fatalf("a deadline above the p95 was warned of: %s", w)
+	}
+	w := deadlineWarning(test, 10*time.Minute, "coder", queue, jobs)
+	if w != "DEADLINE 10m0s is below the 95th percentile (19m0s) of 20 earlier jobs (worker coder's) with TEST greeting E1" {
+		t.Fatalf("got %q", w)
+	}
+	if w := deadlineWarning(test, 10*time.Minute, "fast", queue, jobs); w != "" {
+		t.Fatalf("another worker's jobs counted: %s", w)
+	}
+	if w := deadlineWarning(TestRef{Feature: "greeting", Criterion: "E2"}, time.Second, "", queue, jobs); w != "" {
+		t.Fatalf("jobs of another TEST counted: %s", w)
+	}
+}

@@ -76,6 +76,7 @@ type Supervisor struct {
 	state   sync.Mutex        // guards running and skipped
 	running map[string]bool   // nonces of this supervisor's running jobs
 	skipped map[string]string // cards this run cannot stage, and why
+	blocked map[string]string // cards whose DEPENDS-ON failed, as last said
 }
 
 func (s *Supervisor) setRunning(nonce string, on bool) {
@@ -106,6 +107,25 @@ func (s *Supervisor) skip(label, why string) {
 		s.skipped = map[string]string{}
 	}
 	s.skipped[label] = why
+}
+
+// noteBlocked remembers why a card does not run, reporting whether that
+// is news (said once, unless why changes); unblock forgets it.
+func (s *Supervisor) noteBlocked(label, why string) bool {
+	s.state.Lock()
+	defer s.state.Unlock()
+	if s.blocked == nil {
+		s.blocked = map[string]string{}
+	}
+	news := s.blocked[label] != why
+	s.blocked[label] = why
+	return news
+}
+
+func (s *Supervisor) unblock(label string) {
+	s.state.Lock()
+	defer s.state.Unlock()
+	delete(s.blocked, label)
 }
 
 func (s *Supervisor) isSkipped(label string) bool {
@@ -175,6 +195,10 @@ type Summary struct {
 	// Skipped are the cards this run could not stage (a base this clone
 	// lacks, say), each with why; they stay queued.
 	Skipped map[string]string
+	// Blocked are the cards that did not run because a card of their
+	// DEPENDS-ON finished other than ok, was dropped or is not queued,
+	// each with why; they stay queued.
+	Blocked map[string]string
 }
 
 // Run supervises until no unfinished card can be taken: every card is
@@ -236,7 +260,7 @@ func (s *Supervisor) Run(ctx context.Context) (*Summary, error) {
 	}
 	wg.Wait()
 	s.state.Lock()
-	sum.Skipped = s.skipped
+	sum.Skipped, sum.Blocked = s.skipped, s.blocked
 	s.state.Unlock()
 	if err := ctx.Err(); err != nil && len(errs) == 0 {
 		return &sum, err
@@ -356,13 +380,18 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 			pending = true
 			continue
 		}
-		if why, wait := dependencies(q.Card, queued, outcomes, ctl); why != "" {
-			// It never runs as things stand: said once per run, and left
-			// queued (a requeue of its dependency may yet let it run).
-			s.skip(label, why)
-			s.emit(Event{Kind: EventBlocked, Label: label, Detail: why})
+		why, wait := dependencies(q.Card, queued, outcomes, ctl)
+		if why != "" {
+			// It does not run as things stand: said once, left queued,
+			// and looked at again at each scan (a requeue of its
+			// dependency that ends ok lets it run, also in this run).
+			if s.noteBlocked(label, why) {
+				s.emit(Event{Kind: EventBlocked, Label: label, Detail: why})
+			}
 			continue
-		} else if wait {
+		}
+		s.unblock(label)
+		if wait {
 			continue
 		}
 		secret, attest := newSecret()

@@ -217,6 +217,9 @@ EXAMPLES
 						for label, why := range sum.Skipped {
 							fmt.Fprintf(s.env.Stderr, "skipped %s: %s\n", text.TerminalLine(label), text.TerminalLine(why))
 						}
+						for _, label := range slices.Sorted(maps.Keys(sum.Blocked)) {
+							fmt.Fprintf(s.env.Stderr, "blocked %s: %s\n", text.TerminalLine(label), text.TerminalLine(sum.Blocked[label]))
+						}
 					}
 					return nil
 				},
