@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -16,8 +17,17 @@ import (
 
 // Oracle runs a feature's oracle (TEST) at a commit and says whether it
 // was MET, with what the gate said of it. A feature or criterion that
-// does not exist there, or carries no oracle, is a refusal naming it.
+// does not exist there, or carries no oracle, is a *TestProblem (a
+// problem of the card); any other error (the wall, the store) is the
+// check's failure.
 type Oracle func(ctx context.Context, t TestRef, at oid.ID) (met bool, note string, err error)
+
+// TestProblem is what an Oracle says of a TEST that names no oracle at
+// the commit: the refusal naming what is missing.
+type TestProblem struct{ Err error }
+
+func (e *TestProblem) Error() string { return e.Err.Error() }
+func (e *TestProblem) Unwrap() error { return e.Err }
 
 // GateOracle runs the oracle as `gate run` does: examine's gates, every
 // oracle of the feature at the commit, each in the wall in a fresh export
@@ -26,17 +36,20 @@ func GateOracle(st *gitstore.Store, wall *sandbox.Wall, timeout time.Duration, n
 	return func(ctx context.Context, t TestRef, at oid.ID) (bool, string, error) {
 		target := examine.Target{Feature: t.Feature, Candidate: at.String()}
 		cand, err := examine.Load(st, target)
+		if _, ok := refusal.As(err); ok {
+			return false, "", &TestProblem{err}
+		}
 		if err != nil {
 			return false, "", err
 		}
 		cr, ok := cand.Contract.Criterion(examine.ExpectationID(t.Criterion))
 		switch {
 		case !ok:
-			return false, "", refusal.New(refusal.MissingFact, "name a criterion of the feature's contract at BASE (git nwdes gate status --feature "+t.Feature+" lists them)",
-				"feature %s has no criterion %s at %s", t.Feature, t.Criterion, at.Short())
+			return false, "", &TestProblem{refusal.New(refusal.MissingFact, "name a criterion of the feature's contract at BASE (git nwdes gate status --feature "+t.Feature+" lists them)",
+				"feature %s has no criterion %s at %s", t.Feature, t.Criterion, at.Short())}
 		case cr.Oracle == nil:
-			return false, "", refusal.New(refusal.MissingFact, "name a criterion that carries an oracle (CHECK: and EXPECT: under it)",
-				"criterion %s of %s carries no oracle at %s", t.Criterion, t.Feature, at.Short())
+			return false, "", &TestProblem{refusal.New(refusal.MissingFact, "name a criterion that carries an oracle (CHECK: and EXPECT: under it)",
+				"criterion %s of %s carries no oracle at %s", t.Criterion, t.Feature, at.Short())}
 		}
 		target.Contract = cand.ContractPath
 		g := &examine.Gates{Store: st, Wall: wall, Timeout: timeout, Now: now}
@@ -49,8 +62,8 @@ func GateOracle(st *gitstore.Store, wall *sandbox.Wall, timeout time.Duration, n
 				return row.State == examine.GateMet, string(row.State) + ": " + row.Note, nil
 			}
 		}
-		return false, "", refusal.New(refusal.MissingFact, "name a criterion that is not abandoned",
-			"criterion %s of %s was not run at %s", t.Criterion, t.Feature, at.Short())
+		return false, "", &TestProblem{refusal.New(refusal.MissingFact, "name a criterion that is not abandoned",
+			"criterion %s of %s was not run at %s", t.Criterion, t.Feature, at.Short())}
 	}
 }
 
@@ -112,8 +125,13 @@ func CheckCard(ctx context.Context, b []byte, o CheckOptions) (*CardCheck, error
 			check.Warnings = append(check.Warnings, "TEST "+c.Test.String()+" was not run at BASE")
 		default:
 			met, note, err := o.Oracle(ctx, *c.Test, base)
-			if r, ok := refusal.As(err); ok {
-				problems = append(problems, fmt.Sprintf("TEST %s: %s: %s", c.Test, r.Name, r.Detail))
+			var tp *TestProblem
+			if errors.As(err, &tp) {
+				what := tp.Error()
+				if r, ok := refusal.As(tp.Err); ok {
+					what = r.Name + ": " + r.Detail
+				}
+				problems = append(problems, fmt.Sprintf("TEST %s: %s", c.Test, what))
 			} else if err != nil {
 				return nil, fmt.Errorf("run TEST %s at BASE: %w", c.Test, err)
 			} else if met {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/swarm"
 )
@@ -99,19 +101,23 @@ func (s *session) cardCheckOptions(c *cli.Context, st *gitstore.Store, workerFil
 		}
 		o.Worker = w.Name
 	}
-	cfg, err := s.config(st.Location())
-	if err != nil {
-		return o, err
+	// The wall is made only for a card with a TEST: a card without one
+	// is checked, and queued, wherever the wall's configuration stands.
+	o.Oracle = func(ctx context.Context, t swarm.TestRef, at oid.ID) (bool, string, error) {
+		cfg, err := s.config(st.Location())
+		if err != nil {
+			return false, "", err
+		}
+		strict, err := gateStrict(c, cfg) // --best-effort, or nwdes.sandbox.bestEffort
+		if err != nil {
+			return false, "", err
+		}
+		wall, err := s.jobWall(strict, cfg)
+		if err != nil {
+			return false, "", err
+		}
+		return swarm.GateOracle(st, wall, timeout, s.env.Now)(ctx, t, at)
 	}
-	strict, err := gateStrict(c, cfg) // --best-effort, or nwdes.sandbox.bestEffort
-	if err != nil {
-		return o, err
-	}
-	wall, err := s.jobWall(strict, cfg)
-	if err != nil {
-		return o, err
-	}
-	o.Oracle = swarm.GateOracle(st, wall, timeout, s.env.Now)
 	return o, nil
 }
 
