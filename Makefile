@@ -42,25 +42,12 @@ vet:
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
 	GOOS=freebsd $(GO) vet ./...
 
-# Every test with the race detector, then every fuzz target briefly. Each
-# package prints a line as it finishes; the first take longest (building
-# with the race detector).
-test: fmt vet
-	@echo "== every test but the scripts, with the race detector (about 7 minutes on 2 cores)"
-	@# go test prints a package only when it ends, and the longest take
-	@# minutes: a line every 50 s says the run is alive and how long it took.
-	@start=$$(date +%s); ( while sleep 50; do echo "== still testing: $$(( $$(date +%s) - start )) s"; done ) & ticker=$$!; \
-	$(GO) test -race -count=1 -timeout 25m -skip 'TestScripts|TestOneJudgmentOnEverySurface' ./...; rc=$$?; kill $$ticker 2>/dev/null; exit $$rc
-	@echo "== the script tests, without the race detector: each of their commands starts git-nwdes, which would be the race-built binary"
-	$(GO) test -count=1 -run 'TestScripts' ./internal/cli/
-	@echo "== the 200,000-commit history and the heartbeats, without the race detector"
-	$(GO) test -count=1 -run 'TestHistoryWalks200k|TestHeartbeatsLeaveNothingToWalk' ./gitstore/
-	@echo "== one judgment on every surface (the corpus), without the race detector for the same reason"
-	$(GO) test -count=1 -run 'TestOneJudgmentOnEverySurface' ./internal/cli/
-	@echo "== the wall again, without the race detector: its second stage runs under an address-space limit the race detector cannot live in"
-	$(GO) test -count=1 ./sandbox/
-	@echo "== every fuzz target, 3 s each"
-	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
+# Every test: most under the race detector, then the few that gain nothing
+# from it once without (scripts/test.sh says which and why), with a line at
+# least every 30 s. Every fuzz target's seed corpus runs with its package;
+# fuzzing proper is `make fuzz`, which CI runs after this.
+test:
+	@GO=$(GO) ./scripts/test.sh
 
 # The quick loop: formatting, vet, and the tests without the race
 # detector and without the longest stress runs (about 30 seconds).

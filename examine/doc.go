@@ -8,7 +8,9 @@
 // derives the outcome from the verdicts.
 //
 // It also holds the gates (command oracles run through sandbox, evidence
-// recorded in refs/nwdes/gates) and verify, the mechanical verdict.
+// recorded in refs/nwdes/gates; run at a base too, the evidence says
+// whether each MET oracle is proven or vacuous) and verify, the
+// mechanical verdict.
 //
 // It imports gitstore, sandbox and refusal; the CLI, hooks and report import it.
 package examine

@@ -468,6 +468,11 @@ func joinIDs(ids []ExpectationID) string {
 // Close checks the draft against the whole current contract and publishes
 // the examination with the outcome its verdicts derive. outcome must be
 // "accepted" (the examiner's role); the draft is kept.
+//
+// The examination records, for each met expectation whose oracle the
+// gates ran at a base, whether that oracle was proven or vacuous, and the
+// brief says so; whether that is enough is the judging side's rule
+// (nwdes.gates.proof), never the examiner's.
 func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic string) (*Examination, []string, error) {
 	// The draft is checked and the examination assembled from one snapshot
 	// of the (local) draft; publishing is one compare-and-swap update of
@@ -495,10 +500,11 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 		if err != nil {
 			return err
 		}
-		if name, problem := Binding(ex, c.Contract, rep, x.Gates == GatesAdvisory); name != "" {
+		if name, problem := Binding(ex, c.Contract, rep, x.Gates == GatesAdvisory, ProofOptional); name != "" {
 			return refusal.New(name, "run the oracle (git nwdes gate run) until it is MET at this commit, or judge the expectation unmet; gates are advice only where git config nwdes.gates=advisory says so",
 				"examine close: %s", problem)
 		}
+		recordProof(ex, rep)
 		return nil
 	})
 	if err != nil {
@@ -666,4 +672,20 @@ func (x *Examiner) Show(feature string) (*Draft, *Examination, error) {
 func contentID(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:6])
+}
+
+// recordProof copies into each met row the proof of its oracle's evidence
+// at the candidate, where the gates ran it at a base.
+func recordProof(ex *Examination, rep *GateReport) {
+	proof := map[ExpectationID]*Evidence{}
+	for _, r := range rep.Rows {
+		if r.Evidence != nil && r.Evidence.Base != nil && r.Proof != "" {
+			proof[r.Expectation] = r.Evidence
+		}
+	}
+	for i := range ex.Rows {
+		if ev := proof[ex.Rows[i].Expectation]; ev != nil && ex.Rows[i].Verdict == Met {
+			ex.Rows[i].Proof, ex.Rows[i].ProofBase = ev.Proof(), ev.Base.Commit
+		}
+	}
 }

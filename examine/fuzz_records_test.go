@@ -20,6 +20,10 @@ func FuzzRecordDecoders(f *testing.F) {
 	}{
 		{string(KindExamination), "published/01/23456789abcdef0123456789abcdef01234567/f/20260101T000000.000000000Z-000000000000",
 			`{"candidate":"` + c + `","closed_at":"2026-01-01T00:00:00.000000000Z","contract_blob":"ab","contract_path":"x","diagnostic":"d","feature":"f","outcome":"accepted","rows":[{"cites":[0],"criterion":"c","expectation":"E1","verdict":"met"}],"texts":[{"source":"examiner"}]}`},
+		{string(KindExamination), "published/01/23456789abcdef0123456789abcdef01234567/f/20260101T000000.000000000Z-000000000001",
+			`{"candidate":"` + c + `","closed_at":"2026-01-01T00:00:00.000000000Z","contract_blob":"ab","contract_path":"x","diagnostic":"d","feature":"f","outcome":"accepted","rows":[{"cites":[0],"criterion":"c","expectation":"E1","proof":"vacuous","proof_base":"` + c[1:] + `0","verdict":"met"}],"texts":[{"source":"examiner"}]}`},
+		{string(KindEvidence), "evidence/01/23456789abcdef0123456789abcdef01234567/f/E1/20260101T000000.000000000Z-000000000000",
+			`{"base":{"commit":"` + c[1:] + `0","end":"exit","exit_status":1,"marker_found":false,"started_at":"2026-01-01T00:00:00Z","duration_ms":1,"timeout_ms":1,"state":"NOT-MET","stdout":{"bytes":0,"sha256":"","tail_bytes":0},"stderr":{"bytes":0,"sha256":"","tail_bytes":0}},"candidate":"` + c + `","check":"true","contract_path":"x","end":"exit","exit_status":0,"expect":"","expectation":"E1","feature":"f","marker_found":true,"started_at":"2026-01-01T00:00:00Z","duration_ms":1,"timeout_ms":1,"state":"MET","stdout":{"bytes":0,"sha256":"","tail_bytes":0},"stderr":{"bytes":0,"sha256":"","tail_bytes":0}}`},
 		{string(KindExamination), "published/01/2/f/zzzz", `{"candidate":"","closed_at":"x","contract_blob":"","contract_path":"","diagnostic":"","feature":"../f","outcome":"accepted","rows":[],"texts":[]}`},
 		{string(KindLatest), "features/f", `{"candidate":"` + c + `","closed_at":"2026-01-01T00:00:00.000000000Z","outcome":"accepted","path":"published/x"}`},
 		{string(KindDraft), "drafts/f", `{"feature":"f","next_id":1,"observations":[{"id":"O1","source":"examiner"}],"rows":["E1"],"verdicts":[]}`},
@@ -34,11 +38,18 @@ func FuzzRecordDecoders(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s.kind, s.path, []byte(s.body), 1)
 		f.Add(s.kind, s.path, []byte(s.body), 2)
+		f.Add(s.kind, s.path, []byte(s.body), 3)
+		f.Add(s.kind, s.path, []byte(s.body), 5)
 	}
 	f.Fuzz(func(t *testing.T, kind, path string, body []byte, v int) {
 		rec := &gitstore.Record{Kind: gitstore.Kind(kind), V: v, Body: body, Payloads: map[string][]byte{"t1": []byte("x"), "O1": []byte("y")}}
 		if ex, err := examinationFrom(path, rec); err == nil {
 			_ = RenderBrief(ex)
+			for _, r := range ex.Rows {
+				if r.Proof != "" && (v < 5 || r.Verdict != Met || !isHex40(r.ProofBase)) {
+					t.Fatalf("accepted a v%d examination whose row %s has proof %q at %q", v, r.Expectation, r.Proof, r.ProofBase)
+				}
+			}
 			if !isHex40(ex.Candidate) || !isHex40(ex.ContractBlob) {
 				t.Fatalf("accepted an examination with ids %q %q", ex.Candidate, ex.ContractBlob)
 			}
@@ -54,6 +65,10 @@ func FuzzRecordDecoders(f *testing.F) {
 		if e, err := evidenceFrom(path, rec); err == nil {
 			_ = e.Summary()
 			_ = e.ObservationText()
+			_ = e.ProofNote()
+			if (e.Base != nil) != (v == 3) {
+				t.Fatalf("accepted gate evidence v%d with base %v", v, e.Base != nil)
+			}
 		}
 		_, _ = gateLatestFrom(path, rec)
 		if b, err := projectionFrom(path, rec); err == nil {

@@ -33,6 +33,11 @@ const GateRef gitstore.RefName = "refs/nwdes/gates"
 // end (exit, signal, deadline, wall, start-failed), and the record adds
 // wall (the refused path and step, when the wall stopped it), survivors,
 // and enforced (what the kernel enforced). v1 records are still read.
+// gate.evidence v3: v2 with base, the same oracle run at a base commit
+// (gate run --base) the same way, in the same wall: its commit and how
+// that run ended (the v2 run fields), its tails the payloads
+// base.stdout.tail and base.stderr.tail. Only a run with a base writes
+// v3; v1 and v2 records read as "no base run" (Proof: unproven).
 // gate.latest v1: per feature, where the newest evidence of each E id is
 // and for which candidate; at latest/<feature>. Derived from the evidence.
 // verify.result v1: one verify verdict over a diff; the printed block is
@@ -74,28 +79,22 @@ type OutputDigest struct {
 	TailBytes int    `json:"tail_bytes"`
 }
 
-// Evidence is what one oracle run showed, recorded for its candidate.
-type Evidence struct {
-	Feature        string        `json:"feature"`
-	Expectation    ExpectationID `json:"expectation"`
-	Candidate      string        `json:"candidate"`
-	ContractPath   string        `json:"contract_path"`
-	Check          string        `json:"check"`
-	Expect         string        `json:"expect"`
-	State          GateState     `json:"state"`
-	Cause          string        `json:"cause,omitempty"`
-	End            sandbox.End   `json:"end,omitempty"`
-	ExitStatus     int           `json:"exit_status"`
-	Signal         string        `json:"signal,omitempty"`
-	StartError     string        `json:"start_error,omitempty"`
-	MarkerFound    bool          `json:"marker_found"`
-	MarkerOnStderr bool          `json:"marker_on_stderr,omitempty"`
-	StartedAt      string        `json:"started_at"`
-	DurationMS     int64         `json:"duration_ms"`
-	TimeoutMS      int64         `json:"timeout_ms"`
-	Stdout         OutputDigest  `json:"stdout"`
-	Stderr         OutputDigest  `json:"stderr"`
-	OutputCut      bool          `json:"output_cut,omitempty"`
+// OracleRun is how one run of an oracle ended, at one commit.
+type OracleRun struct {
+	State          GateState    `json:"state"`
+	Cause          string       `json:"cause,omitempty"`
+	End            sandbox.End  `json:"end,omitempty"`
+	ExitStatus     int          `json:"exit_status"`
+	Signal         string       `json:"signal,omitempty"`
+	StartError     string       `json:"start_error,omitempty"`
+	MarkerFound    bool         `json:"marker_found"`
+	MarkerOnStderr bool         `json:"marker_on_stderr,omitempty"`
+	StartedAt      string       `json:"started_at"`
+	DurationMS     int64        `json:"duration_ms"`
+	TimeoutMS      int64        `json:"timeout_ms"`
+	Stdout         OutputDigest `json:"stdout"`
+	Stderr         OutputDigest `json:"stderr"`
+	OutputCut      bool         `json:"output_cut,omitempty"`
 	// Wall is the refusal that ended the run as "wall"; Survivors the
 	// processes still alive after reaping (0 unless the wall failed);
 	// Enforced what the kernel enforced (v2).
@@ -103,18 +102,83 @@ type Evidence struct {
 	Survivors int               `json:"survivors,omitempty"`
 	Enforced  *sandbox.Enforced `json:"enforced,omitempty"`
 
-	// Path is where the record lives in GateRef (not stored in the body).
-	Path       string `json:"-"`
 	StdoutTail []byte `json:"-"`
 	StderrTail []byte `json:"-"`
+}
+
+// Evidence is what one oracle run showed, recorded for its candidate.
+type Evidence struct {
+	Feature      string        `json:"feature"`
+	Expectation  ExpectationID `json:"expectation"`
+	Candidate    string        `json:"candidate"`
+	ContractPath string        `json:"contract_path"`
+	Check        string        `json:"check"`
+	Expect       string        `json:"expect"`
+	OracleRun
+	// Base is the same oracle run at the base commit (v3), nil when the
+	// gate ran without --base.
+	Base *BaseRun `json:"base,omitempty"`
+
+	// Path is where the record lives in GateRef (not stored in the body).
+	Path string `json:"-"`
 	// Signature is the record's SSH signature, nil when unsigned
 	// (Gates.Sign); message is what it must cover.
 	Signature []byte `json:"-"`
 	message   []byte
 }
 
+// BaseRun is the oracle's run at the base commit a gate run was given.
+type BaseRun struct {
+	Commit string `json:"commit"`
+	OracleRun
+}
+
+// Proof is what an oracle's evidence shows of the change: whether the
+// oracle was seen to fail at the base before it passed at the candidate
+// (RED, then GREEN).
+type Proof string
+
+const (
+	// ProofProven: NOT-MET at the base, MET at the candidate.
+	ProofProven Proof = "proven"
+	// ProofVacuous: MET at the base and at the candidate: it does not
+	// show that the change made it pass.
+	ProofVacuous Proof = "vacuous"
+	// ProofUnproven: MET at the candidate, with no base run (gate run
+	// without --base, or evidence older than v3).
+	ProofUnproven Proof = "unproven"
+)
+
+// Proof is the evidence's proof; "" when the oracle is not MET at the
+// candidate (there is nothing to prove).
+func (e *Evidence) Proof() Proof {
+	switch {
+	case e.State != GateMet:
+		return ""
+	case e.Base == nil:
+		return ProofUnproven
+	case e.Base.State == GateMet:
+		return ProofVacuous
+	}
+	return ProofProven
+}
+
+// ProofNote says in a few words what Proof is and why: "" when there is
+// nothing to prove.
+func (e *Evidence) ProofNote() string {
+	switch e.Proof() {
+	case ProofProven:
+		return fmt.Sprintf("proven: NOT-MET at base %s (%s), MET here", text.Short(e.Base.Commit), e.Base.Summary())
+	case ProofVacuous:
+		return fmt.Sprintf("vacuous: MET at base %s too, so it does not show the change made it pass", text.Short(e.Base.Commit))
+	case ProofUnproven:
+		return "unproven: not run at a base (git nwdes gate run --base REV)"
+	}
+	return ""
+}
+
 // Summary says in a few words how the run ended and why that is its state.
-func (e *Evidence) Summary() string {
+func (e *OracleRun) Summary() string {
 	var s string
 	switch e.End {
 	case sandbox.EndStartFailed:
@@ -179,11 +243,18 @@ func gateLatestPath(feature string) string { return "latest/" + feature }
 func stamp(t time.Time) string { return t.UTC().Format(stampLayout) }
 
 func (e *Evidence) record() (*gitstore.Record, error) {
-	rec, err := gitstore.NewRecord(KindEvidence, 2, e)
+	v := 2
+	if e.Base != nil {
+		v = 3
+	}
+	rec, err := gitstore.NewRecord(KindEvidence, v, e)
 	if err != nil {
 		return nil, err
 	}
 	rec.Payloads = map[string][]byte{"stdout.tail": e.StdoutTail, "stderr.tail": e.StderrTail}
+	if e.Base != nil {
+		rec.Payloads["base.stdout.tail"], rec.Payloads["base.stderr.tail"] = e.Base.StdoutTail, e.Base.StderrTail
+	}
 	return rec, nil
 }
 
@@ -197,7 +268,7 @@ func readEvidence(tx *gitstore.Tx, path string) (*Evidence, error) {
 
 // evidenceFrom decodes and validates a gate evidence record read at path.
 func evidenceFrom(path string, rec *gitstore.Record) (*Evidence, error) {
-	if rec.Kind != KindEvidence || (rec.V != 1 && rec.V != 2) {
+	if rec.Kind != KindEvidence || rec.V < 1 || rec.V > 3 {
 		return nil, malformed(path, "a %s v%d record, not gate evidence", rec.Kind, rec.V)
 	}
 	var e Evidence
@@ -205,21 +276,30 @@ func evidenceFrom(path string, rec *gitstore.Record) (*Evidence, error) {
 		return nil, err
 	}
 	switch {
-	case rec.V == 1 && e.Cause != "" && e.End == "":
+	case rec.V == 1 && e.Cause != "" && e.End == "" && e.Base == nil:
 		e.End = endOfV1(e.Cause)
-	case rec.V == 2 && e.Cause == "" && e.End != "" && (e.End != sandbox.EndWall || e.Wall != nil):
+	case rec.V >= 2 && e.v2Shape() && (rec.V == 3) == (e.Base != nil) && (e.Base == nil || e.Base.v2Shape()):
 	default:
-		return nil, malformed(path, "gate evidence v%d with cause %q and end %q", rec.V, e.Cause, e.End)
+		return nil, malformed(path, "gate evidence v%d with cause %q, end %q and base %v", rec.V, e.Cause, e.End, e.Base != nil)
 	}
 	if err := e.validate(path, rec.Body); err != nil {
 		return nil, err
 	}
 	e.Path, e.StdoutTail, e.StderrTail = path, rec.Payloads["stdout.tail"], rec.Payloads["stderr.tail"]
+	if e.Base != nil {
+		e.Base.StdoutTail, e.Base.StderrTail = rec.Payloads["base.stdout.tail"], rec.Payloads["base.stderr.tail"]
+	}
 	var err error
 	if e.Signature, e.message, err = signedPayload(rec); err != nil {
 		return nil, err
 	}
 	return &e, nil
+}
+
+// v2Shape reports whether the run is recorded as v2 and later record it:
+// an end and no cause, and the wall's refusal when the wall ended it.
+func (r *OracleRun) v2Shape() bool {
+	return r.Cause == "" && r.End != "" && (r.End != sandbox.EndWall || r.Wall != nil)
 }
 
 // Signer verifies the evidence's signature and returns the key that made
@@ -299,6 +379,10 @@ type GateRow struct {
 	// another commit than this one.
 	StaleFor     string `json:"stale_for,omitempty"`
 	EvidencePath string `json:"evidence,omitempty"`
+	// Proof says, for a MET oracle, whether its evidence saw it fail at a
+	// base first (proven), pass there too (vacuous) or was never run at
+	// one (unproven); "" when the oracle is not MET.
+	Proof Proof `json:"proof,omitempty"`
 	// Evidence is the record the state comes from, if any.
 	Evidence    *Evidence     `json:"result,omitempty"`
 	Observation ObservationID `json:"observation,omitempty"`
@@ -356,6 +440,10 @@ type Gates struct {
 	// Sign, when set, signs each evidence record the run writes (as
 	// Examiner.Sign signs examinations).
 	Sign func(message []byte) ([]byte, error)
+	// Base, when set, is a revision (the card's BASE, the protected
+	// branch) at which every oracle is also run, the same way, so that
+	// the evidence shows whether the change made it pass (Proof).
+	Base string
 	// Timeout bounds each oracle; DefaultGateTimeout when zero.
 	Timeout time.Duration
 	// Now stamps the evidence.
@@ -376,11 +464,23 @@ func (g *Gates) now() time.Time {
 //
 // It always runs: evidence already recorded is never trusted in place of a
 // run. A contract that does not parse runs nothing at all. Abandoned
-// criteria are not run.
+// criteria are not run. With Base, each oracle of the candidate's contract
+// also runs in an export of the base's tree, exactly as at the candidate,
+// and the evidence records both runs.
 func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 	cand, err := Load(g.Store, t)
 	if err != nil {
 		return nil, err
+	}
+	var base oid.ID
+	if g.Base != "" {
+		if base, err = g.Store.Resolve(g.Base); err != nil {
+			return nil, err
+		}
+		if base == cand.Commit {
+			return nil, refusal.New(refusal.PartInvalid, "pass the commit the change started from as --base (the card's BASE, or the protected branch)",
+				"--base %s is the candidate %s itself: a run there cannot show that the change made an oracle pass", g.Base, cand.Commit.Short())
+		}
 	}
 	rep := newGateReport(cand)
 	if g.WorkTree != "" && len(rep.Rows) > 0 {
@@ -399,11 +499,11 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 			g.Progress(row, false, 0)
 		}
 		began := time.Now()
-		ev, err := g.runOne(ctx, cand, row)
+		ev, err := g.runOne(ctx, cand, row, base)
 		if err != nil {
 			return nil, fmt.Errorf("gate %s %s: %w", cand.Feature, row.Expectation, err)
 		}
-		row.State, row.Note, row.Evidence, row.EvidencePath = ev.State, ev.Summary(), ev, ev.Location()
+		row.setFrom(ev)
 		if g.Progress != nil {
 			g.Progress(row, true, time.Since(began))
 		}
@@ -476,15 +576,41 @@ func (g *Gates) observe(ctx context.Context, cand *Candidate, rep *GateReport) e
 	return nil
 }
 
-// runOne exports the candidate's tree into a fresh job of the wall, runs
-// one oracle there, and removes the job.
-func (g *Gates) runOne(ctx context.Context, cand *Candidate, row *GateRow) (*Evidence, error) {
+// runOne runs one oracle at the candidate and, when base is not zero, at
+// base (first, the same way), and returns the evidence, named.
+func (g *Gates) runOne(ctx context.Context, cand *Candidate, row *GateRow, base oid.ID) (*Evidence, error) {
+	ev := &Evidence{Feature: cand.Feature, Expectation: row.Expectation, Candidate: cand.Commit.String(),
+		ContractPath: cand.ContractPath, Check: row.Check, Expect: row.Expect}
+	if !base.IsZero() {
+		run, err := g.runAt(ctx, base, row)
+		if err != nil {
+			return nil, fmt.Errorf("at base %s: %w", base.Short(), err)
+		}
+		ev.Base = &BaseRun{Commit: base.String(), OracleRun: *run}
+	}
+	run, err := g.runAt(ctx, cand.Commit, row)
+	if err != nil {
+		return nil, err
+	}
+	ev.OracleRun = *run
+	rec, err := ev.record()
+	if err != nil {
+		return nil, err
+	}
+	ev.Path = evidenceDir(ev.Candidate, ev.Feature, ev.Expectation) + "/" + stamp(g.now()) + "-" + contentID(rec.Body)
+	return ev, nil
+}
+
+// runAt exports commit's tree into a fresh job of the wall, runs one
+// oracle there, and removes the job: the candidate and the base are run
+// by this one path.
+func (g *Gates) runAt(ctx context.Context, commit oid.ID, row *GateRow) (*OracleRun, error) {
 	job, err := g.Wall.NewJob()
 	if err != nil {
 		return nil, err
 	}
 	defer job.Close()
-	if err := ExportTree(g.Store, cand.Commit, job.Work); err != nil {
+	if err := ExportTree(g.Store, commit, job.Work); err != nil {
 		return nil, err
 	}
 	timeout := g.Timeout
@@ -499,9 +625,7 @@ func (g *Gates) runOne(ctx context.Context, cand *Candidate, row *GateRow) (*Evi
 		return nil, err
 	}
 	enforced := res.Enforced
-	ev := &Evidence{
-		Feature: cand.Feature, Expectation: row.Expectation, Candidate: cand.Commit.String(),
-		ContractPath: cand.ContractPath, Check: row.Check, Expect: row.Expect,
+	run := &OracleRun{
 		State: GateNotMet, End: res.End, ExitStatus: res.ExitCode, Signal: res.Signal, StartError: res.Err,
 		MarkerFound: out.found, MarkerOnStderr: errOut.found && !out.found,
 		StartedAt: res.Started.UTC().Format(time.RFC3339Nano), DurationMS: res.Duration.Milliseconds(),
@@ -514,14 +638,9 @@ func (g *Gates) runOne(ctx context.Context, cand *Candidate, row *GateRow) (*Evi
 	// A run is clean only if nothing outlived it and its whole output was
 	// read: otherwise the marker may not be the whole story.
 	if res.End == sandbox.EndExit && res.ExitCode == 0 && out.found && res.Survivors == 0 && !res.OutputCut {
-		ev.State = GateMet
+		run.State = GateMet
 	}
-	rec, err := ev.record()
-	if err != nil {
-		return nil, err
-	}
-	ev.Path = evidenceDir(ev.Candidate, ev.Feature, ev.Expectation) + "/" + stamp(g.now()) + "-" + contentID(rec.Body)
-	return ev, nil
+	return run, nil
 }
 
 // ObservationText renders the evidence as a draft observation: what ran,
@@ -536,6 +655,12 @@ func (e *Evidence) ObservationText() []byte {
 		fmt.Fprintf(&b, "wall: %s\n", e.Enforced.Summary())
 	} else {
 		b.WriteString("wall: none (recorded before nwdes ran oracles inside the wall)\n")
+	}
+	if e.Base != nil {
+		fmt.Fprintf(&b, "base: %s %s: %s\n", e.Base.Commit, e.Base.State, e.Base.Summary())
+		if p := e.Proof(); p != "" {
+			fmt.Fprintf(&b, "proof: %s\n", p)
+		}
 	}
 	fmt.Fprintf(&b, "evidence: %s\n", e.Location())
 	for _, s := range []struct {
@@ -651,12 +776,17 @@ func gateStatusOf(cand *Candidate, view func() (*gitstore.Tx, error)) (*GateRepo
 	return rep, nil
 }
 
+// setFrom sets the row from evidence of its very oracle at the candidate.
+func (row *GateRow) setFrom(ev *Evidence) {
+	row.State, row.Note, row.Evidence, row.EvidencePath, row.Proof = ev.State, ev.Summary(), ev, ev.Location(), ev.Proof()
+}
+
 // judgeRow sets a row's state from the newest evidence at the candidate,
 // falling back on the feature's index to say that evidence is stale.
 func judgeRow(row *GateRow, ev *Evidence, latest gateLatestEntry, candidate string) {
 	switch {
 	case ev != nil && ev.Check == row.Check && ev.Expect == row.Expect:
-		row.State, row.Note, row.Evidence, row.EvidencePath = ev.State, ev.Summary(), ev, ev.Location()
+		row.setFrom(ev)
 	case ev != nil:
 		row.State, row.EvidencePath = GatePending, ev.Location()
 		row.Note = fmt.Sprintf("the newest evidence at this candidate ran another oracle (%q expecting %q); run git nwdes gate run", ev.Check, ev.Expect)

@@ -380,3 +380,51 @@ func TestOutcomesAreAddedToTheDraftAsGateObservations(t *testing.T) {
 		t.Fatalf("close: %v %+v", err, ex)
 	}
 }
+
+func TestARunAtABaseProvesAnOracleRedThenGreenAndNamesOneGreenAtBothVacuous(t *testing.T) {
+	contract := gateHead + "E1. fixed\n  CHECK: cat fixed.txt\n  EXPECT: fixed\nE2. always\n  CHECK: cat always.txt\n  EXPECT: always\n"
+	dir, st := gateRepo(t, contract, map[string]string{"always.txt": "always\n"})
+	base := gittest.Git(t, dir, "rev-parse", "HEAD")
+	gateCommit(t, dir, "", map[string]string{"fixed.txt": "fixed\n"})
+	g := newGates(t, st)
+	tick := gateClock()
+	g.Now = func() time.Time { tick = tick.Add(time.Second); return tick }
+
+	rep := runGates(t, g)
+	if p := row(t, rep, "E1").Proof; p != examine.ProofUnproven {
+		t.Fatalf("without a base, E1 is %q, want unproven", p)
+	}
+	g.Base = base
+	rep = runGates(t, g)
+	e1, e2 := row(t, rep, "E1"), row(t, rep, "E2")
+	if e1.Proof != examine.ProofProven || e1.Evidence.Base.State != examine.GateNotMet || e1.Evidence.Base.Commit != base {
+		t.Fatalf("E1: proof %q, base %+v; want proven over a NOT-MET run at %s", e1.Proof, e1.Evidence.Base, base)
+	}
+	if e2.Proof != examine.ProofVacuous || e2.Evidence.Base.State != examine.GateMet {
+		t.Fatalf("E2: proof %q; want vacuous", e2.Proof)
+	}
+	if len(e1.Evidence.Base.StderrTail) == 0 {
+		t.Fatal("the base run's output tail was not kept")
+	}
+	status, err := examine.GateStatus(st, examine.Target{Feature: "f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row(t, status, "E1").Proof != examine.ProofProven || row(t, status, "E2").Proof != examine.ProofVacuous {
+		t.Fatalf("gate status reads %+v", status.Rows)
+	}
+	if string(row(t, status, "E1").Evidence.Base.StderrTail) != string(e1.Evidence.Base.StderrTail) {
+		t.Fatal("the base run's tail did not read back")
+	}
+	if name, problem := examine.ProofRule("E2", row(t, status, "E2").Evidence); name != refusal.GateVacuous || !strings.Contains(problem, "vacuous") {
+		t.Fatalf("ProofRule(E2) = %q, %q", name, problem)
+	}
+	if name, _ := examine.ProofRule("E1", row(t, status, "E1").Evidence); name != "" {
+		t.Fatalf("ProofRule(E1) = %q for a proven oracle", name)
+	}
+
+	g.Base = "HEAD"
+	if _, err := g.Run(context.Background(), examine.Target{Feature: "f"}); func() bool { rf, ok := refusal.As(err); return !ok || rf.Name != refusal.PartInvalid }() {
+		t.Fatalf("--base the candidate itself: %v", err)
+	}
+}

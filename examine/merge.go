@@ -17,9 +17,9 @@ import (
 func Register(r *gitstore.Registry) error {
 	kinds := []gitstore.KindSpec{
 		{Kind: KindDraft, Version: 2, Check: CheckRecord, Merge: resolveDraft},
-		{Kind: KindExamination, Version: 4, Check: CheckRecord},
+		{Kind: KindExamination, Version: 5, Check: CheckRecord},
 		{Kind: KindLatest, Version: 1, Check: CheckRecord, Merge: resolveLatest},
-		{Kind: KindEvidence, Version: 2, Check: CheckRecord},
+		{Kind: KindEvidence, Version: 3, Check: CheckRecord},
 		{Kind: KindGateLatest, Version: 1, Check: CheckRecord},
 		{Kind: KindVerifyResult, Version: 1, Check: CheckRecord},
 		{Kind: KindProjection, Version: 1, Check: CheckRecord},

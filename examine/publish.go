@@ -40,6 +40,11 @@ type PublishedRow struct {
 	Class       Class         `json:"class,omitempty"`
 	Reason      string        `json:"reason,omitempty"`
 	Cites       []int         `json:"cites"`
+	// Proof is what the gate evidence showed of a met expectation's
+	// oracle at close, when the gates had run it at a base (v5): proven
+	// or vacuous, with that base; "" when they had not.
+	Proof     Proof  `json:"proof,omitempty"`
+	ProofBase string `json:"proof_base,omitempty"`
 }
 
 // Examination is a published, immutable examination of one feature at one
@@ -183,6 +188,11 @@ func publish(tx *gitstore.Tx, ex *Examination, signer func([]byte) ([]byte, erro
 	if ex.Gates != "" {
 		version = 4
 	}
+	for _, r := range ex.Rows {
+		if r.Proof != "" {
+			version = 5
+		}
+	}
 	rec, err := gitstore.NewRecord(KindExamination, version, ex)
 	if err != nil {
 		return err
@@ -219,7 +229,7 @@ func readExamination(tx *gitstore.Tx, path string) (*Examination, error) {
 
 // examinationFrom decodes and validates an examination record read at path.
 func examinationFrom(path string, rec *gitstore.Record) (*Examination, error) {
-	if rec.Kind != KindExamination || rec.V < 1 || rec.V > 4 {
+	if rec.Kind != KindExamination || rec.V < 1 || rec.V > 5 {
 		return nil, malformed(path, "a %s v%d record, not an examination", rec.Kind, rec.V)
 	}
 	var ex Examination
@@ -234,6 +244,14 @@ func examinationFrom(path string, rec *gitstore.Record) (*Examination, error) {
 	}
 	if ex.Gates != "" && (rec.V < 4 || ex.Gates != GatesAdvisory) {
 		return nil, malformed(path, "gates %q in a v%d examination (only \"advisory\", from v4)", ex.Gates, rec.V)
+	}
+	for _, r := range ex.Rows {
+		switch {
+		case r.Proof == "" && r.ProofBase == "":
+		case rec.V >= 5 && r.Verdict == Met && (r.Proof == ProofProven || r.Proof == ProofVacuous) && isHex40(r.ProofBase) && r.ProofBase != ex.Candidate:
+		default:
+			return nil, malformed(path, "row %s: proof %q at base %q in a v%d examination (only proven or vacuous, at a base, on a met row, from v5)", r.Expectation, r.Proof, r.ProofBase, rec.V)
+		}
 	}
 	for i := range ex.Texts {
 		t, ok := rec.Payloads["t"+strconv.Itoa(i+1)]
@@ -540,6 +558,12 @@ func renderBrief(ex *Examination) string {
 			fmt.Fprintf(&b, " (reason: %s)", text.OneLine(r.Reason))
 		}
 		fmt.Fprintf(&b, "\n\n%s\n", text.OneLine(r.Criterion))
+		switch r.Proof {
+		case ProofProven:
+			fmt.Fprintf(&b, "\noracle proven: NOT-MET at base %s, MET at the candidate\n", r.ProofBase)
+		case ProofVacuous:
+			fmt.Fprintf(&b, "\noracle vacuous: MET at base %s as well as at the candidate, so it does not show that the change made it pass\n", r.ProofBase)
+		}
 		for _, c := range r.Cites {
 			t := ex.Texts[c]
 			fence := Fence(t.Text)
@@ -615,7 +639,8 @@ func sameJudgment(a, b *Examination) bool {
 	for i := range a.Rows {
 		ra, rb := a.Rows[i], b.Rows[i]
 		if ra.Expectation != rb.Expectation || ra.Criterion != rb.Criterion || ra.Verdict != rb.Verdict ||
-			ra.Class != rb.Class || ra.Reason != rb.Reason || fmt.Sprint(ra.Cites) != fmt.Sprint(rb.Cites) {
+			ra.Class != rb.Class || ra.Reason != rb.Reason || fmt.Sprint(ra.Cites) != fmt.Sprint(rb.Cites) ||
+			ra.Proof != rb.Proof || ra.ProofBase != rb.ProofBase {
 			return false
 		}
 	}

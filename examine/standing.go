@@ -188,13 +188,16 @@ type Rules struct {
 	// where its oracles are not MET: the judging side's own
 	// nwdes.gates=advisory.
 	AllowAdvisory bool
+	// Proof is the judging side's nwdes.gates.proof: required refuses a
+	// met verdict on an oracle that is not proven (Binding).
+	Proof ProofMode
 }
 
 // Holding is an examination held to Rules: its Standing, with the rule
 // that refused an otherwise accepted record.
 type Holding struct {
 	Standing
-	// Refusal names the rule (GateNotMet, CriterionAbandoned,
+	// Refusal names the rule (GateNotMet, GateVacuous, GateUnproven, CriterionAbandoned,
 	// UnsignedEvidence, SignerNotAllowed, SignatureInvalid,
 	// DutyNotSeparated), "" when none refused.
 	Refusal string
@@ -236,7 +239,7 @@ func (r *Reader) Holds(commit oid.ID, feature string, rules Rules) (Holding, err
 		h.Outcome, h.Refusal, h.Problem = Invalid, name, problem
 		return h, nil
 	}
-	if rule, problem := Binding(h.Examination, h.Contract, h.Gates, rules.AllowAdvisory); rule != "" {
+	if rule, problem := Binding(h.Examination, h.Contract, h.Gates, rules.AllowAdvisory, rules.Proof); rule != "" {
 		return refuse(rule, rule+": "+problem)
 	}
 	if rules.Policy == nil {

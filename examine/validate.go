@@ -185,22 +185,17 @@ func (e *Evidence) validate(path string, body []byte) error {
 	if err := ValidFeature(e.Feature); err != nil || !validExpectation(e.Expectation) || !isHex40(e.Candidate) {
 		return malformed(path, "feature %q, expectation %q or candidate %q is malformed", e.Feature, e.Expectation, e.Candidate)
 	}
-	if e.State != GateMet && e.State != GateNotMet {
-		return malformed(path, "state %q is not MET or NOT-MET", e.State)
+	if p := e.OracleRun.problem(); p != "" {
+		return malformed(path, "%s", p)
 	}
-	switch e.End {
-	case sandbox.EndExit, sandbox.EndSignal, sandbox.EndDeadline, sandbox.EndWall, sandbox.EndStartFailed:
-	default:
-		return malformed(path, "end %q is not a way a run ends", e.End)
+	if b := e.Base; b != nil {
+		if !isHex40(b.Commit) || b.Commit == e.Candidate {
+			return malformed(path, "base %q is not an object id other than the candidate's", b.Commit)
+		}
+		if p := b.OracleRun.problem(); p != "" {
+			return malformed(path, "base: %s", p)
+		}
 	}
-	if e.State == GateMet && (e.End != sandbox.EndExit || e.ExitStatus != 0 || !e.MarkerFound || e.Survivors != 0 || e.OutputCut) {
-		return malformed(path, "state MET, but the run it records (end %s, exit %d, marker %v) is not a pass", e.End, e.ExitStatus, e.MarkerFound)
-	}
-	started, err := time.Parse(time.RFC3339Nano, e.StartedAt)
-	if err != nil {
-		return malformed(path, "started_at %q is not a time", e.StartedAt)
-	}
-	_ = started
 	if dir := evidenceDir(e.Candidate, e.Feature, e.Expectation) + "/"; !strings.HasPrefix(path, dir) || strings.Contains(path[len(dir):], "/") {
 		return malformed(path, "evidence of %s %s at %s belongs under %s", e.Feature, e.Expectation, e.Candidate, dir)
 	}
@@ -209,6 +204,25 @@ func (e *Evidence) validate(path string, body []byte) error {
 		return malformed(path, "the record's name does not end in its content id %s", contentID(body))
 	}
 	return nil
+}
+
+// problem says what is wrong with a recorded run, or "".
+func (r *OracleRun) problem() string {
+	if r.State != GateMet && r.State != GateNotMet {
+		return fmt.Sprintf("state %q is not MET or NOT-MET", r.State)
+	}
+	switch r.End {
+	case sandbox.EndExit, sandbox.EndSignal, sandbox.EndDeadline, sandbox.EndWall, sandbox.EndStartFailed:
+	default:
+		return fmt.Sprintf("end %q is not a way a run ends", r.End)
+	}
+	if r.State == GateMet && (r.End != sandbox.EndExit || r.ExitStatus != 0 || !r.MarkerFound || r.Survivors != 0 || r.OutputCut) {
+		return fmt.Sprintf("state MET, but the run it records (end %s, exit %d, marker %v) is not a pass", r.End, r.ExitStatus, r.MarkerFound)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, r.StartedAt); err != nil {
+		return fmt.Sprintf("started_at %q is not a time", r.StartedAt)
+	}
+	return ""
 }
 
 func (l *gateLatest) validate(path string) error {

@@ -246,7 +246,7 @@ func (v *Verifier) judge(r *VerifyResult, base, head oid.ID) (*Contract, error) 
 			if ev != nil {
 				r.FilesRead++
 			}
-			judgeOracle(&row, cr, ev, idx.Criteria[cr.ID], r.Head, where)
+			judgeOracle(&row, cr, ev, idx.Criteria[cr.ID], r.Head, where, v.Rules.Proof)
 			h, err := examination()
 			if err != nil {
 				return nil, err
@@ -295,9 +295,10 @@ func (v *Verifier) judge(r *VerifyResult, base, head oid.ID) (*Contract, error) 
 }
 
 // judgeOracle judges a criterion with an oracle from the head's newest
-// evidence of it: MET only for MET evidence of this very oracle; pending,
-// stale or another oracle's evidence is NOT-MET.
-func judgeOracle(row *VerifyRow, cr Criterion, ev *Evidence, latest gateLatestEntry, head, where string) {
+// evidence of it: MET only for MET evidence of this very oracle (and,
+// under proof, proven: ProofRule); pending, stale or another oracle's
+// evidence is NOT-MET. A MET says whether it is proven or vacuous.
+func judgeOracle(row *VerifyRow, cr Criterion, ev *Evidence, latest gateLatestEntry, head, where string, proof ProofMode) {
 	want := fmt.Sprintf("exit 0 and %q in stdout", cr.Oracle.Expect)
 	row.Status = StatusNotMet
 	switch {
@@ -305,9 +306,16 @@ func judgeOracle(row *VerifyRow, cr Criterion, ev *Evidence, latest gateLatestEn
 		row.Record = ev.Location()
 		row.Detail = fmt.Sprintf("expected evidence of %q expecting %q / actual evidence of %q expecting %q — %s",
 			cr.Oracle.Check, cr.Oracle.Expect, ev.Check, ev.Expect, ev.Location())
+	case ev != nil && ev.State == GateMet && proof == ProofRequired && ev.Proof() != ProofProven:
+		name, _ := ProofRule(cr.ID, ev)
+		row.Record = ev.Location()
+		row.Detail = fmt.Sprintf("expected a proven oracle (NOT-MET at a base, MET here; nwdes.gates.proof=required) / actual %s (%s) — %s", ev.ProofNote(), name, ev.Location())
 	case ev != nil && ev.State == GateMet:
 		row.Status, row.Record = StatusMet, ev.Location()
 		row.Detail = fmt.Sprintf("gate evidence %s: %q %s", ev.Location(), ev.Check, ev.Summary())
+		if ev.Base != nil {
+			row.Detail += "; " + ev.ProofNote()
+		}
 	case ev != nil:
 		row.Record = ev.Location()
 		row.Detail = fmt.Sprintf("expected %s / actual %s — %s", want, ev.Summary(), ev.Location())
@@ -335,7 +343,7 @@ func heldRow(h *Holding, id ExpectationID, r *VerifyResult) (*PublishedRow, stri
 			text.Short(r.Head), ex.ContractPath, text.Short(ex.ContractBlob))
 	}
 	switch h.Refusal {
-	case "", refusal.GateNotMet, refusal.CriterionAbandoned:
+	case "", refusal.GateNotMet, refusal.GateVacuous, refusal.GateUnproven, refusal.CriterionAbandoned:
 		// Rules about rows: each row still says what it says.
 		if h.Outcome == Invalid && h.Refusal == "" {
 			return nil, loc, "the examination " + loc + " does not hold up: " + text.OneLine(h.Problem)

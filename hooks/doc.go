@@ -3,7 +3,10 @@
 // shared by linked worktrees), chaining any hook that was there, and holds
 // the hook's check: for each protected ref a push moves, the pushed commit
 // must carry an accepted published examination of every feature whose
-// contract exists in its tree. On the server (Receive) it holds the same
+// contract exists in its tree; when it accepts, the records that branch
+// was judged by are sent to the same remote before git pushes it
+// (CheckAndSend, unless nwdes.push.records=manual), so that one git push
+// lands where the server judges. On the server (Receive) it holds the same
 // rule where no client can skip it, twice: in pre-receive, and again in
 // reference-transaction when git has locked the refs of each transaction,
 // judging the ref a name moves (symbolic refs followed), taking no ref

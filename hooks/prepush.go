@@ -104,6 +104,12 @@ type Policy struct {
 	// Gates is git config nwdes.gates where the hook runs: advisory lets
 	// an examination closed with advisory gates stand.
 	Gates examine.GatesMode
+	// Proof is git config nwdes.gates.proof where the hook runs:
+	// required refuses a met verdict on an oracle that is not proven.
+	Proof examine.ProofMode
+	// Records is git config nwdes.push.records: whether the pre-push hook
+	// sends the records before the branch (SendRecords).
+	Records RecordsMode
 }
 
 func (p Policy) now() time.Time {
@@ -141,6 +147,14 @@ func PolicyFrom(cfg *gitrepo.Config) (Policy, error) {
 		return Policy{}, err
 	}
 	p.Gates = gates
+	v, set = cfg.Get("nwdes.gates.proof")
+	if p.Proof, err = examine.ParseProofMode(strings.TrimSpace(v), set); err != nil {
+		return Policy{}, err
+	}
+	v, set = cfg.Get("nwdes.push.records")
+	if p.Records, err = ParseRecordsMode(strings.TrimSpace(v), set); err != nil {
+		return Policy{}, err
+	}
 	return p, nil
 }
 
@@ -303,7 +317,7 @@ func judgeRef(st *gitstore.Store, p Policy, serverPolicy *trust.Policy, records 
 		return unreadable(u, err)
 	}
 	res.Commit = commit.String()
-	q := judge.Question{Commit: commit, Ref: u.RemoteRef, ServerPolicy: serverPolicy, Records: records, Now: p.now(), Gates: p.Gates}
+	q := judge.Question{Commit: commit, Ref: u.RemoteRef, ServerPolicy: serverPolicy, Records: records, Now: p.now(), Gates: p.Gates, Proof: p.Proof}
 	if !isZeroOID(u.RemoteOID) {
 		if q.Against, err = st.Resolve(u.RemoteOID); err != nil {
 			return unreadable(u, fmt.Errorf("the remote's tip %s of %s is not in this clone, so the contracts and signing policy it holds cannot be read (git fetch, then push again): %w", text.Short(u.RemoteOID), u.RemoteRef, err))
@@ -382,7 +396,7 @@ func FailClosed(subject string, err error) error {
 // feature and its outcome ("not examined" when there is none), then the
 // remedy.
 func Explain(r RefResult) string {
-	return explain(r, " git push --no-verify skips this check; CI re-validates.")
+	return explain(r, false, " git push --no-verify skips this check; CI re-validates.")
 }
 
 // ExplainOnServer is Explain for the server's refusal, which no client
@@ -391,10 +405,14 @@ func ExplainOnServer(r RefResult) string {
 	if r.Commit == "" {
 		return fmt.Sprintf("nwdes: refusing %s: %s\n", r.Update.RemoteRef, r.Why)
 	}
-	return explain(r, "")
+	return explain(r, true, "")
 }
 
-func explain(r RefResult, skip string) string {
+// serverRecords is what a server's refusal adds to its remedy: it judges
+// the records it holds, which may be older than the pusher's.
+const serverRecords = " This server judges the records it holds: if your clone's records say otherwise, send them first (git nwdes push REMOTE; nwdes's pre-push hook sends them itself before the branch unless git config nwdes.push.records=manual), then push the branch again."
+
+func explain(r RefResult, server bool, skip string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "nwdes: push to %s refused: commit %s is not accepted\n", r.Update.RemoteRef, r.Commit)
 	var missing []string
@@ -416,6 +434,9 @@ func explain(r RefResult, skip string) string {
 			fmt.Fprintf(&b, "  %s: %s (%s)\n", f.Feature, f.Outcome, f.Record)
 			missing = append(missing, f.Feature)
 		}
+	}
+	if server {
+		skip = serverRecords + skip
 	}
 	if r := remedyFor(r.Features); r != "" {
 		fmt.Fprintf(&b, "remedy: %s%s\n", r, skip)
@@ -443,6 +464,8 @@ func remedyFor(features []FeatureResult) string {
 	switch rule {
 	case refusal.GateNotMet:
 		return "run the oracles at this commit until they are MET (git nwdes gate run --feature F --candidate <commit>), or have the examiner judge those expectations unmet; then push again."
+	case refusal.GateVacuous, refusal.GateUnproven:
+		return "nwdes.gates.proof=required: run the oracles at this commit with --base (git nwdes gate run --feature F --candidate <commit> --base <the commit the change started from>) so that each is seen NOT-MET there and MET here; an oracle that passes at the base too must be made to test the change, or the expectation judged unmet. Then push again."
 	case refusal.CriterionAbandoned:
 		return "an abandoned criterion is never met: a person decides whether to drop it from the contract or to bring it back, and the feature is examined again."
 	case refusal.UnsignedEvidence, refusal.SignerNotAllowed, refusal.SignatureInvalid:

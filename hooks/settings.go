@@ -44,7 +44,7 @@ func LoadSettings(loc gitrepo.Location, getenv gitrepo.Getenv, ask Lookup) (*Set
 func SettingsFrom(loc gitrepo.Location, cfg *gitrepo.Config, home string, ask Lookup) (*Settings, error) {
 	if cfg.Conditional && ask != nil {
 		exact := &gitrepo.Config{}
-		for _, key := range []string{"core.hooksPath", "nwdes.protect", "nwdes.allowedSignersFile", "nwdes.defaultBranch"} {
+		for _, key := range []string{"core.hooksPath", "nwdes.protect", "nwdes.allowedSignersFile", "nwdes.defaultBranch", "nwdes.gates", "nwdes.gates.proof", "nwdes.push.records"} {
 			vals, err := ask(key)
 			if err != nil {
 				return nil, err

@@ -26,7 +26,7 @@ func TestIncludeIfIsAskedOfGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(set.Policy.Protect, []string{"refs/heads/trunk"}) || len(asked) != 4 {
+	if !reflect.DeepEqual(set.Policy.Protect, []string{"refs/heads/trunk"}) || len(asked) != 7 {
 		t.Fatalf("policy %q, asked %q", set.Policy.Protect, asked)
 	}
 }

@@ -116,7 +116,7 @@ func ExplainWritten(r RefResult) string {
 		return fmt.Sprintf("nwdes: refusing to write %s: %s\n", r.Update.RemoteRef, r.Why)
 	}
 	var body strings.Builder
-	for i, l := range strings.SplitAfter(explain(r, ""), "\n") {
+	for i, l := range strings.SplitAfter(explain(r, true, ""), "\n") {
 		if i > 0 && !strings.HasPrefix(l, "remedy:") {
 			body.WriteString(l)
 		}

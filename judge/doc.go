@@ -16,7 +16,10 @@
 //   - its verdicts are bound by the contract (examine.Binding): an
 //     abandoned criterion is never met, and an expectation with an oracle
 //     is met only when that oracle is MET at the commit, unless the
-//     examination was closed with advisory gates;
+//     examination was closed with advisory gates; and, where the judging
+//     side sets nwdes.gates.proof=required, only when that oracle is
+//     proven (NOT-MET at a base, MET at the commit: GateVacuous,
+//     GateUnproven otherwise);
 //   - under a signing policy, it is signed by a key the policy allows for
 //     the feature, and that key is neither the key that signed the
 //     candidate commit nor one the policy names as its author or committer.

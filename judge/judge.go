@@ -46,6 +46,10 @@ type Question struct {
 	// examination closed with advisory gates stand where its oracles are
 	// not MET; the examiner's own setting alone never does.
 	Gates examine.GatesMode
+	// Proof is the judging side's nwdes.gates.proof: required refuses a
+	// met verdict on an oracle that is vacuous or unproven; the
+	// examiner's or the candidate's own setting never sets or lifts it.
+	Proof examine.ProofMode
 }
 
 // Records names the tips of the record refs a judgment reads: a server
@@ -76,7 +80,7 @@ type Feature struct {
 	// own outcome, or examine.None.
 	Outcome examine.Outcome
 	// Refusal names the rule that refused an otherwise accepted record
-	// (GateNotMet, CriterionAbandoned, UnsignedEvidence, SignerNotAllowed,
+	// (GateNotMet, GateVacuous, GateUnproven, CriterionAbandoned, UnsignedEvidence, SignerNotAllowed,
 	// SignatureInvalid, DutyNotSeparated, ContractRemoved), "" otherwise.
 	Refusal string
 	Problem string
@@ -156,7 +160,7 @@ func reader(st *gitstore.Store, tip oid.ID) (*examine.Reader, error) {
 }
 
 func judgeFeature(rd *examine.Reader, q Question, name string, policy *trust.Policy) (Feature, error) {
-	h, err := rd.Holds(q.Commit, name, examine.Rules{GatesTip: q.Records.Gates, Policy: policy, Now: q.Now, AllowAdvisory: q.Gates == examine.GatesAdvisory})
+	h, err := rd.Holds(q.Commit, name, examine.Rules{GatesTip: q.Records.Gates, Policy: policy, Now: q.Now, AllowAdvisory: q.Gates == examine.GatesAdvisory, Proof: q.Proof})
 	if err != nil {
 		return Feature{}, err
 	}

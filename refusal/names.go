@@ -23,6 +23,8 @@ const (
 	EnvNameInvalid         = "EnvNameInvalid"
 	GateContradiction      = "GateContradiction"
 	GateNotMet             = "GateNotMet"
+	GateUnproven           = "GateUnproven"
+	GateVacuous            = "GateVacuous"
 	HistoryRewritten       = "HistoryRewritten"
 	HookConflict           = "HookConflict"
 	HooksPathUnusable      = "HooksPathUnusable"

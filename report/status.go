@@ -105,6 +105,9 @@ type GateLine struct {
 	State       examine.GateState     `json:"state"`
 	Evidence    string                `json:"evidence,omitempty"`
 	Abandoned   bool                  `json:"abandoned,omitempty"`
+	// Proof is proven, vacuous or unproven for a MET oracle
+	// (docs/gates.md#proof).
+	Proof examine.Proof `json:"proof,omitempty"`
 }
 
 // Verify is the newest verify result for the commit.
@@ -174,7 +177,7 @@ func gatesOf(rep *examine.GateReport) *Gates {
 	}
 	g := &Gates{State: "met", Rows: []GateLine{}}
 	for _, r := range rep.Rows {
-		g.Rows = append(g.Rows, GateLine{Expectation: r.Expectation, State: r.State, Evidence: r.EvidencePath, Abandoned: r.Abandoned != ""})
+		g.Rows = append(g.Rows, GateLine{Expectation: r.Expectation, State: r.State, Evidence: r.EvidencePath, Abandoned: r.Abandoned != "", Proof: r.Proof})
 		if r.Abandoned != "" {
 			continue
 		}

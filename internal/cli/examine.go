@@ -81,6 +81,16 @@ func (s *session) gatesMode() (examine.GatesMode, error) {
 	return examine.ParseGatesMode(strings.TrimSpace(v), set)
 }
 
+// proofMode is git config nwdes.gates.proof: optional unless it says
+// required.
+func (s *session) proofMode() (examine.ProofMode, error) {
+	if s.cfg == nil {
+		return examine.ProofOptional, nil
+	}
+	v, set := s.cfg.Get("nwdes.gates.proof")
+	return examine.ParseProofMode(strings.TrimSpace(v), set)
+}
+
 // displayRef is git config nwdes.displayRef ("" when unset): the notes
 // ref every close also writes the brief into, for plain git log and forges.
 func (s *session) displayRef() gitstore.RefName {

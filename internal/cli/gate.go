@@ -36,7 +36,7 @@ func (s *session) gateRunCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run every oracle against the candidate's committed tree and record the evidence",
-		UsageText: "git nwdes gate run --feature F [--candidate REV] [--contract PATH] [--timeout D] [--best-effort] [--sign] [--json]",
+		UsageText: "git nwdes gate run --feature F [--candidate REV] [--base REV] [--contract PATH] [--timeout D] [--best-effort] [--sign] [--json]",
 		Description: `Always runs, whatever evidence exists. A contract that does not parse runs
 nothing at all. Each oracle runs with /bin/sh -c inside the wall (see
 git nwdes sandbox -h and docs/sandbox.md), in a fresh export of the
@@ -53,11 +53,22 @@ added to the draft as an observation with source gate, to be cited like
 any other. Abandoned criteria are not run. Prints one line per oracle,
 beginning with its E ID and its state.
 
+With --base REV (the commit the change started from: the card's BASE, or
+the protected branch), every oracle also runs at REV, first, exactly as at
+the candidate (its own export, in the wall), and the evidence records both
+runs. A MET oracle is then proven (NOT-MET at REV) or vacuous (MET at REV
+too: it does not show that the change made it pass); without --base it is
+unproven. Where the judging side sets git config nwdes.gates.proof=required,
+a met verdict on a vacuous or unproven oracle is refused (GateVacuous,
+GateUnproven).
+
 EXAMPLES
    git nwdes gate run --feature greeting
    git nwdes gate run --feature greeting --candidate HEAD~1 --timeout 30s
+   git nwdes gate run --feature greeting --base main
 ` + exitStatus(judges("some oracle that counts is NOT-MET or pending")),
 		Flags: append(targetFlags(),
+			&cli.StringFlag{Name: "base", Usage: "also run every oracle at `REV`, to prove the change made it pass (proven, or vacuous)"},
 			durationFlag("timeout", "end each oracle after `D` (TERM, a grace, then KILL)", examine.DefaultGateTimeout),
 			&cli.BoolFlag{Name: "best-effort", Usage: "run where the kernel cannot enforce the wall, recording what was missing"},
 			&cli.BoolFlag{Name: "sign", Usage: "sign each evidence record with your SSH signing key (default: git config nwdes.sign; docs/trust.md)"},
@@ -89,6 +100,7 @@ EXAMPLES
 				Wall:     w,
 				Progress: s.gateProgress(asJSON),
 				WorkTree: workTreeFor(st, c.String("candidate")),
+				Base:     c.String("base"),
 				Timeout:  c.Duration("timeout"),
 				Now:      s.env.Now,
 			}
@@ -115,7 +127,8 @@ func (s *session) gateStatusCmd() *cli.Command {
 		Description: `Never executes and never writes. One line per oracle: E<n> MET, NOT-MET
 or pending, from the newest evidence recorded for this candidate commit and
 this very oracle. Evidence recorded only for another commit leaves the
-state pending and says that it is stale.
+state pending and says that it is stale. A MET oracle is also named
+proven, vacuous or unproven (git nwdes gate run --base).
 
 EXAMPLES
    git nwdes gate status --feature greeting
@@ -157,6 +170,9 @@ func (s *session) renderGates(rep *examine.GateReport, asJSON, ran bool) {
 	w := s.env.Stdout
 	for _, r := range rep.Rows {
 		line := fmt.Sprintf("%s %s — %s", esc(string(r.Expectation)), esc(string(r.State)), esc(r.Note))
+		if r.Evidence != nil && r.Evidence.Base != nil && r.Proof != "" {
+			line += "; " + esc(r.Evidence.ProofNote())
+		}
 		if r.Observation != "" {
 			line += fmt.Sprintf(" (draft observation %s)", esc(string(r.Observation)))
 		}
@@ -248,7 +264,11 @@ EXAMPLES
 			if err != nil {
 				return err
 			}
-			v := &examine.Verifier{Store: st, Now: s.env.Now, Rules: examine.Rules{Policy: policy, Now: time.Now(), AllowAdvisory: gates == examine.GatesAdvisory}}
+			proof, err := s.proofMode()
+			if err != nil {
+				return err
+			}
+			v := &examine.Verifier{Store: st, Now: s.env.Now, Rules: examine.Rules{Policy: policy, Now: time.Now(), AllowAdvisory: gates == examine.GatesAdvisory, Proof: proof}}
 			if s.env.Now != nil {
 				v.Rules.Now = s.env.Now()
 			}

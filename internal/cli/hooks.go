@@ -124,7 +124,9 @@ func (s *session) hooksCmd() *cli.Command {
 		Usage: "install, remove or inspect the pre-push hook that enforces acceptance",
 		Description: `The pre-push hook refuses a push of a protected branch (main and master
 unless git config nwdes.protect says otherwise) whose commit lacks an
-accepted examination of every feature with a contract. It goes where git
+accepted examination of every feature with a contract, and sends the
+records that accept it to the remote before the branch (unless git config
+nwdes.push.records=manual). It goes where git
 runs hooks: core.hooksPath when set, else the hooks directory every linked
 worktree shares. A hook already there is kept as pre-push.nwdes-chained
 and still runs. See docs/hooks.md, also for lefthook, pre-commit and husky.
@@ -205,6 +207,13 @@ its tree. Deletions, unprotected refs and nwdes's own refs pass. A refusal
 names the commit, each feature and its outcome, and the remedy. When the
 records cannot be read the push is refused (StoreUnreadable).
 
+When it accepts a protected ref, it first sends the records (git nwdes
+push REMOTE: every nwdes ref and the notes, merged with the remote's) to
+the same remote, so that a server that judges the branch holds them before
+git pushes it; when that merge brought newer records, it checks again. A
+failure to send refuses the push (RemoteFailed). git config
+nwdes.push.records=manual turns this off (docs/hooks.md).
+
 EXAMPLES
    printf 'refs/heads/main %s refs/heads/main %s\n' $(git rev-parse HEAD) $(git rev-parse origin/main) | git nwdes hook pre-push origin
 ` + exitStatus(judges("the push is refused")),
@@ -223,12 +232,25 @@ EXAMPLES
 				if len(updates) == 0 {
 					return nil
 				}
-				rep, loc, err := s.runCheck(c, updates, hooks.NeedsStore, hooks.Check, hooks.Explain)
+				remote := c.Args().First()
+				var sent *hooks.Sent
+				check := func(open func() (*gitstore.Store, error), p hooks.Policy, u []hooks.Update) (*hooks.Report, error) {
+					if remote == "" {
+						return hooks.Check(open, p, u)
+					}
+					rep, snt, err := hooks.CheckAndSend(c.Context, open, p, u, remote, func(ctx context.Context, st *gitstore.Store, remote string) (*gitstore.SyncReport, error) {
+						return st.Push(ctx, remote, s.mergeOptions(st))
+					})
+					sent = snt
+					return rep, err
+				}
+				rep, loc, err := s.runCheck(c, updates, hooks.NeedsStore, check, hooks.Explain)
 				if err != nil || rep == nil {
 					return err
 				}
-				if rep.OK() && c.NArg() > 0 {
-					s.remindPush(loc, c.Args().First())
+				s.renderSent(sent)
+				if rep.OK() && remote != "" && (sent == nil || sent.Report == nil) {
+					s.remindPush(loc, remote)
 				}
 				if !rep.OK() {
 					return negative("push refused")
@@ -402,9 +424,28 @@ func (s *session) runCheck(c *cli.Context, updates []hooks.Update, needs func(ho
 	return rep, loc, nil
 }
 
-// remindPush says, after an accepted push, when the records that accept it
-// are not on the remote yet (as last fetched): a clone that pulls the
-// commit would find it unexamined until they are pushed.
+// renderSent says on stderr which records the pre-push hook sent before
+// the branch, or why it could not.
+func (s *session) renderSent(sent *hooks.Sent) {
+	if sent == nil {
+		return
+	}
+	if sent.Notice != "" {
+		fmt.Fprintf(s.env.Stderr, "nwdes: %s\n", text.TerminalLine(sent.Notice))
+	}
+	if sent.Report == nil {
+		return
+	}
+	for _, r := range sent.Report.Pushed {
+		fmt.Fprintln(s.env.Stderr, text.TerminalLine(fmt.Sprintf("nwdes: sent %s to %s before the branch (%s..%s)", r.Ref, sent.Report.Remote, abbrevOr(r.Before, "new"), text.Short(r.After))))
+	}
+}
+
+// remindPush says, after an accepted check that sent no records (git
+// config nwdes.push.records=manual, or no remote named), when the records
+// that accept it are not on the remote yet (as last fetched): a server
+// that judges the branch refuses it, and a clone that pulls the commit
+// finds it unexamined, until they are pushed.
 func (s *session) remindPush(loc gitrepo.Location, remote string) {
 	st, err := s.openAt(loc)
 	if err != nil {
@@ -418,5 +459,5 @@ func (s *session) remindPush(loc gitrepo.Location, remote string) {
 	if err != nil || tracked == local {
 		return
 	}
-	fmt.Fprintf(s.env.Stderr, "hint: the examinations are not on %s yet: git nwdes push %s\n", text.TerminalLine(remote), text.TerminalLine(remote))
+	fmt.Fprintf(s.env.Stderr, "hint: the examinations are not on %s yet, and a server that judges the branch refuses it until they are: send them with git nwdes push %s (then push the branch again if it was refused)\n", text.TerminalLine(remote), text.TerminalLine(remote))
 }

@@ -185,6 +185,24 @@ func (w *world) gate(commit, feature string) {
 	}
 }
 
+// gateAt runs the gates at commit with --base base: every oracle also at
+// base, so the evidence says whether it is proven or vacuous.
+func (w *world) gateAt(commit, base, feature string) {
+	w.t.Helper()
+	code, out, errs := w.cmd(w.client, "git", "nwdes", "gate", "run", "--feature", feature, "--candidate", commit, "--base", base)
+	if code != 0 && code != 1 {
+		w.t.Fatalf("gate run --base: exit %d: %s%s", code, out, errs)
+	}
+}
+
+// requireProof sets nwdes.gates.proof=required on both judging sides: the
+// client (status, exports, verify, pre-push) and the server (pre-receive).
+func requireProof(w *world) {
+	for _, dir := range []string{w.server, w.client} {
+		w.git(dir, "config", "nwdes.gates.proof", "required")
+	}
+}
+
 // exam is how a case examines: a verdict per expectation ("met",
 // "unmet", "not_examined"), signed by a key or not, closed under advisory
 // gates or not.
@@ -471,6 +489,16 @@ func corpus() []corpusCase {
 			return c, []string{"f"}
 		}
 	}
+	// vacuous: the candidate's parent already has ok.txt, and the gates
+	// ran at it as the base, so E1 is MET at both.
+	vacuous := func(w *world) (string, []string) {
+		base := okCommit(w, "ok already")
+		w.write("docs.txt", "more\n")
+		c := w.commit("candidate")
+		w.gateAt(c, base, "f")
+		w.examine(c, "f", exam{verdicts: met2()})
+		return c, []string{"f"}
+	}
 	return []corpusCase{
 		{name: "accepted", build: accepted, want: true},
 		{name: "rejected", want: false, build: func(w *world) (string, []string) {
@@ -617,6 +645,23 @@ func corpus() []corpusCase {
 			c, _ := accepted(w)
 			w.examine(c, "g", exam{verdicts: map[string]string{"E1": "met"}})
 			return c, []string{"f", "g"}
+		}},
+		{name: "oracle proven (NOT-MET at the base, MET here), proof required", want: true, build: func(w *world) (string, []string) {
+			requireProof(w)
+			base := w.git(w.client, "rev-parse", "HEAD")
+			c := okCommit(w, "candidate")
+			w.gateAt(c, base, "f")
+			w.examine(c, "f", exam{verdicts: met2()})
+			return c, []string{"f"}
+		}},
+		{name: "oracle vacuous (MET at the base too), proof required", want: false, build: func(w *world) (string, []string) {
+			requireProof(w)
+			return vacuous(w)
+		}},
+		{name: "oracle vacuous, proof not required", want: true, build: vacuous},
+		{name: "oracle unproven (never run at a base), proof required", want: false, build: func(w *world) (string, []string) {
+			requireProof(w)
+			return accepted(w)
 		}},
 		{name: "signed by an allowed key", policy: "f=alice", build: signed("alice"), want: true},
 		{name: "unsigned under a policy", policy: "f=alice", build: accepted, want: false},

@@ -44,6 +44,9 @@ func (s *session) question(c *cli.Context, st *gitstore.Store) (judge.Question, 
 	if s.env.Now != nil {
 		q.Now = s.env.Now()
 	}
+	if q.Proof, err = s.proofMode(); err != nil {
+		return judge.Question{}, err
+	}
 	if q.Gates, err = s.gatesMode(); err != nil {
 		return q, err
 	}

@@ -1,0 +1,6 @@
+//go:build !race
+
+package race
+
+// Enabled: built with -race.
+const Enabled = false

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# make test: every test of the module, most under the race detector, then
+# the few that gain nothing from it (or cannot live in it) once without.
+# Every fuzz target's seed corpus runs as part of its package's tests;
+# fuzzing proper is `make fuzz` (CI runs it after this).
+#
+# It prints a line when each step starts and ends, and a line every 30 s
+# while a step runs: go test prints a package only when it ends, and the
+# longest take minutes.
+set -uo pipefail
+GO=${GO:-go}
+
+# Not under the race detector, run once without it instead:
+# - the script tests and the judgment corpus start git-nwdes hundreds of
+#   times, which under -race is the race-built test binary (minutes), and
+#   they ask what nwdes answers, not whether it races;
+# - the differential tests against git and the long single-writer
+#   histories run one goroutine against many git processes: the detector
+#   has nothing to watch and would only slow them several times over;
+# - the wall's second stage runs under an address-space limit that the
+#   race detector's shadow memory does not fit (the whole sandbox package
+#   runs again below).
+norace='^(TestScripts|TestOneJudgmentOnEverySurface|TestHistoryWalks200k|TestHeartbeatsLeaveNothingToWalk|TestMergeBaseDifferential|TestMergeBaseDamagedGraph|TestResolveAgreesWithGitDifferential|TestALedgerAcrossBucketsVerifies|TestAnyInterleavingOfTwoClonesLosesNothing)$'
+# Under the race detector at a smaller size, and again at full size
+# without it: two supervisors of one clone are goroutines of one process,
+# so their interleavings are worth the detector, and ten runs of them are
+# the proof.
+again='^(TestTwoSupervisorsInOneCloneInRemoteModeEndWithoutErrorTenTimesInTen)$'
+
+t0=$(date +%s)
+step() {
+	local name=$1
+	shift
+	local s
+	s=$(date +%s)
+	echo "== $name"
+	(while sleep 30; do echo "== still: $name ($(($(date +%s) - s)) s; $(($(date +%s) - t0)) s in all)"; done) &
+	local ticker=$!
+	"$@"
+	local rc=$?
+	kill "$ticker" 2>/dev/null
+	wait "$ticker" 2>/dev/null
+	echo "== $name: $([ $rc -eq 0 ] && echo ok || echo FAILED) in $(($(date +%s) - s)) s"
+	return $rc
+}
+
+step "gofmt" make --no-print-directory fmt || exit 1
+step "go vet, here and for darwin and freebsd" make --no-print-directory vet || exit 1
+step "every test under the race detector, but those below" \
+	"$GO" test -race -count=1 -timeout 20m -skip "$norace" ./... || exit 1
+step "the script tests, the corpus, the differential and long-history tests, without the race detector" \
+	"$GO" test -count=1 -timeout 20m -run "$norace|$again" ./gitstore/... ./internal/cli/ ./ledger/ ./swarm/ || exit 1
+step "the wall without the race detector (its address-space limits)" \
+	"$GO" test -count=1 -timeout 10m ./sandbox/ || exit 1
+echo "== make test: ok in $(($(date +%s) - t0)) s"
