@@ -30,7 +30,7 @@ func RegisterDisplay(ref gitstore.RefName) func(*gitstore.Registry) error {
 				"nwdes.displayRef %q is not a notes ref other than %s", ref, gitstore.NotesRef)
 		}
 		return r.DeclareRef(gitstore.RefSpec{Ref: ref, Policy: gitstore.PolicyMerge, Notes: true,
-			MergeNote: MergeDisplayNote, CheckNote: CheckDisplayNote})
+			MergeNote: MergeDisplayNote, CheckNote: func(s *gitstore.Store, c oid.ID, note []byte) error { return CheckDisplayNote(s, c, note) }})
 	}
 }
 
@@ -172,7 +172,7 @@ func MergeDisplayNote(base, ours, theirs []byte) ([]byte, error) {
 // CheckDisplayNote is fsck's check of a display note: its nwdes block is
 // what the records render (or there is none, for a commit no examination
 // judged); the rest is not nwdes's to judge.
-func CheckDisplayNote(st *gitstore.Store, commit oid.ID, note []byte) error {
+func CheckDisplayNote(st Reading, commit oid.ID, note []byte) error {
 	_, block, _, err := displaySplit(note)
 	if err != nil {
 		return fmt.Errorf("the display note on %s holds %v", commit.Short(), err)
@@ -198,7 +198,7 @@ func CheckDisplayNote(st *gitstore.Store, commit oid.ID, note []byte) error {
 // closes, or a clone that fetched the records but not the display ref). A
 // note that cannot be read is a problem too, never taken for an absent
 // one.
-func DisplayGaps(st *gitstore.Store, ref gitstore.RefName) ([]gitstore.Problem, error) {
+func DisplayGaps(st Store, ref gitstore.RefName) ([]gitstore.Problem, error) {
 	commits, err := st.NotedCommits()
 	if err != nil {
 		return nil, err
@@ -229,7 +229,7 @@ func DisplayGaps(st *gitstore.Store, ref gitstore.RefName) ([]gitstore.Problem, 
 // the commits whose note changed, and what it left alone: a note whose
 // block cannot be found whole is never rewritten, and one such note does
 // not stop the others (or a push).
-func SyncDisplay(ctx context.Context, st *gitstore.Store, ref gitstore.RefName, commits []oid.ID) ([]oid.ID, []string, error) {
+func SyncDisplay(ctx context.Context, st Store, ref gitstore.RefName, commits []oid.ID) ([]oid.ID, []string, error) {
 	if len(commits) == 0 {
 		var err error
 		if commits, err = st.NotedCommits(); err != nil {

@@ -12,5 +12,9 @@
 // whether each MET oracle is proven or vacuous) and verify, the
 // mechanical verdict.
 //
+// It takes the store's roles, not the git store (store.go names the
+// compositions: Records, Reading, Store, Fetcher), so that any store that
+// plays them will do; the CLI passes the git store.
+//
 // It imports gitstore, sandbox and refusal; the CLI, hooks and report import it.
 package examine

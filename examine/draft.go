@@ -60,10 +60,10 @@ func draftPath(feature string) string { return "drafts/" + feature }
 // an earlier nwdes kept in Ref (where it travelled between clones) is read
 // from there when this clone has none of its own yet; the next save keeps
 // it locally.
-func loadDraft(st *gitstore.Store, tx *gitstore.Tx, feature string) (*Draft, error) {
+func loadDraft(st Store, tx gitstore.View, feature string) (*Draft, error) {
 	rec, err := tx.Get(draftPath(feature))
 	if errors.Is(err, gitstore.ErrNotFound) {
-		legacy, err := st.View(Ref)
+		legacy, err := st.Records(Ref)
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +104,7 @@ func draftFrom(path string, rec *gitstore.Record) (*Draft, error) {
 	return d, nil
 }
 
-func saveDraft(tx *gitstore.Tx, d *Draft) error {
+func saveDraft(tx gitstore.Edit, d *Draft) error {
 	sort.Slice(d.Verdicts, func(i, j int) bool { return d.Verdicts[i].Expectation.Num() < d.Verdicts[j].Expectation.Num() })
 	if d.Observations == nil {
 		d.Observations = []Observation{}

@@ -24,7 +24,7 @@ func DefaultContractPath(feature string) string { return ".nwave/features/" + fe
 
 // Examiner records examinations in a store.
 type Examiner struct {
-	Store *gitstore.Store
+	Store Store
 	// Now stamps published examinations.
 	Now func() time.Time
 	// Sign, when set, signs each examination Close publishes (its
@@ -72,7 +72,7 @@ type Candidate struct {
 // Load resolves the target's candidate commit and parses the contract
 // committed there (never the work tree). An absent contract is MissingFact;
 // a malformed one is ConfigurationMalformed.
-func Load(st *gitstore.Store, t Target) (*Candidate, error) {
+func Load(st gitstore.CommitReader, t Target) (*Candidate, error) {
 	commit, err := st.Resolve(t.Candidate)
 	if err != nil {
 		return nil, err
@@ -150,14 +150,14 @@ func (x *Examiner) now() time.Time {
 // edit loads the target, then runs fn on the feature's draft inside one
 // compare-and-swap update, after withdrawing verdicts of expectations the
 // contract dropped. fn may run again after a conflict.
-func (x *Examiner) edit(ctx context.Context, t Target, msg string, needDraft bool, fn func(*Candidate, *gitstore.Tx, **Draft, *Result) error) (*Result, error) {
+func (x *Examiner) edit(ctx context.Context, t Target, msg string, needDraft bool, fn func(*Candidate, gitstore.Edit, **Draft, *Result) error) (*Result, error) {
 	cand, err := Load(x.Store, t)
 	if err != nil {
 		return nil, err
 	}
 	t.Feature = cand.Feature // when it was left out
 	var res *Result
-	_, err = x.Store.Update(ctx, DraftsRef, msg+" "+t.Feature, func(tx *gitstore.Tx) error {
+	_, err = x.Store.Change(ctx, DraftsRef, msg+" "+t.Feature, func(tx gitstore.Edit) error {
 		res = &Result{}
 		d, err := loadDraft(x.Store, tx, t.Feature)
 		if err != nil {
@@ -188,7 +188,7 @@ func (x *Examiner) edit(ctx context.Context, t Target, msg string, needDraft boo
 // changes nothing and says so. With fromCurrent it replaces the draft with
 // one rebuilt from the feature's last published examination.
 func (x *Examiner) Open(ctx context.Context, t Target, fromCurrent bool) (*Result, error) {
-	return x.edit(ctx, t, "open", false, func(c *Candidate, tx *gitstore.Tx, d **Draft, res *Result) error {
+	return x.edit(ctx, t, "open", false, func(c *Candidate, tx gitstore.Edit, d **Draft, res *Result) error {
 		if !fromCurrent {
 			if *d != nil {
 				if err := (*d).boundTo(c); err != nil {
@@ -204,7 +204,7 @@ func (x *Examiner) Open(ctx context.Context, t Target, fromCurrent bool) (*Resul
 			res.Message = fmt.Sprintf("opened a draft examination of %s at %s", c.Feature, c.Commit.Short())
 			return nil
 		}
-		pub, err := x.Store.View(Ref)
+		pub, err := x.Store.Records(Ref)
 		if err != nil {
 			return err
 		}
@@ -260,7 +260,7 @@ func rebuild(ex *Examination, cand *Candidate) *Draft {
 // AddObservation records one observation, text kept byte for byte, and
 // returns its issued ID in Result.Message.
 func (x *Examiner) AddObservation(ctx context.Context, t Target, src Source, text []byte) (*Result, error) {
-	return x.edit(ctx, t, "observe", true, func(c *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+	return x.edit(ctx, t, "observe", true, func(c *Candidate, _ gitstore.Edit, d **Draft, res *Result) error {
 		if err := (*d).boundTo(c); err != nil {
 			return err
 		}
@@ -271,7 +271,7 @@ func (x *Examiner) AddObservation(ctx context.Context, t Target, src Source, tex
 
 // addGateObservation records a gate run's evidence as an observation.
 func (x *Examiner) addGateObservation(ctx context.Context, t Target, ev *Evidence) (*Result, error) {
-	return x.edit(ctx, t, "observe", true, func(c *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+	return x.edit(ctx, t, "observe", true, func(c *Candidate, _ gitstore.Edit, d **Draft, res *Result) error {
 		if err := (*d).boundTo(c); err != nil {
 			return err
 		}
@@ -287,7 +287,7 @@ func (x *Examiner) addGateObservation(ctx context.Context, t Target, ev *Evidenc
 // from now on is of this commit. Observations keep the commit they were
 // made at; one made elsewhere is cited only once carried over.
 func (x *Examiner) Retarget(ctx context.Context, t Target) (*Result, error) {
-	return x.edit(ctx, t, "retarget", true, func(c *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+	return x.edit(ctx, t, "retarget", true, func(c *Candidate, _ gitstore.Edit, d **Draft, res *Result) error {
 		old := (*d).Candidate
 		if old == c.Commit.String() {
 			res.Message, res.Unchanged = fmt.Sprintf("the draft of %s already examines %s", c.Feature, old[:12]), true
@@ -313,7 +313,7 @@ func (x *Examiner) Retarget(ctx context.Context, t Target) (*Result, error) {
 // says where it was observed. Gate evidence is never carried: it belongs
 // to the commit it ran on.
 func (x *Examiner) CarryObservation(ctx context.Context, t Target, sel Selector) (*Result, error) {
-	return x.edit(ctx, t, "observation carry", true, func(c *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+	return x.edit(ctx, t, "observation carry", true, func(c *Candidate, _ gitstore.Edit, d **Draft, res *Result) error {
 		if err := (*d).boundTo(c); err != nil {
 			return err
 		}
@@ -345,7 +345,7 @@ func shortOr(commit string) string {
 
 // SetObservation replaces an observation's text; its ID does not change.
 func (x *Examiner) SetObservation(ctx context.Context, t Target, sel Selector, text []byte) (*Result, error) {
-	return x.edit(ctx, t, "observation set", true, func(c *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+	return x.edit(ctx, t, "observation set", true, func(c *Candidate, _ gitstore.Edit, d **Draft, res *Result) error {
 		if err := (*d).boundTo(c); err != nil {
 			return err
 		}
@@ -369,7 +369,7 @@ func (x *Examiner) SetObservation(ctx context.Context, t Target, sel Selector, t
 // RemoveObservation removes an observation. Citations of it stay, so a
 // close refuses them as dangling rather than silently changing a judgment.
 func (x *Examiner) RemoveObservation(ctx context.Context, t Target, sel Selector) (*Result, error) {
-	return x.edit(ctx, t, "observation remove", true, func(_ *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+	return x.edit(ctx, t, "observation remove", true, func(_ *Candidate, _ gitstore.Edit, d **Draft, res *Result) error {
 		i, err := (*d).selectObservation(sel)
 		if err != nil {
 			return err
@@ -432,7 +432,7 @@ func (x *Examiner) SetVerdict(ctx context.Context, t Target, in VerdictInput) (*
 	if err := in.check(); err != nil {
 		return nil, err
 	}
-	return x.edit(ctx, t, "verdict", true, func(c *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+	return x.edit(ctx, t, "verdict", true, func(c *Candidate, _ gitstore.Edit, d **Draft, res *Result) error {
 		if err := (*d).boundTo(c); err != nil {
 			return err
 		}
@@ -478,7 +478,7 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 	// of the (local) draft; publishing is one compare-and-swap update of
 	// the shared examinations ref.
 	var ex *Examination
-	res, err := x.edit(ctx, t, "close", true, func(c *Candidate, _ *gitstore.Tx, d **Draft, res *Result) error {
+	res, err := x.edit(ctx, t, "close", true, func(c *Candidate, _ gitstore.Edit, d **Draft, res *Result) error {
 		if err := (*d).boundTo(c); err != nil {
 			return err
 		}
@@ -511,7 +511,7 @@ func (x *Examiner) Close(ctx context.Context, t Target, outcome, diagnostic stri
 		return nil, nil, err
 	}
 	unchanged := false
-	_, err = x.Store.Update(ctx, Ref, "close "+ex.Feature, func(tx *gitstore.Tx) error {
+	_, err = x.Store.Change(ctx, Ref, "close "+ex.Feature, func(tx gitstore.Edit) error {
 		// The brief is rendered from every feature's examination of this
 		// commit: if one cannot be read, refuse now, before anything is
 		// published, rather than after.
@@ -650,7 +650,7 @@ func (x *Examiner) Show(feature string) (*Draft, *Examination, error) {
 	if err := ValidFeature(feature); err != nil {
 		return nil, nil, err
 	}
-	dtx, err := x.Store.View(DraftsRef)
+	dtx, err := x.Store.Records(DraftsRef)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -658,7 +658,7 @@ func (x *Examiner) Show(feature string) (*Draft, *Examination, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	tx, err := x.Store.View(Ref)
+	tx, err := x.Store.Records(Ref)
 	if err != nil {
 		return nil, nil, err
 	}

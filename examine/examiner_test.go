@@ -10,6 +10,7 @@ import (
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
+	"github.com/nwdes/nwdes/gitstore/memstore"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -30,6 +31,21 @@ func setup(t *testing.T, contract string) (string, *examine.Examiner) {
 	}
 	clock := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	return dir, &examine.Examiner{Store: st, Now: func() time.Time { clock = clock.Add(time.Second); return clock }}
+}
+
+// memSetup is setup in memory, for what is not about git: the candidate
+// and the records are kept by memstore.
+func memSetup(t *testing.T, contract string) *examine.Examiner {
+	t.Helper()
+	st, err := memstore.New(memstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AddCommit(memstore.Commit{Files: map[string][]byte{".nwave/features/f.md": []byte(contract)}, Message: "contract"}); err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	return &examine.Examiner{Store: st, Now: func() time.Time { clock = clock.Add(time.Second); return clock }}
 }
 
 func commitContract(t *testing.T, dir, contract string) {
@@ -53,7 +69,7 @@ func okFor(t *testing.T) func(*examine.Result, error) *examine.Result {
 
 func TestObservationTextIsKeptByteForByteThroughClose(t *testing.T) {
 	must := okFor(t)
-	_, x := setup(t, "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. one\n")
+	x := memSetup(t, "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. one\n")
 	ctx := context.Background()
 	must(x.Open(ctx, tg, false))
 	texts := [][]byte{{}, []byte("crlf\r\nend\r\n"), []byte("trailing\n\n\n"), []byte("ticks ```` and `"), []byte("ünïcødé ✓")}
@@ -83,7 +99,7 @@ func TestObservationTextIsKeptByteForByteThroughClose(t *testing.T) {
 
 func TestRemovedIDsAreNeverReissuedAndCitationsOfThemDangle(t *testing.T) {
 	must := okFor(t)
-	_, x := setup(t, "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. one\n")
+	x := memSetup(t, "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. one\n")
 	ctx := context.Background()
 	must(x.Open(ctx, tg, false))
 	must(x.AddObservation(ctx, tg, examine.SourceExaminer, []byte("a")))
@@ -134,7 +150,7 @@ func TestADroppedExpectationWithdrawsOnlyItsVerdict(t *testing.T) {
 
 func TestOpenFromCurrentRebuildsTheDraftFromPublishedText(t *testing.T) {
 	must := okFor(t)
-	_, x := setup(t, threeRows)
+	x := memSetup(t, threeRows)
 	ctx := context.Background()
 	must(x.Open(ctx, tg, false))
 	for _, s := range []string{"zero", "shared", "unused", "third"} {

@@ -258,7 +258,7 @@ func (e *Evidence) record() (*gitstore.Record, error) {
 	return rec, nil
 }
 
-func readEvidence(tx *gitstore.Tx, path string) (*Evidence, error) {
+func readEvidence(tx gitstore.View, path string) (*Evidence, error) {
 	rec, err := tx.Get(path)
 	if err != nil {
 		return nil, err
@@ -313,7 +313,7 @@ func (e *Evidence) Signer() (ssh.PublicKey, error) {
 }
 
 // latestEvidence is the newest evidence of one criterion at commit, or nil.
-func latestEvidence(tx *gitstore.Tx, commit, feature string, id ExpectationID) (*Evidence, error) {
+func latestEvidence(tx gitstore.View, commit, feature string, id ExpectationID) (*Evidence, error) {
 	dir := evidenceDir(commit, feature, id)
 	names, err := tx.List(dir)
 	if err != nil || len(names) == 0 {
@@ -334,7 +334,7 @@ type gateLatestEntry struct {
 	RanAt     string    `json:"ran_at"`
 }
 
-func loadGateLatest(tx *gitstore.Tx, feature string) (*gateLatest, error) {
+func loadGateLatest(tx gitstore.View, feature string) (*gateLatest, error) {
 	rec, err := tx.Get(gateLatestPath(feature))
 	if errors.Is(err, gitstore.ErrNotFound) {
 		return &gateLatest{Feature: feature, Criteria: map[ExpectationID]gateLatestEntry{}}, nil
@@ -427,10 +427,10 @@ func newGateReport(c *Candidate) *GateReport {
 
 // Gates runs a feature's oracles and records what they showed.
 type Gates struct {
-	Store *gitstore.Store
+	Store Store
 	// Wall runs every oracle, in a job directory it makes and owns, with
 	// the network denied; nothing else here starts a process.
-	Wall *sandbox.Wall
+	Wall sandbox.Jobs
 	// WorkTree, when set, is the work tree of the candidate (HEAD): a run
 	// says when it differs from the committed tree the gates judged.
 	WorkTree string
@@ -513,7 +513,7 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 		return rep, nil
 	}
 	msg := fmt.Sprintf("gate run %s at %s", cand.Feature, cand.Commit.Short())
-	if _, err := g.Store.Update(ctx, GateRef, msg, func(tx *gitstore.Tx) error {
+	if _, err := g.Store.Change(ctx, GateRef, msg, func(tx gitstore.Edit) error {
 		idx, err := loadGateLatest(tx, cand.Feature)
 		if err != nil {
 			return err
@@ -721,7 +721,7 @@ func (m *markerWatch) Write(p []byte) (int, error) {
 // evidence recorded for that commit and that exact oracle. Evidence only
 // for another commit (or for another command or marker) leaves the state
 // pending, and the note says why.
-func GateStatus(st *gitstore.Store, t Target) (*GateReport, error) {
+func GateStatus(st Reading, t Target) (*GateReport, error) {
 	return GateStatusAt(st, t, oid.Zero)
 }
 
@@ -730,26 +730,26 @@ func GateStatus(st *gitstore.Store, t Target) (*GateReport, error) {
 // gitstore.CheckHistory checks it): a server judges the evidence pushed
 // alongside a branch before either ref moves, having checked that history
 // itself.
-func GateStatusAt(st *gitstore.Store, t Target, tip oid.ID) (*GateReport, error) {
+func GateStatusAt(st Reading, t Target, tip oid.ID) (*GateReport, error) {
 	cand, err := Load(st, t)
 	if err != nil {
 		return nil, err
 	}
-	return gateStatusOf(cand, func() (*gitstore.Tx, error) { return gateView(st, tip) })
+	return gateStatusOf(cand, func() (gitstore.View, error) { return gateView(st, tip) })
 }
 
 // gateView is GateRef at tip (zero: the ref's tip, its history verified).
-func gateView(st *gitstore.Store, tip oid.ID) (*gitstore.Tx, error) {
+func gateView(st Records, tip oid.ID) (gitstore.View, error) {
 	if tip.IsZero() {
 		// The evidence judged is a history this clone verified.
-		return st.VerifiedView(GateRef)
+		return st.VerifiedRecords(GateRef)
 	}
-	return st.ViewAt(GateRef, tip)
+	return st.RecordsAt(GateRef, tip)
 }
 
 // gateStatusOf is GateStatus of a loaded candidate, reading the evidence
 // from view only when the contract has an oracle.
-func gateStatusOf(cand *Candidate, view func() (*gitstore.Tx, error)) (*GateReport, error) {
+func gateStatusOf(cand *Candidate, view func() (gitstore.View, error)) (*GateReport, error) {
 	rep := newGateReport(cand)
 	if len(rep.Rows) == 0 {
 		return rep, nil

@@ -257,7 +257,7 @@ func TestOraclesRunOnTheCommittedTreeNotTheWorkTree(t *testing.T) {
 	if strings.Contains(out, "dirty") || out != "committed\ncommitted\n"+sandbox.FixedJobDir+"/work\n" {
 		t.Fatalf("stdout %q", out)
 	}
-	if entries, _ := os.ReadDir(g.Wall.TempRoot); len(entries) != 0 {
+	if entries, _ := os.ReadDir(g.Wall.(*sandbox.Wall).TempRoot); len(entries) != 0 {
 		t.Fatalf("exported trees were left behind: %v", entries)
 	}
 }
@@ -266,7 +266,7 @@ func TestEvidenceRecordsTheRunWithADigestOfTheWholeOutputAndABoundedTail(t *test
 	t.Parallel()
 	_, st := gateRepo(t, gateHead+"E1. a\n  CHECK: echo PASS; i=0; while [ $i -lt 3000 ]; do echo line $i; i=$((i+1)); done\n  EXPECT: PASS\n", nil)
 	g := newGates(t, st)
-	g.Wall.TailBytes = 512
+	g.Wall.(*sandbox.Wall).TailBytes = 512
 	runGates(t, g)
 	rep, err := examine.GateStatus(st, examine.Target{Feature: "f"})
 	if err != nil {

@@ -26,10 +26,12 @@ const modeGroupW = 0o100664
 //
 // In a partial clone, what the tree lacks is first fetched from the
 // promisor remote in a few requests (Store.FetchMissing), rather than one
-// per blob read.
-func ExportTree(st *gitstore.Store, commit oid.ID, dir string) error {
-	if err := st.FetchMissing(context.Background(), commit); err != nil {
-		return err
+// per blob read: a store that can (a Fetcher) is asked.
+func ExportTree(st gitstore.CommitReader, commit oid.ID, dir string) error {
+	if f, ok := st.(Fetcher); ok {
+		if err := f.FetchMissing(context.Background(), commit); err != nil {
+			return err
+		}
 	}
 	type link struct{ path, target string }
 	var links []link
@@ -109,7 +111,7 @@ func safeTreePath(p string) error {
 // elsewhere), or "" when every committed file is as committed. Files the
 // commit does not hold are not looked at: it answers "did the gates judge
 // what you see?", not "is the work tree clean?".
-func WorkTreeDiffers(st *gitstore.Store, commit oid.ID, dir string) (string, error) {
+func WorkTreeDiffers(st gitstore.CommitReader, commit oid.ID, dir string) (string, error) {
 	stop := errors.New("differs")
 	var first string
 	err := st.Walk(commit, func(p string, mode uint32, blob oid.ID) error {

@@ -2,6 +2,7 @@ package examine
 
 import (
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 // Register declares this package's kinds of record and the refs it keeps
@@ -37,7 +38,7 @@ func Register(r *gitstore.Registry) error {
 			Kinds: []gitstore.Kind{KindDraft, KindWorkspace}},
 		{Ref: GateRef, Policy: gitstore.PolicyMerge, Layout: []string{"evidence", "latest", "verify"}, Immutable: []string{"evidence", "verify"},
 			Kinds: []gitstore.Kind{KindEvidence, KindGateLatest, KindVerifyResult}},
-		{Ref: gitstore.NotesRef, Policy: gitstore.PolicyMerge, CheckNote: CheckNote},
+		{Ref: gitstore.NotesRef, Policy: gitstore.PolicyMerge, CheckNote: func(s *gitstore.Store, c oid.ID, note []byte) error { return CheckNote(s, c, note) }},
 	}
 	for _, spec := range refs {
 		if err := r.DeclareRef(spec); err != nil {

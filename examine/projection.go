@@ -65,7 +65,7 @@ func (p *Projection) record() (*gitstore.Record, error) {
 
 // ProjectionOf computes commit's public projection from its committed
 // blobs; nothing is written.
-func ProjectionOf(st *gitstore.Store, commit oid.ID) (*Projection, error) {
+func ProjectionOf(st Store, commit oid.ID) (*Projection, error) {
 	files, err := PublicProjection(st, commit)
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func ProjectionOf(st *gitstore.Store, commit oid.ID) (*Projection, error) {
 
 // RecordProjection computes commit's projection and records it in Ref
 // (once: the same projection recorded again changes nothing).
-func RecordProjection(ctx context.Context, st *gitstore.Store, commit oid.ID) (*Projection, error) {
+func RecordProjection(ctx context.Context, st Store, commit oid.ID) (*Projection, error) {
 	p, err := ProjectionOf(st, commit)
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func RecordProjection(ctx context.Context, st *gitstore.Store, commit oid.ID) (*
 		return nil, err
 	}
 	path := projectionPath(commit, p.Tree, rec.Body)
-	_, err = st.Update(ctx, Ref, "projection "+commit.Short(), func(tx *gitstore.Tx) error {
+	_, err = st.Change(ctx, Ref, "projection "+commit.Short(), func(tx gitstore.Edit) error {
 		if old, err := tx.Get(path); err == nil {
 			// Already recorded; a record there that is not ours (its body
 			// would not match its name) is refused, never built upon.
@@ -131,7 +131,7 @@ func RecordProjection(ctx context.Context, st *gitstore.Store, commit oid.ID) (*
 // (MissingFact), be well formed, and name exactly the projection the
 // candidate's committed blobs make now (RecordMalformed otherwise: a
 // record anyone could have pushed is never trusted over the commit).
-func RecordedProjection(st *gitstore.Store, commit, tree oid.ID) (*Projection, error) {
+func RecordedProjection(st Store, commit, tree oid.ID) (*Projection, error) {
 	p, err := ProjectionOf(st, commit)
 	if err != nil {
 		return nil, err
@@ -144,7 +144,7 @@ func RecordedProjection(st *gitstore.Store, commit, tree oid.ID) (*Projection, e
 	if err != nil {
 		return nil, err
 	}
-	tx, err := st.View(Ref)
+	tx, err := st.Records(Ref)
 	if err != nil {
 		return nil, err
 	}

@@ -137,7 +137,7 @@ func isDefaultPublic(path string) bool {
 // default prose, and every committed regular file an examine.public entry
 // of the commit's own configuration matches. Only committed blobs are read;
 // symbolic links and submodules are never public.
-func PublicProjection(st *gitstore.Store, commit oid.ID) ([]PublicFile, error) {
+func PublicProjection(st gitstore.CommitReader, commit oid.ID) ([]PublicFile, error) {
 	var patterns []*regexp.Regexp
 	f, err := st.ReadFile(commit, ConfigPath)
 	switch {

@@ -159,7 +159,7 @@ const (
 // record from a clone whose clock runs ahead): within one history the
 // newest is always the last closed, so a later rejection can never hide
 // behind an earlier acceptance.
-func publish(tx *gitstore.Tx, ex *Examination, signer func([]byte) ([]byte, error)) error {
+func publish(tx gitstore.Edit, ex *Examination, signer func([]byte) ([]byte, error)) error {
 	dir := publishedDir(ex.Candidate, ex.Feature)
 	names, err := tx.List(dir)
 	if err != nil {
@@ -219,7 +219,7 @@ func publish(tx *gitstore.Tx, ex *Examination, signer func([]byte) ([]byte, erro
 	return tx.Put("features/"+ex.Feature, idx)
 }
 
-func readExamination(tx *gitstore.Tx, path string) (*Examination, error) {
+func readExamination(tx gitstore.View, path string) (*Examination, error) {
 	rec, err := tx.Get(path)
 	if err != nil {
 		return nil, err
@@ -274,7 +274,7 @@ func examinationFrom(path string, rec *gitstore.Record) (*Examination, error) {
 }
 
 // latestExamination is the feature's newest examination on any candidate.
-func latestExamination(tx *gitstore.Tx, feature string) (*Examination, error) {
+func latestExamination(tx gitstore.View, feature string) (*Examination, error) {
 	rec, err := tx.Get("features/" + feature)
 	if errors.Is(err, gitstore.ErrNotFound) {
 		return nil, nil
@@ -311,7 +311,7 @@ func latestFrom(path string, rec *gitstore.Record) (*latestBody, error) {
 
 // readableAt reads the newest examination of every feature at commit, and
 // fails with the first that cannot be read.
-func readableAt(tx *gitstore.Tx, commit string) error {
+func readableAt(tx gitstore.View, commit string) error {
 	features, err := tx.List("published/" + fanout(commit))
 	if err != nil {
 		return err
@@ -325,7 +325,7 @@ func readableAt(tx *gitstore.Tx, commit string) error {
 }
 
 // latestAt is the feature's newest examination of one commit, or nil.
-func latestAt(tx *gitstore.Tx, commit, feature string) (*Examination, error) {
+func latestAt(tx gitstore.View, commit, feature string) (*Examination, error) {
 	dir := publishedDir(commit, feature)
 	names, err := tx.List(dir)
 	if err != nil || len(names) == 0 {
@@ -337,17 +337,17 @@ func latestAt(tx *gitstore.Tx, commit, feature string) (*Examination, error) {
 // Reader answers questions about published examinations; the hook, status,
 // verify and the exports use it. It reads one snapshot of Ref.
 type Reader struct {
-	st *gitstore.Store
-	tx *gitstore.Tx
+	st Reading
+	tx gitstore.View
 	// gates is GateRef as of gatesTip, read at the first judgment that
 	// needs evidence (Holds).
-	gates    *gitstore.Tx
+	gates    gitstore.View
 	gatesTip oid.ID
 }
 
 // NewReader takes a snapshot of the examination records.
-func NewReader(st *gitstore.Store) (*Reader, error) {
-	tx, err := st.View(Ref)
+func NewReader(st Reading) (*Reader, error) {
+	tx, err := st.Records(Ref)
 	if err != nil {
 		return nil, err
 	}
@@ -358,8 +358,8 @@ func NewReader(st *gitstore.Store) (*Reader, error) {
 // commit since the last tip it verified (gitstore.CheckHistory) kept every
 // published examination as it was, or HistoryRewritten refuses. Every
 // reader that judges takes this one.
-func NewVerifiedReader(st *gitstore.Store) (*Reader, error) {
-	tx, err := st.VerifiedView(Ref)
+func NewVerifiedReader(st Reading) (*Reader, error) {
+	tx, err := st.VerifiedRecords(Ref)
 	if err != nil {
 		return nil, err
 	}
@@ -369,8 +369,8 @@ func NewVerifiedReader(st *gitstore.Store) (*Reader, error) {
 // NewReaderAt takes the snapshot of the examination records as they are at
 // commit of Ref (a server's pre-receive check reads the records pushed
 // alongside the commit they accept, before the ref moves).
-func NewReaderAt(st *gitstore.Store, commit oid.ID) (*Reader, error) {
-	tx, err := st.ViewAt(Ref, commit)
+func NewReaderAt(st Reading, commit oid.ID) (*Reader, error) {
+	tx, err := st.RecordsAt(Ref, commit)
 	if err != nil {
 		return nil, err
 	}
@@ -392,13 +392,13 @@ func (r *Reader) Examined(commit oid.ID) ([]string, error) {
 // looks meant as a contract but cannot be enforced as one (a directory, a
 // symbolic link, an invalid feature name, a .nwave/features that is not a
 // directory), rather than letting the hook skip it; other files are ignored.
-func Features(st *gitstore.Store, commit oid.ID) ([]string, error) {
+func Features(st gitstore.CommitReader, commit oid.ID) ([]string, error) {
 	bad := func(path, why string) error {
 		return refusal.New(refusal.ConfigurationMalformed,
 			"keep each contract as a plain committed file .nwave/features/<feature>.md",
 			"%s at %s %s", path, text.Short(commit.String()), why)
 	}
-	tx, err := st.Tree(commit)
+	tx, err := st.Files(commit)
 	if err != nil {
 		return nil, err
 	}
@@ -490,7 +490,7 @@ func (r *Reader) Brief(h oid.ID) ([]byte, error) {
 // print (git log --notes=nwdes shows it as it is) and exactly the brief
 // its examinations render. A note on a commit no examination judged, or
 // one edited by hand, is a forgery a reviewer would believe.
-func CheckNote(st *gitstore.Store, commit oid.ID, note []byte) error {
+func CheckNote(st Reading, commit oid.ID, note []byte) error {
 	if err := printable("the note on "+commit.Short(), note); err != nil {
 		return err
 	}
@@ -518,7 +518,7 @@ func printable(what string, note []byte) error {
 
 // BriefOf is the brief commit's note should hold now (nil when no
 // examination judged it), read from the store's current records.
-func BriefOf(st *gitstore.Store, commit oid.ID) ([]byte, error) {
+func BriefOf(st Reading, commit oid.ID) ([]byte, error) {
 	r, err := NewReader(st)
 	if err != nil {
 		return nil, err

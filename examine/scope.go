@@ -117,7 +117,7 @@ func InScope(globs []string, path string) bool { return CompileScope(globs).Matc
 // differs between the trees of two commits: added, deleted, modified and
 // mode-changed files, and gitlinks moved. A rename touches both names. It
 // compares the trees in the store; it never runs git.
-func TouchedFiles(st *gitstore.Store, from, to oid.ID) ([]string, error) {
+func TouchedFiles(st gitstore.CommitReader, from, to oid.ID) ([]string, error) {
 	type file struct {
 		mode uint32
 		blob oid.ID

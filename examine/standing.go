@@ -228,7 +228,7 @@ func (r *Reader) Holds(commit oid.ID, feature string, rules Rules) (Holding, err
 		return h, fmt.Errorf("read the examination of %s at %s: %w", feature, commit.Short(), err)
 	}
 	if h.Contract != nil {
-		if h.Gates, err = gateStatusOf(cand, func() (*gitstore.Tx, error) { return r.gateView(rules.GatesTip) }); err != nil {
+		if h.Gates, err = gateStatusOf(cand, func() (gitstore.View, error) { return r.gateView(rules.GatesTip) }); err != nil {
 			return h, fmt.Errorf("read the gate evidence of %s at %s: %w", feature, commit.Short(), err)
 		}
 	}
@@ -263,7 +263,7 @@ func (r *Reader) Holds(commit oid.ID, feature string, rules Rules) (Holding, err
 }
 
 // gateView is the evidence the reader's judgments read, taken once.
-func (r *Reader) gateView(tip oid.ID) (*gitstore.Tx, error) {
+func (r *Reader) gateView(tip oid.ID) (gitstore.View, error) {
 	if r.gates == nil || r.gatesTip != tip {
 		tx, err := gateView(r.st, tip)
 		if err != nil {

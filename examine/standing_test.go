@@ -50,7 +50,7 @@ func standing(t *testing.T, x *examine.Examiner, commit string) examine.Standing
 }
 
 func TestAnAcceptedExaminationOfTheCommittedContractStands(t *testing.T) {
-	_, x := setup(t, threeRows)
+	x := memSetup(t, threeRows)
 	ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
 	if sd := standing(t, x, ex.Candidate); sd.Outcome != examine.Accepted || sd.Problem != "" {
 		t.Fatalf("standing = %+v", sd)
@@ -72,7 +72,7 @@ func TestAnExaminationOfAnotherContractDoesNotStand(t *testing.T) {
 func TestARecordWhoseOutcomeItsRowsDoNotDeriveDoesNotStandAndFsckNamesIt(t *testing.T) {
 	_, x := setup(t, threeRows)
 	ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
-	rewriteTip(t, x.Store, func(files map[string][]byte) {
+	rewriteTip(t, x.Store.(*gitstore.Store), func(files map[string][]byte) {
 		b := editBody(t, files, ex.Path+"/record.json", func(body map[string]any) {
 			rows := body["rows"].([]any)
 			row := rows[0].(map[string]any)
@@ -91,7 +91,7 @@ func TestARecordWhoseOutcomeItsRowsDoNotDeriveDoesNotStandAndFsckNamesIt(t *test
 	if sd.Outcome != examine.Invalid || !strings.Contains(sd.Problem, "stored outcome is accepted, but its rows derive rejected") {
 		t.Fatalf("standing = %+v", sd)
 	}
-	loc := x.Store.Location()
+	loc := x.Store.(*gitstore.Store).Location()
 	st, _ := gitstore.Open(loc, gitstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
 	rep, err := st.Fsck()
 	if err != nil || rep.OK() || !strings.Contains(fmt.Sprint(rep.Problems), "rows derive rejected") {
@@ -148,7 +148,7 @@ func TestContractsThatCannotBeEnforcedAreRefusedNotSkipped(t *testing.T) {
 }
 
 func TestALaterCloseIsNewestEvenWhenTheClockWentBack(t *testing.T) {
-	_, x := setup(t, "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. one\n")
+	x := memSetup(t, "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. one\n")
 	must := okFor(t)
 	ctx := context.Background()
 	first := closeAccepted(t, x, tg, "E1")

@@ -67,7 +67,7 @@ func TestARecordWithFieldsOfTheWrongShapeIsRefusedNotSliced(t *testing.T) {
 			t.Parallel()
 			_, x := setup(t, threeRows)
 			ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
-			tamper(t, x.Store, ex.Path, true, edit)
+			tamper(t, x.Store.(*gitstore.Store), ex.Path, true, edit)
 			r, err := examine.NewReader(x.Store)
 			if err != nil {
 				t.Fatal(err)
@@ -78,7 +78,7 @@ func TestARecordWithFieldsOfTheWrongShapeIsRefusedNotSliced(t *testing.T) {
 			if _, _, err := x.Show("f"); !refusal.Named(err, "RecordMalformed") {
 				t.Fatalf("show: %v, want RecordMalformed", err)
 			}
-			if p := fsckProblems(t, x.Store); p == "" {
+			if p := fsckProblems(t, x.Store.(*gitstore.Store)); p == "" {
 				t.Fatal("fsck found nothing")
 			}
 		})
@@ -89,14 +89,14 @@ func TestAnExaminationRenamedToSortNewestIsRefusedByItsName(t *testing.T) {
 	t.Parallel()
 	_, x := setup(t, threeRows)
 	ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
-	rewriteTip(t, x.Store, func(files map[string][]byte) {
+	rewriteTip(t, x.Store.(*gitstore.Store), func(files map[string][]byte) {
 		moveRecord(files, ex.Path, ex.Path[:strings.LastIndexByte(ex.Path, '/')+1]+"zzzz")
 	})
 	r, _ := examine.NewReader(x.Store)
 	if _, err := r.Standing(oid.MustParse(ex.Candidate), "f"); !refusal.Named(err, "RecordMalformed") || !strings.Contains(err.Error(), `name is "zzzz"`) {
 		t.Fatalf("standing: %v", err)
 	}
-	if p := fsckProblems(t, x.Store); !strings.Contains(p, `name is "zzzz"`) {
+	if p := fsckProblems(t, x.Store.(*gitstore.Store)); !strings.Contains(p, `name is "zzzz"`) {
 		t.Fatalf("fsck: %q", p)
 	}
 }
@@ -105,8 +105,8 @@ func TestARecordEditedInPlaceIsRefusedByItsName(t *testing.T) {
 	t.Parallel()
 	_, x := setup(t, threeRows)
 	ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
-	tamper(t, x.Store, ex.Path, false, func(b map[string]any) { b["diagnostic"] = "edited later" })
-	if p := fsckProblems(t, x.Store); !strings.Contains(p, "but its time and content name it") {
+	tamper(t, x.Store.(*gitstore.Store), ex.Path, false, func(b map[string]any) { b["diagnostic"] = "edited later" })
+	if p := fsckProblems(t, x.Store.(*gitstore.Store)); !strings.Contains(p, "but its time and content name it") {
 		t.Fatalf("fsck: %q", p)
 	}
 }
@@ -118,7 +118,7 @@ func TestADraftWhoseNextIDIsBelowAnIssuedIDIsRefused(t *testing.T) {
 	okFor(t)(x.Open(ctx, tg, false))
 	okFor(t)(x.AddObservation(ctx, tg, examine.SourceExaminer, []byte("one")))
 	okFor(t)(x.AddObservation(ctx, tg, examine.SourceExaminer, []byte("two")))
-	_, err := x.Store.Update(ctx, examine.DraftsRef, "tamper", func(tx *gitstore.Tx) error {
+	_, err := x.Store.Change(ctx, examine.DraftsRef, "tamper", func(tx gitstore.Edit) error {
 		rec, err := tx.Get("drafts/f")
 		if err != nil {
 			return err
@@ -132,7 +132,7 @@ func TestADraftWhoseNextIDIsBelowAnIssuedIDIsRefused(t *testing.T) {
 	if _, err := x.AddObservation(ctx, tg, examine.SourceExaminer, []byte("three")); !refusal.Named(err, "RecordMalformed") {
 		t.Fatalf("add over a draft that would reissue O2: %v", err)
 	}
-	if p := fsckProblems(t, x.Store); !strings.Contains(p, "next_id 2 is not above issued observation O2") {
+	if p := fsckProblems(t, x.Store.(*gitstore.Store)); !strings.Contains(p, "next_id 2 is not above issued observation O2") {
 		t.Fatalf("fsck: %q", p)
 	}
 }
@@ -141,9 +141,9 @@ func TestACloseRefusesToFollowAnExaminationDatedAtTheEndOfTime(t *testing.T) {
 	t.Parallel()
 	_, x := setup(t, threeRows)
 	ex := closeAccepted(t, x, tg, "E1", "E2", "E3")
-	p := tamper(t, x.Store, ex.Path, false, func(b map[string]any) { b["closed_at"] = "9999-12-31T23:59:59.999999999Z" })
+	p := tamper(t, x.Store.(*gitstore.Store), ex.Path, false, func(b map[string]any) { b["closed_at"] = "9999-12-31T23:59:59.999999999Z" })
 	// Named as its content names it: valid in shape, forged in time.
-	rewriteTip(t, x.Store, func(files map[string][]byte) {
+	rewriteTip(t, x.Store.(*gitstore.Store), func(files map[string][]byte) {
 		sum := sha256.Sum256(editBody(t, files, p+"/record.json", func(map[string]any) {}))
 		moveRecord(files, p, p[:strings.LastIndexByte(p, '/')+1]+"99991231T235959.999999999Z-"+hex.EncodeToString(sum[:6]))
 	})

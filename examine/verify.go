@@ -126,7 +126,7 @@ func quotePath(p string) string {
 // command: oracles are judged from the evidence gate run recorded, the
 // other criteria from the published examination.
 type Verifier struct {
-	Store *gitstore.Store
+	Store Store
 	// Now stamps the recorded result.
 	Now func() time.Time
 	// Rules hold the examination to what the judgment holds it to (the
@@ -204,7 +204,7 @@ func (v *Verifier) judge(r *VerifyResult, base, head oid.ID) (*Contract, error) 
 		return nil, err
 	}
 
-	tx, err := v.Store.VerifiedView(GateRef)
+	tx, err := v.Store.VerifiedRecords(GateRef)
 	if err != nil {
 		return nil, err
 	}
@@ -400,7 +400,7 @@ func (v *Verifier) record(ctx context.Context, r *VerifyResult, at time.Time) er
 	rec.Payloads = map[string][]byte{"report": []byte(r.Render())}
 	r.Path = verifyDir(r.Head, r.Feature) + "/" + stamp(at) + "-" + contentID(rec.Body)
 	msg := fmt.Sprintf("verify %s at %s: %s", r.Feature, text.Short(r.Head), r.Verdict)
-	_, err = v.Store.Update(ctx, GateRef, msg, func(tx *gitstore.Tx) error { return tx.Put(r.Path, rec) })
+	_, err = v.Store.Change(ctx, GateRef, msg, func(tx gitstore.Edit) error { return tx.Put(r.Path, rec) })
 	if err != nil {
 		return fmt.Errorf("record verify of %s: %w", r.Feature, err)
 	}
@@ -409,8 +409,8 @@ func (v *Verifier) record(ctx context.Context, r *VerifyResult, at time.Time) er
 
 // LatestVerify returns the newest verify result recorded for feature with
 // head as its HEAD, or nil.
-func LatestVerify(st *gitstore.Store, head oid.ID, feature string) (*VerifyResult, error) {
-	tx, err := st.View(GateRef)
+func LatestVerify(st gitstore.RecordReader, head oid.ID, feature string) (*VerifyResult, error) {
+	tx, err := st.Records(GateRef)
 	if err != nil {
 		return nil, err
 	}

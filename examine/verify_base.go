@@ -11,7 +11,7 @@ import (
 // MergeBase returns the one best common ancestor of a and b, for a
 // BASE...HEAD diff. Histories with several best merge bases (criss-cross
 // merges) are refused: naming BASE..HEAD makes the choice explicit.
-func MergeBase(st *gitstore.Store, a, b oid.ID) (oid.ID, error) {
+func MergeBase(st gitstore.Ancestry, a, b oid.ID) (oid.ID, error) {
 	best, err := st.MergeBases(a, b)
 	if err != nil {
 		return oid.Zero, err

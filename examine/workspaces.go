@@ -43,11 +43,11 @@ var workspaceName = regexp.MustCompile(`^nwdes-examine-[A-Za-z0-9._-]{1,160}$`)
 func workspacePath(dir string) string { return "workspaces/" + filepath.Base(dir) }
 
 // RecordWorkspace records w in this clone.
-func RecordWorkspace(ctx context.Context, st *gitstore.Store, w Workspace) error {
+func RecordWorkspace(ctx context.Context, st gitstore.RecordWriter, w Workspace) error {
 	if err := w.validate(workspacePath(w.Path)); err != nil {
 		return err
 	}
-	_, err := st.Update(ctx, DraftsRef, "workspace "+w.Feature, func(tx *gitstore.Tx) error {
+	_, err := st.Change(ctx, DraftsRef, "workspace "+w.Feature, func(tx gitstore.Edit) error {
 		rec, err := gitstore.NewRecord(KindWorkspace, 1, w)
 		if err != nil {
 			return err
@@ -58,8 +58,8 @@ func RecordWorkspace(ctx context.Context, st *gitstore.Store, w Workspace) error
 }
 
 // Workspaces lists the workspaces recorded in this clone, by path.
-func Workspaces(st *gitstore.Store) ([]Workspace, error) {
-	tx, err := st.View(DraftsRef)
+func Workspaces(st gitstore.RecordReader) ([]Workspace, error) {
+	tx, err := st.Records(DraftsRef)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func Workspaces(st *gitstore.Store) ([]Workspace, error) {
 
 // FindWorkspace returns the workspace recorded at dir (an absolute,
 // resolved path), or a MissingFact refusal.
-func FindWorkspace(st *gitstore.Store, dir string) (*Workspace, error) {
+func FindWorkspace(st gitstore.RecordReader, dir string) (*Workspace, error) {
 	ws, err := Workspaces(st)
 	if err != nil {
 		return nil, err
@@ -101,11 +101,11 @@ func FindWorkspace(st *gitstore.Store, dir string) (*Workspace, error) {
 }
 
 // MarkRemoved records that the workspaces at dirs were removed at now.
-func MarkRemoved(ctx context.Context, st *gitstore.Store, dirs []string, now time.Time) error {
+func MarkRemoved(ctx context.Context, st gitstore.RecordWriter, dirs []string, now time.Time) error {
 	if len(dirs) == 0 {
 		return nil
 	}
-	_, err := st.Update(ctx, DraftsRef, "workspaces removed", func(tx *gitstore.Tx) error {
+	_, err := st.Change(ctx, DraftsRef, "workspaces removed", func(tx gitstore.Edit) error {
 		for _, d := range dirs {
 			path := workspacePath(d)
 			rec, err := tx.Get(path)
@@ -174,7 +174,7 @@ func (w *Workspace) validate(path string) error {
 
 // projectionSeen is the projection the workspaces recorded for feature at
 // candidate showed, "" when none was made.
-func projectionSeen(st *gitstore.Store, feature, candidate string) (string, error) {
+func projectionSeen(st gitstore.RecordReader, feature, candidate string) (string, error) {
 	ws, err := Workspaces(st)
 	if errors.Is(err, gitstore.ErrNotFound) {
 		return "", nil

@@ -510,64 +510,6 @@ func TestBenchTwinsWriteIdenticalTrees(t *testing.T) {
 
 // ---- fixtures shared between benchmarks ----
 
-var (
-	fixtureMu   sync.Mutex
-	fixtureDirs = map[string]string{} // name -> temporary root holding repo/
-	fixtureErrs = map[string]error{}
-)
-
-// benchFixture builds a repository once per test binary run and returns its
-// work tree; removeBenchFixtures (from TestMain) deletes it.
-func benchFixture(b *testing.B, name string, build func(dir string) error) string {
-	b.Helper()
-	fixtureMu.Lock()
-	defer fixtureMu.Unlock()
-	if err := fixtureErrs[name]; err != nil {
-		b.Fatal(err)
-	}
-	if root, ok := fixtureDirs[name]; ok {
-		return filepath.Join(root, "repo")
-	}
-	root, err := os.MkdirTemp("", "nwdes-bench-"+name+"-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	fixtureDirs[name] = root // removed even if the build fails
-	dir := filepath.Join(root, "repo")
-	start := time.Now()
-	if out, err := gittest.Run(root, "init", "-q", "-b", "main", dir); err != nil {
-		fixtureErrs[name] = fmt.Errorf("git init: %v: %s", err, out)
-		b.Fatal(fixtureErrs[name])
-	}
-	if err := build(dir); err != nil {
-		fixtureErrs[name] = fmt.Errorf("build fixture %s: %w", name, err)
-		b.Fatal(fixtureErrs[name])
-	}
-	b.Logf("fixture %s built in %v", name, time.Since(start).Round(time.Millisecond))
-	return dir
-}
-
-func removeBenchFixtures() {
-	fixtureMu.Lock()
-	defer fixtureMu.Unlock()
-	for _, d := range fixtureDirs {
-		os.RemoveAll(d)
-	}
-}
-
-func gitPipe(dir string, stdin []byte, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = gittest.Env(filepath.Dir(dir))
-	cmd.Stdin = bytes.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, errOut.String())
-	}
-	return strings.TrimSpace(out.String()), nil
-}
-
 const historyLen = 10_000
 
 // buildHistory writes refs/nwdes/bench with historyLen commits, each
@@ -583,7 +525,7 @@ func buildHistory(dir string) error {
 		fmt.Fprintf(&in, "commit %s\ncommitter %s %d +0000\ndata %d\n%s", benchRef, gitstore.Identity, 1767225600+i, len(msg), msg)
 		fmt.Fprintf(&in, "M 100644 inline latest/record.json\ndata %d\n%s\n\n", len(j), j)
 	}
-	_, err := gitPipe(dir, in.Bytes(), "fast-import", "--quiet")
+	_, err := gittest.Pipe(dir, in.Bytes(), "fast-import", "--quiet")
 	return err
 }
 
@@ -592,7 +534,7 @@ func buildHistory(dir string) error {
 // does; "open-each" opens a Store for every read (Discover, Open, View,
 // Get), which includes go-git loading the pack index.
 func BenchmarkReadLatestLongHistory(b *testing.B) {
-	dir := benchFixture(b, "history", buildHistory)
+	dir := gittest.Fixture(b, "history", buildHistory)
 	read := func(b *testing.B, s *gitstore.Store) {
 		tx, err := s.View(benchRef)
 		if err != nil {
@@ -626,7 +568,7 @@ func BenchmarkReadLatestLongHistory(b *testing.B) {
 
 // BenchmarkReadLatestLongHistoryGitCLI: git cat-file -p <ref>:<path>.
 func BenchmarkReadLatestLongHistoryGitCLI(b *testing.B) {
-	dir := benchFixture(b, "history", buildHistory)
+	dir := gittest.Fixture(b, "history", buildHistory)
 	env := gittest.Env(filepath.Dir(dir))
 	want := fmt.Sprintf(`"i":%d`, historyLen)
 	b.ResetTimer()
@@ -660,10 +602,10 @@ func buildBig(dir string) error {
 		}
 		in.WriteString("\n")
 	}
-	if _, err := gitPipe(dir, in.Bytes(), "fast-import", "--quiet"); err != nil {
+	if _, err := gittest.Pipe(dir, in.Bytes(), "fast-import", "--quiet"); err != nil {
 		return err
 	}
-	_, err := gitPipe(dir, nil, "repack", "-a", "-d", "-q")
+	_, err := gittest.Pipe(dir, nil, "repack", "-a", "-d", "-q")
 	return err
 }
 
@@ -767,14 +709,11 @@ var (
 // "note", "empty", "linkonly".
 func noteHelper() (map[string]string, error) {
 	noteHelperOnce.Do(func() {
-		root, err := os.MkdirTemp("", "nwdes-bench-helper-")
+		root, err := gittest.FixtureDir("helper")
 		if err != nil {
 			noteHelperErr = err
 			return
 		}
-		fixtureMu.Lock()
-		fixtureDirs["helper"] = root
-		fixtureMu.Unlock()
 		bins := map[string]string{}
 		for name, src := range map[string]string{"note": noteHelperSource, "empty": emptyMainSource, "linkonly": linkOnlySource} {
 			d := filepath.Join(root, name)
@@ -815,7 +754,7 @@ func noteHelper() (map[string]string, error) {
 // and blob are loose objects); "packed-note" reads it after git repack put
 // them in the 100,000-object pack, so that they are looked up in its index.
 func BenchmarkNoteReadColdProcess(b *testing.B) {
-	dir := benchFixture(b, "big", buildBig)
+	dir := gittest.Fixture(b, "big", buildBig)
 	head := gittest.Git(b, dir, "rev-parse", "HEAD")
 	bins, err := noteHelper()
 	env := gittest.Env(filepath.Dir(dir))

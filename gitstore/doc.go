@@ -1,30 +1,31 @@
-// Package gitstore keeps nwdes's state as git objects under custom refs.
+// Package gitstore keeps nwdes's state as records in git, under custom refs.
 //
 // A Store holds typed records (canonical JSON plus byte payloads) in the
 // trees of a few refs under refs/nwdes/, and notes under refs/notes/nwdes in
 // git's own notes layout. Every change is one commit whose parent is the
 // ref's tip (or no parent, on a ref that keeps only its latest state), and
-// the ref moves only by compare-and-swap, implemented with
-// git's own lock-file protocol (Refs) so that nwdes and git exclude one
-// another. Records are grouped under a bounded set of refs whose trees hold
-// many entries, because every git push lists every remote ref.
+// the ref moves only by compare-and-swap (Update), so that nwdes and git
+// exclude one another. Records are grouped under a bounded set of refs
+// whose trees hold many entries, because every git push lists every remote
+// ref. Append-only refs have their history checked against a checkpoint
+// (history.go), and Fsck re-reads every record.
 //
-// A Store opens a gitrepo.Location (gitrepo finds repositories and reads
-// their configuration as git does; go-git's open does not, so nothing here
-// uses it). Resolve parses revisions as git
-// rev-parse does (the subset nwdes needs, refusing the rest). Reads go
-// through odb, which looks objects up in pack indexes without decoding them
-// whole, so a short-lived process (the pre-push hook) starts fast; writes go
-// through go-git's loose-object writer. Sync moves nwdes refs between clones
-// through the git binary (the only place gitstore runs git), merging both
-// sides' records.
+// A Store holds a *git.Repo (gitstore/git, returned by Git): the git
+// layer writes the objects (its own pack and loose-object writers, no
+// go-git writer), moves refs with git's lock protocol, and reads history
+// (revisions, merge bases, parents, commit metadata). The store adds what
+// records mean: kinds and refs declared in a Registry, transactions (Tx),
+// notes, history checks and fsck of records. Its reading methods (Resolve,
+// MergeBases, ReadFile, …) hand the question to the git layer unchanged,
+// and RefName, Refs and the ref and object errors are the git layer's own
+// (git.go). Moving refs between clones is gitstore/remote's job (the
+// Replicator role, roles.go); the store gives it Integrate and Prepare.
 //
-// Layering: gitstore imports go-git's plumbing and filesystem storage,
-// golang.org/x/sys, gitstore/odb, gitstore/gitrepo, gitstore/oid,
-// gitstore/treemerge, nwdes/refusal and nwdes/internal/text only; none of
-// those imports gitstore.
+// Layering: gitstore imports gitstore/git, gitstore/gitrepo, gitstore/oid,
+// nwdes/refusal and nwdes/internal/text, and no go-git; none of those
+// imports gitstore. gitstore/remote, gitstore/stage and gitstore/memstore
+// import it, never the other way.
 // It knows no record kinds of its own: the packages that store records
 // (examine, …) declare them, and the refs that hold them with each ref's
-// sync policy, in a Registry (kinds.go); SwapRemote is the swap
-// policy's compare-and-swap on a remote.
+// sync policy, in a Registry (kinds.go).
 package gitstore

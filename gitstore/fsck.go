@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/git"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/text"
@@ -50,25 +50,25 @@ func (r *FsckReport) OK() bool { return len(r.Problems) == 0 }
 // checks it (each commit that drops or changes a record is named), and
 // every checkpoint its ref no longer contains.
 func (s *Store) Fsck() (*FsckReport, error) {
-	refs := map[RefName]plumbing.Hash{}
+	refs := map[RefName]oid.ID{}
 	rep := &FsckReport{Problems: []Problem{}}
 	// A ref packed-refs names twice is named and, unless a loose file
 	// (which git reads first) gives its value, not read further: it has
 	// no one value to check.
 	damaged := map[RefName]bool{}
 	gather := func(prefix string, only RefName) error {
-		sc, err := s.refs.scan(prefix)
+		sc, err := s.refs.Scan(prefix)
 		if err != nil {
 			return err
 		}
-		for _, name := range SortedNames(sc.refs) {
-			h := sc.refs[name]
+		for _, name := range SortedNames(sc.Refs) {
+			h := sc.Refs[name]
 			if only != "" && name != only || strings.HasPrefix(string(name), CheckpointPrefix) {
 				continue // a checkpoint is checked against its ref (fsckHistory)
 			}
-			if n := sc.packedTwice[name]; n > 0 {
+			if n := sc.PackedTwice[name]; n > 0 {
 				rep.Problems = append(rep.Problems, Problem{Ref: name, What: fmt.Sprintf("packed-refs holds %d lines for it (git reads one or another of them); keep one", n)})
-				if !sc.loose[name] {
+				if !sc.Loose[name] {
 					damaged[name] = true
 					continue
 				}
@@ -100,7 +100,7 @@ func (s *Store) Fsck() (*FsckReport, error) {
 	return rep, nil
 }
 
-func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip plumbing.Hash, seen map[string]bool) {
+func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip oid.ID, seen map[string]bool) {
 	spec, err := s.opts.Registry.refFor(ref)
 	if err != nil {
 		// Its records are still checked below, as records of no known
@@ -118,7 +118,7 @@ func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip plumbing.Hash, seen ma
 			return
 		}
 		rep.Commits++
-		c, err := s.readCommit(h)
+		c, err := s.git.ReadCommit(h)
 		if err != nil {
 			rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: h.String(), What: "commit unreadable: " + err.Error()})
 			return
@@ -126,7 +126,7 @@ func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip plumbing.Hash, seen ma
 		if len(c.Parents) > 1 {
 			// Merges come from nwdes's own sync; every parent must be there.
 			for _, p := range c.Parents[1:] {
-				if _, err := s.readCommit(p); err != nil {
+				if _, err := s.git.ReadCommit(p); err != nil {
 					rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: h.String(), What: "merge parent unreadable: " + err.Error()})
 				}
 			}
@@ -146,7 +146,7 @@ func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip plumbing.Hash, seen ma
 
 // fsckTree checks one tree of a ref's commit; atTip is set for the ref's
 // current commit (notes are checked against the records there only).
-func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tree plumbing.Hash, dir string, seen map[string]bool, atTip bool) {
+func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tree oid.ID, dir string, seen map[string]bool, atTip bool) {
 	// Keyed by ref too: a record's check may read its neighbours (a
 	// ledger entry its predecessor), which another ref holding the same
 	// tree does not vouch for.
@@ -160,50 +160,50 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 		return
 	}
 	for _, e := range es {
-		p := e.name
+		p := e.Name
 		if dir != "" {
-			p = dir + "/" + e.name
+			p = dir + "/" + e.Name
 		}
-		if e.isTree() {
-			if spec.Layout != nil && e.name == recordTreeDir && hasEntry(es, "record.json") {
+		if e.IsTree() {
+			if spec.Layout != nil && e.Name == recordTreeDir && hasEntry(es, "record.json") {
 				// A tree a record carries holds files of any name: only
 				// that every object of it is there and of its type.
-				s.fsckCarried(rep, ref, commit, e.hash, p, seen)
+				s.fsckCarried(rep, ref, commit, e.ID, p, seen)
 				continue
 			}
-			if spec.Layout != nil && e.name == "payload" && !hasEntry(es, "record.json") {
+			if spec.Layout != nil && e.Name == "payload" && !hasEntry(es, "record.json") {
 				bad(p, "a payload directory with no record.json beside it")
 			}
-			s.fsckTree(rep, spec, ref, commit, e.hash, p, seen, atTip)
+			s.fsckTree(rep, spec, ref, commit, e.ID, p, seen, atTip)
 			continue
 		}
-		if what := recordModeProblem(e.mode); what != "" {
+		if what := RecordModeProblem(e.Mode); what != "" {
 			bad(p, what)
 			continue
 		}
-		if k := string(ref) + "\x00" + p + "\x00" + e.hash.String(); seen[k] {
+		if k := string(ref) + "\x00" + p + "\x00" + e.ID.String(); seen[k] {
 			continue
 		}
-		seen[string(ref)+"\x00"+p+"\x00"+e.hash.String()] = true
-		bt, blob, err := s.obj.read(e.hash)
-		if err != nil || bt != plumbing.BlobObject {
-			bad(p, fmt.Sprintf("blob %s unreadable: %v", e.hash, err))
+		seen[string(ref)+"\x00"+p+"\x00"+e.ID.String()] = true
+		bt, blob, err := s.git.Read(e.ID)
+		if err != nil || bt != git.BlobObject {
+			bad(p, fmt.Sprintf("blob %s unreadable: %v", e.ID, err))
 			continue
 		}
 		switch {
 		case s.opts.Registry.isNotes(ref):
 			rep.Notes++
 			id := strings.ReplaceAll(p, "/", "")
-			if !isHex40(id) {
+			if !git.IsHex40(id) {
 				bad(p, "notes tree entry is not named for an object id")
 			} else if atTip && spec.CheckNote != nil {
 				if err := spec.CheckNote(s, oid.MustParse(id), blob); err != nil {
 					bad(p, err.Error())
 				}
 			}
-		case spec.Layout != nil && e.name != "record.json" && !strings.HasSuffix("/"+dir, "/payload"):
+		case spec.Layout != nil && e.Name != "record.json" && !strings.HasSuffix("/"+dir, "/payload"):
 			bad(p, "a file that is not part of a record (records are <path>/record.json and <path>/payload/<name>)")
-		case e.name == "record.json":
+		case e.Name == "record.json":
 			rep.Records++
 			r, err := decodeRecord(blob)
 			if err != nil {
@@ -229,20 +229,20 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 
 // problemAt returns a function that records a problem at a path of ref's
 // commit.
-func (rep *FsckReport) problemAt(ref RefName, commit plumbing.Hash) func(path, what string) {
+func (rep *FsckReport) problemAt(ref RefName, commit oid.ID) func(path, what string) {
 	return func(path, what string) {
 		rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: commit.String(), Path: path, What: what})
 	}
 }
 
 // fsckReadTree reads and decodes a tree, naming it at dir when it cannot.
-func (s *Store) fsckReadTree(tree plumbing.Hash, dir string, bad func(path, what string)) ([]treeEntry, bool) {
-	t, b, err := s.obj.read(tree)
-	if err != nil || t != plumbing.TreeObject {
+func (s *Store) fsckReadTree(tree oid.ID, dir string, bad func(path, what string)) ([]git.TreeEntry, bool) {
+	t, b, err := s.git.Read(tree)
+	if err != nil || t != git.TreeObject {
 		bad(dir, fmt.Sprintf("tree %s unreadable: %v", tree, err))
 		return nil, false
 	}
-	es, err := decodeTree(tree, b)
+	es, err := git.DecodeTree(tree, b)
 	if err != nil {
 		bad(dir, err.Error())
 		return nil, false
@@ -252,7 +252,7 @@ func (s *Store) fsckReadTree(tree plumbing.Hash, dir string, bad func(path, what
 
 // fsckCarried checks a tree a record carries: every tree and blob in it
 // is present and of its type.
-func (s *Store) fsckCarried(rep *FsckReport, ref RefName, commit, tree plumbing.Hash, dir string, seen map[string]bool) {
+func (s *Store) fsckCarried(rep *FsckReport, ref RefName, commit, tree oid.ID, dir string, seen map[string]bool) {
 	if seen["carried\x00"+tree.String()] {
 		return
 	}
@@ -263,26 +263,26 @@ func (s *Store) fsckCarried(rep *FsckReport, ref RefName, commit, tree plumbing.
 		return
 	}
 	for _, e := range es {
-		p := dir + "/" + e.name
+		p := dir + "/" + e.Name
 		switch {
-		case e.isTree():
-			s.fsckCarried(rep, ref, commit, e.hash, p, seen)
-		case e.mode != ModeFile && e.mode != ModeExec:
-			bad(p, fmt.Sprintf("a record's tree holds mode %o: only regular files belong there", e.mode))
+		case e.IsTree():
+			s.fsckCarried(rep, ref, commit, e.ID, p, seen)
+		case e.Mode != ModeFile && e.Mode != ModeExec:
+			bad(p, fmt.Sprintf("a record's tree holds mode %o: only regular files belong there", e.Mode))
 		default:
-			if seen["carried\x00"+e.hash.String()] {
+			if seen["carried\x00"+e.ID.String()] {
 				continue
 			}
-			seen["carried\x00"+e.hash.String()] = true
-			if bt, _, err := s.obj.read(e.hash); err != nil || bt != plumbing.BlobObject {
-				bad(p, fmt.Sprintf("blob %s unreadable: %v", e.hash, err))
+			seen["carried\x00"+e.ID.String()] = true
+			if bt, _, err := s.git.Read(e.ID); err != nil || bt != git.BlobObject {
+				bad(p, fmt.Sprintf("blob %s unreadable: %v", e.ID, err))
 			}
 		}
 	}
 }
 
 // checkRecord loads a record's payloads and runs its kind's Check on it.
-func (s *Store) checkRecord(kind KindSpec, ref RefName, commit plumbing.Hash, path string) error {
+func (s *Store) checkRecord(kind KindSpec, ref RefName, commit oid.ID, path string) error {
 	tx, err := s.viewAt(ref, commit, true)
 	if err != nil {
 		return err
@@ -294,11 +294,25 @@ func (s *Store) checkRecord(kind KindSpec, ref RefName, commit plumbing.Hash, pa
 	return kind.Check(tx, strings.TrimSuffix(path, "/record.json"), full)
 }
 
-func hasEntry(es []treeEntry, name string) bool {
+func hasEntry(es []git.TreeEntry, name string) bool {
 	for _, e := range es {
-		if e.name == name {
+		if e.Name == name {
 			return true
 		}
 	}
 	return false
+}
+
+// fsckCommitRef checks a Commit ref: its commit and tree are there and
+// read. Its history is a product's, not records: it is not walked.
+func (s *Store) fsckCommitRef(rep *FsckReport, ref RefName, tip oid.ID) {
+	rep.Commits++
+	c, err := s.git.ReadCommit(tip)
+	if err != nil {
+		rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: tip.String(), What: "commit unreadable: " + err.Error()})
+		return
+	}
+	if t, _, err := s.git.Read(c.Tree); err != nil || t != git.TreeObject {
+		rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: tip.String(), What: fmt.Sprintf("tree %s unreadable: %v", c.Tree, err)})
+	}
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/git"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/refusal"
@@ -65,10 +65,10 @@ func (s *Store) VerifyHistory(ref RefName, from, to oid.ID) error {
 	if err != nil {
 		return err
 	}
-	return s.verifyHistory(ref, spec, toHash(from), toHash(to))
+	return s.verifyHistory(ref, spec, (from), (to))
 }
 
-func (s *Store) verifyHistory(ref RefName, spec RefSpec, from, to plumbing.Hash) error {
+func (s *Store) verifyHistory(ref RefName, spec RefSpec, from, to oid.ID) error {
 	if from == to {
 		return nil
 	}
@@ -76,7 +76,7 @@ func (s *Store) verifyHistory(ref RefName, spec RefSpec, from, to plumbing.Hash)
 		if to.IsZero() {
 			return movedBack(ref, from, to, "it was deleted")
 		}
-		ok, err := s.isAncestor(from, to)
+		ok, err := s.git.IsAncestor(from, to)
 		if err != nil {
 			return fmt.Errorf("check history of %s: %w", ref, err)
 		}
@@ -88,7 +88,7 @@ func (s *Store) verifyHistory(ref RefName, spec RefSpec, from, to plumbing.Hash)
 		return nil
 	}
 	var first *historyBreak
-	err := s.walkNew(ref, spec, []plumbing.Hash{from}, to, func(b historyBreak) bool {
+	err := s.walkNew(ref, spec, []oid.ID{from}, to, func(b historyBreak) bool {
 		first = &b
 		return false
 	})
@@ -127,9 +127,9 @@ func (s *Store) CheckHistory(ref RefName, tip oid.ID) error {
 	if err != nil {
 		return err
 	}
-	cp, err := s.checkHistory(ref, spec, toHash(tip))
-	if err == nil && cp != toHash(tip) {
-		s.advanceCheckpoint(ref, cp, toHash(tip))
+	cp, err := s.checkHistory(ref, spec, (tip))
+	if err == nil && cp != (tip) {
+		s.advanceCheckpoint(ref, cp, (tip))
 	}
 	return err
 }
@@ -137,11 +137,11 @@ func (s *Store) CheckHistory(ref RefName, tip oid.ID) error {
 // VerifiedView is View after CheckHistory of the ref's tip: a read-only
 // view of ref at a tip whose history holds every record it ever held.
 func (s *Store) VerifiedView(ref RefName) (*Tx, error) {
-	tip, err := s.refs.read(ref)
+	tip, err := s.refs.Read(ref)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.CheckHistory(ref, toID(tip)); err != nil {
+	if err := s.CheckHistory(ref, (tip)); err != nil {
 		return nil, err
 	}
 	return s.viewAt(ref, tip, true)
@@ -153,52 +153,63 @@ func (s *Store) VerifiedView(ref RefName) (*Tx, error) {
 // ref inside the checkpoint's verified history (read just before another
 // writer moved the ref and the checkpoint on: the ref has moved since, so
 // a write on tip loses its compare-and-swap and reads again).
-func (s *Store) checkHistory(ref RefName, spec RefSpec, tip plumbing.Hash) (plumbing.Hash, error) {
+func (s *Store) checkHistory(ref RefName, spec RefSpec, tip oid.ID) (oid.ID, error) {
 	if !appendOnly(spec) {
 		return tip, nil
 	}
-	cp, err := s.refs.read(CheckpointRef(ref))
+	cp, err := s.refs.Read(CheckpointRef(ref))
 	if err != nil || cp == tip {
 		return tip, err
 	}
 	if !cp.IsZero() {
 		if tip.IsZero() {
-			return plumbing.ZeroHash, movedBack(ref, cp, tip, "it was deleted")
+			// A zero tip read before another writer created the ref and
+			// moved the checkpoint on is stale, as below: a write on it
+			// loses its compare-and-swap (the ref must not exist) and
+			// reads again. Only a ref that is still absent was deleted.
+			now, err := s.refs.Read(ref)
+			if err != nil {
+				return oid.Zero, err
+			}
+			if !now.IsZero() {
+				return tip, nil
+			}
+			return oid.Zero, movedBack(ref, cp, tip, "it was deleted")
 		}
-		ok, err := s.isAncestor(cp, tip)
+		ok, err := s.git.IsAncestor(cp, tip)
 		if err != nil {
-			return plumbing.ZeroHash, fmt.Errorf("check history of %s: %w", ref, err)
+			return oid.Zero, fmt.Errorf("check history of %s: %w", ref, err)
 		}
 		if !ok {
 			// The checkpoint only ever names a value the ref held, and
 			// the ref only moves forward: a tip below the checkpoint is
 			// stale if the ref has moved since, else the ref moved back.
-			stale, err := s.isAncestor(tip, cp)
+			stale, err := s.git.IsAncestor(tip, cp)
 			if err != nil {
-				return plumbing.ZeroHash, fmt.Errorf("check history of %s: %w", ref, err)
+				return oid.Zero, fmt.Errorf("check history of %s: %w", ref, err)
 			}
 			if stale {
-				now, err := s.refs.read(ref)
+				now, err := s.refs.Read(ref)
 				if err != nil {
-					return plumbing.ZeroHash, err
+					return oid.Zero, err
 				}
 				if now != tip {
 					return tip, nil
 				}
 			}
-			return plumbing.ZeroHash, movedBack(ref, cp, tip, "it does not contain that commit")
+			return oid.Zero, movedBack(ref, cp, tip, "it does not contain that commit")
 		}
 	}
 	var first *historyBreak
-	err = s.walkNew(ref, spec, []plumbing.Hash{cp}, tip, func(b historyBreak) bool {
+	err = s.walkNew(ref, spec, []oid.ID{cp}, tip, func(b historyBreak) bool {
 		first = &b
 		return false
 	})
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	if first != nil {
-		return plumbing.ZeroHash, first.refusal("")
+		return oid.Zero, first.refusal("")
 	}
 	return cp, nil
 }
@@ -208,27 +219,27 @@ func (s *Store) checkHistory(ref RefName, spec RefSpec, tip plumbing.Hash) (plum
 // leaves the checkpoint where it was (the next check verifies more). A
 // concurrent verifier's move is kept when it already contains next, and
 // built on when next contains it.
-func (s *Store) advanceCheckpoint(ref RefName, old, next plumbing.Hash) {
-	if next.IsZero() || old == next || s.obj.writable() != nil {
+func (s *Store) advanceCheckpoint(ref RefName, old, next oid.ID) {
+	if next.IsZero() || old == next || s.git.Writable() != nil {
 		// A quarantine's refs are not ours to move (git refuses ref
 		// updates while GIT_QUARANTINE_PATH is set).
 		return
 	}
 	name := CheckpointRef(ref)
 	for range 4 {
-		err := s.cpRefs.cas(name, old, next)
+		err := s.cpRefs.CompareAndSwap(name, old, next)
 		if err == nil || !errors.Is(err, ErrConflict) {
 			return
 		}
-		cur, err := s.cpRefs.read(name)
+		cur, err := s.cpRefs.Read(name)
 		if err != nil || cur == next {
 			return
 		}
 		if !cur.IsZero() {
-			if ahead, err := s.isAncestor(next, cur); err != nil || ahead {
+			if ahead, err := s.git.IsAncestor(next, cur); err != nil || ahead {
 				return
 			}
-			if behind, err := s.isAncestor(cur, next); err != nil || !behind {
+			if behind, err := s.git.IsAncestor(cur, next); err != nil || !behind {
 				// Off next's history: the next check names it.
 				return
 			}
@@ -241,7 +252,7 @@ func (s *Store) advanceCheckpoint(ref RefName, old, next plumbing.Hash) {
 // immutable directory, against one of its parents.
 type historyBreak struct {
 	ref            RefName
-	commit, parent plumbing.Hash
+	commit, parent oid.ID
 	path           string
 	gone           bool
 }
@@ -268,7 +279,7 @@ func (b historyBreak) refusal(where string) error {
 		"%s: %s: history rewritten", where, b.what())
 }
 
-func movedBack(ref RefName, cp, tip plumbing.Hash, why string) error {
+func movedBack(ref RefName, cp, tip oid.ID, why string) error {
 	at := "deleted"
 	if !tip.IsZero() {
 		at = "at " + tip.String()[:12]
@@ -277,7 +288,7 @@ func movedBack(ref RefName, cp, tip plumbing.Hash, why string) error {
 		fmt.Sprintf("see what it dropped with git log %s..%s (kept alive by %s); restore %s to a commit that contains it "+
 			"(git update-ref %s %s, then git nwdes fetch), or, if the rewrite was meant, delete the checkpoint "+
 			"(git update-ref -d %s): the whole history is then verified again",
-			hexOrEmpty(tip), cp.String()[:12], CheckpointRef(ref), ref, ref, cp.String()[:12], CheckpointRef(ref)),
+			HexOrEmpty(tip), cp.String()[:12], CheckpointRef(ref), ref, ref, cp.String()[:12], CheckpointRef(ref)),
 		"%s %s does not contain %s, the tip this clone verified last (%s): %s; history rewritten",
 		ref, at, cp.String()[:12], CheckpointRef(ref), why)
 }
@@ -287,12 +298,12 @@ func movedBack(ref RefName, cp, tip plumbing.Hash, why string) error {
 // for each break until it returns false. Commits reachable from old are
 // painted as they are met; one taken before its paint arrived is checked
 // too, which costs a read and can only find a break that is really there.
-func (s *Store) walkNew(ref RefName, spec RefSpec, old []plumbing.Hash, to plumbing.Hash, bad func(historyBreak) bool) error {
+func (s *Store) walkNew(ref RefName, spec RefSpec, old []oid.ID, to oid.ID, bad func(historyBreak) bool) error {
 	const (
 		fresh = 1 << iota
 		seen
 	)
-	w := &histWalk{s: s, info: map[plumbing.Hash]commitInfo{}, flags: map[plumbing.Hash]int{}}
+	w := &histWalk{s: s, info: map[oid.ID]git.Commit{}, flags: map[oid.ID]int{}}
 	for _, h := range old {
 		if !h.IsZero() {
 			if err := w.mark(h, seen); err != nil {
@@ -317,16 +328,16 @@ func (s *Store) walkNew(ref RefName, spec RefSpec, old []plumbing.Hash, to plumb
 			continue
 		}
 		if n++; n > s.opts.MaxWalk {
-			return walkLimit(s.opts.MaxWalk)
+			return git.WalkLimit(s.opts.MaxWalk)
 		}
 		if len(c.Parents) > 0 {
-			if shallow, err := s.isShallow(h); err != nil {
+			if shallow, err := s.git.IsShallow(h); err != nil {
 				return err
 			} else if shallow {
-				return shallowBoundary(h.String())
+				return git.ShallowBoundary(h)
 			}
 		}
-		trees := make([]plumbing.Hash, len(c.Parents))
+		trees := make([]oid.ID, len(c.Parents))
 		for i, p := range c.Parents {
 			if err := w.mark(p, fresh); err != nil {
 				return err
@@ -334,7 +345,7 @@ func (s *Store) walkNew(ref RefName, spec RefSpec, old []plumbing.Hash, to plumb
 			trees[i] = w.info[p].Tree
 		}
 		for i, p := range c.Parents {
-			var alts []plumbing.Hash
+			var alts []oid.ID
 			if decide && len(trees) > 1 {
 				alts = append(append(alts, trees[:i]...), trees[i+1:]...)
 			}
@@ -353,20 +364,20 @@ func (s *Store) walkNew(ref RefName, spec RefSpec, old []plumbing.Hash, to plumb
 // histWalk is walkNew's queue: each commit read once, queued once.
 type histWalk struct {
 	s     *Store
-	info  map[plumbing.Hash]commitInfo
-	flags map[plumbing.Hash]int
-	q     queue
+	info  map[oid.ID]git.Commit
+	flags map[oid.ID]int
+	q     histQueue
 	seq   int
 }
 
 // mark adds flag to h, queueing h (read once) when first met.
-func (w *histWalk) mark(h plumbing.Hash, flag int) error {
+func (w *histWalk) mark(h oid.ID, flag int) error {
 	f, met := w.flags[h]
 	w.flags[h] = f | flag
 	if met {
 		return nil
 	}
-	c, err := w.s.readCommit(h)
+	c, err := w.s.git.ReadCommit(h)
 	if err != nil {
 		return fmt.Errorf("read commit %s: %w", h, err)
 	}
@@ -374,6 +385,32 @@ func (w *histWalk) mark(h plumbing.Hash, flag int) error {
 	w.seq++
 	heap.Push(&w.q, queued{h: h, when: c.Time, seq: w.seq})
 	return nil
+}
+
+// histQueue is a heap of commits, newest first (by commit time), ties in
+// the order they were met.
+type histQueue []queued
+
+type queued struct {
+	h    oid.ID
+	when time.Time
+	seq  int
+}
+
+func (q histQueue) Len() int { return len(q) }
+func (q histQueue) Less(i, j int) bool {
+	if !q[i].when.Equal(q[j].when) {
+		return q[i].when.After(q[j].when)
+	}
+	return q[i].seq < q[j].seq
+}
+func (q histQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *histQueue) Push(x any)   { *q = append(*q, x.(queued)) }
+func (q *histQueue) Pop() any {
+	old := *q
+	x := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return x
 }
 
 // pending reports whether a queued commit is fresh and not yet painted
@@ -393,7 +430,7 @@ func (w *histWalk) pending(fresh, seen int) bool {
 // of a merge's other parents: a record directory (one holding
 // record.json) that next holds exactly as one of them does was decided
 // by the merge, and is not a change. Equal subtrees are skipped.
-func (s *Store) alteredTrees(old, next plumbing.Hash, dirs []string, alts []plumbing.Hash) (string, bool, error) {
+func (s *Store) alteredTrees(old, next oid.ID, dirs []string, alts []oid.ID) (string, bool, error) {
 	if old == next {
 		return "", false, nil
 	}
@@ -405,7 +442,7 @@ func (s *Store) alteredTrees(old, next plumbing.Hash, dirs []string, alts []plum
 	if err != nil {
 		return "", false, err
 	}
-	var altes []map[string]treeEntry
+	var altes []map[string]git.TreeEntry
 	for _, a := range alts {
 		es, err := s.treeEntries(a)
 		if err != nil {
@@ -425,34 +462,34 @@ func (s *Store) alteredTrees(old, next plumbing.Hash, dirs []string, alts []plum
 	return "", false, nil
 }
 
-func (s *Store) altered(path string, o, n treeEntry, alts []treeEntry) (string, bool, error) {
+func (s *Store) altered(path string, o, n git.TreeEntry, alts []git.TreeEntry) (string, bool, error) {
 	switch {
-	case o.mode == n.mode && o.hash == n.hash:
+	case o.Mode == n.Mode && o.ID == n.ID:
 		return "", false, nil
-	case n.mode == 0:
+	case n.Mode == 0:
 		return path, true, nil
-	case !o.isTree() || !n.isTree():
+	case !o.IsTree() || !n.IsTree():
 		return path, false, nil // a file changed, or turned into a tree
 	}
-	oes, err := s.treeEntries(o.hash)
+	oes, err := s.treeEntries(o.ID)
 	if err != nil {
 		return "", false, err
 	}
-	if e, ok := oes["record.json"]; ok && !e.isTree() {
+	if e, ok := oes["record.json"]; ok && !e.IsTree() {
 		for _, a := range alts {
-			if a.mode == n.mode && a.hash == n.hash {
+			if a.Mode == n.Mode && a.ID == n.ID {
 				return "", false, nil
 			}
 		}
 	}
-	nes, err := s.treeEntries(n.hash)
+	nes, err := s.treeEntries(n.ID)
 	if err != nil {
 		return "", false, err
 	}
-	var altes []map[string]treeEntry
+	var altes []map[string]git.TreeEntry
 	for _, a := range alts {
-		if a.isTree() && a.hash != n.hash {
-			es, err := s.treeEntries(a.hash)
+		if a.IsTree() && a.ID != n.ID {
+			es, err := s.treeEntries(a.ID)
 			if err != nil {
 				return "", false, err
 			}
@@ -464,7 +501,7 @@ func (s *Store) altered(path string, o, n treeEntry, alts []treeEntry) (string, 
 			return p, gone, err
 		}
 	}
-	if e, ok := oes["record.json"]; ok && !e.isTree() {
+	if e, ok := oes["record.json"]; ok && !e.IsTree() {
 		// A record is whole: a file added to it (a payload smuggled in)
 		// changes it as surely as an edit does.
 		return path, false, nil
@@ -473,8 +510,8 @@ func (s *Store) altered(path string, o, n treeEntry, alts []treeEntry) (string, 
 }
 
 // pick returns the entries named name in each of trees (those that have one).
-func pick(trees []map[string]treeEntry, name string) []treeEntry {
-	var out []treeEntry
+func pick(trees []map[string]git.TreeEntry, name string) []git.TreeEntry {
+	var out []git.TreeEntry
 	for _, es := range trees {
 		if e, ok := es[name]; ok {
 			out = append(out, e)
@@ -507,16 +544,16 @@ func (tx *Tx) alteredImmutable(dirs []string) (string, bool, error) {
 	return "", false, nil
 }
 
-func (tx *Tx) alteredNode(path string, o treeEntry, e *entry) (string, bool, error) {
+func (tx *Tx) alteredNode(path string, o git.TreeEntry, e *entry) (string, bool, error) {
 	switch {
 	case e == nil:
 		return path, true, nil
 	case e.sub == nil || !e.sub.dirty:
-		return tx.s.altered(path, o, treeEntry{mode: e.mode, hash: e.hash}, nil)
-	case !o.isTree():
+		return tx.s.altered(path, o, git.TreeEntry{Mode: e.Mode, ID: e.ID}, nil)
+	case !o.IsTree():
 		return path, false, nil
 	}
-	oes, err := tx.s.treeEntries(o.hash)
+	oes, err := tx.s.treeEntries(o.ID)
 	if err != nil {
 		return "", false, err
 	}
@@ -525,7 +562,7 @@ func (tx *Tx) alteredNode(path string, o treeEntry, e *entry) (string, bool, err
 			return p, gone, err
 		}
 	}
-	if r, ok := oes["record.json"]; ok && !r.isTree() {
+	if r, ok := oes["record.json"]; ok && !r.IsTree() {
 		// A record is whole: nothing is added to it either, at any depth
 		// (a payload smuggled in beside the others).
 		if added, err := tx.addedUnder(o, e); added || err != nil {
@@ -537,14 +574,14 @@ func (tx *Tx) alteredNode(path string, o treeEntry, e *entry) (string, bool, err
 
 // addedUnder reports whether the staged entry e holds a name the committed
 // tree o does not, at any depth.
-func (tx *Tx) addedUnder(o treeEntry, e *entry) (bool, error) {
+func (tx *Tx) addedUnder(o git.TreeEntry, e *entry) (bool, error) {
 	if e.sub == nil || !e.sub.dirty {
-		return e.hash != o.hash, nil
+		return e.ID != o.ID, nil
 	}
-	if !o.isTree() {
+	if !o.IsTree() {
 		return true, nil
 	}
-	oes, err := tx.s.treeEntries(o.hash)
+	oes, err := tx.s.treeEntries(o.ID)
 	if err != nil {
 		return false, err
 	}
@@ -585,7 +622,7 @@ func (tx *Tx) checkImmutable() error {
 // fsckHistory checks the whole history of every append-only ref of refs
 // (VerifyHistory from the root), naming each break as a problem, and each
 // checkpoint that its ref does not contain.
-func (s *Store) fsckHistory(rep *FsckReport, refs map[RefName]plumbing.Hash) {
+func (s *Store) fsckHistory(rep *FsckReport, refs map[RefName]oid.ID) {
 	for _, name := range SortedNames(refs) {
 		spec, err := s.opts.Registry.refFor(name)
 		if err != nil || !appendOnly(spec) {
@@ -601,7 +638,7 @@ func (s *Store) fsckHistory(rep *FsckReport, refs map[RefName]plumbing.Hash) {
 			rep.Problems = append(rep.Problems, Problem{Ref: name, Commit: tip.String(), What: "history not checked: " + err.Error()})
 		}
 	}
-	cps, err := s.refs.list(CheckpointPrefix)
+	cps, err := s.refs.List(CheckpointPrefix)
 	if err != nil {
 		rep.Problems = append(rep.Problems, Problem{Ref: CheckpointPrefix, What: "checkpoints unreadable: " + err.Error()})
 		return
@@ -611,7 +648,7 @@ func (s *Store) fsckHistory(rep *FsckReport, refs map[RefName]plumbing.Hash) {
 		cp, tip := cps[cpRef], refs[ref]
 		ok := false
 		if !tip.IsZero() {
-			if ok, err = s.isAncestor(cp, tip); err != nil {
+			if ok, err = s.git.IsAncestor(cp, tip); err != nil {
 				rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: cp.String(), What: "checkpoint not checked: " + err.Error()})
 				continue
 			}
@@ -623,7 +660,7 @@ func (s *Store) fsckHistory(rep *FsckReport, refs map[RefName]plumbing.Hash) {
 	}
 }
 
-func describeTip(tip plumbing.Hash) string {
+func describeTip(tip oid.ID) string {
 	if tip.IsZero() {
 		return "the ref is gone and"
 	}
@@ -642,7 +679,7 @@ func checkpointRefs(commonDir string, now func() time.Time) *Refs {
 
 // verifyIncoming checks the commits of to that none of old reaches, as
 // VerifyHistory does, naming the remote they came from.
-func (s *Store) verifyIncoming(ref RefName, spec RefSpec, old []plumbing.Hash, to plumbing.Hash, from string) error {
+func (s *Store) verifyIncoming(ref RefName, spec RefSpec, old []oid.ID, to oid.ID, from string) error {
 	var first *historyBreak
 	if err := s.walkNew(ref, spec, old, to, func(b historyBreak) bool { first = &b; return false }); err != nil {
 		return err

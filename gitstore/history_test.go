@@ -11,6 +11,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/gitstore/remote"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -238,10 +239,10 @@ func TestLegitimateAppendsConsolidationAndMergesPass(t *testing.T) {
 	_, a := w.cloneWith("a", historyKinds())
 	bdir, b := w.cloneWith("b", historyKinds())
 	put(t, a, recordsRef, "published/base", "base")
-	if _, err := a.Push(context.Background(), "origin", w.opts()); err != nil {
+	if _, err := remote.New(a).Push(context.Background(), "origin", w.opts()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Fetch(context.Background(), "origin", w.opts()); err != nil {
+	if _, err := remote.New(b).Fetch(context.Background(), "origin", w.opts()); err != nil {
 		t.Fatal(err)
 	}
 	// More updates than the pack bound, so consolidation runs.
@@ -253,10 +254,10 @@ func TestLegitimateAppendsConsolidationAndMergesPass(t *testing.T) {
 	// decides between them, which is no rewrite.
 	put(t, a, recordsRef, "published/same", "from a")
 	put(t, b, recordsRef, "published/same", "from b")
-	if _, err := a.Push(context.Background(), "origin", w.opts()); err != nil {
+	if _, err := remote.New(a).Push(context.Background(), "origin", w.opts()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Fetch(context.Background(), "origin", w.opts()); err != nil {
+	if _, err := remote.New(b).Fetch(context.Background(), "origin", w.opts()); err != nil {
 		t.Fatal(err)
 	}
 	merged := tipOf(t, b, recordsRef)
@@ -281,12 +282,12 @@ func TestLegitimateAppendsConsolidationAndMergesPass(t *testing.T) {
 	}
 	// MergeInto of what the remote holds, fetched by git alone.
 	put(t, a, recordsRef, "published/after", "after")
-	if _, err := a.Push(context.Background(), "origin", w.opts()); err != nil {
+	if _, err := remote.New(a).Push(context.Background(), "origin", w.opts()); err != nil {
 		t.Fatal(err)
 	}
 	gittest.Git(t, bdir, "fetch", "-q", "origin", "+refs/nwdes/*:refs/nwdes-remotes/origin/*")
 	theirs := tipOf(t, b, gitstore.TrackingRef("origin", recordsRef))
-	if _, err := b.MergeInto(context.Background(), recordsRef, theirs, "origin", w.opts()); err != nil {
+	if _, err := remote.New(b).MergeInto(context.Background(), recordsRef, theirs, "origin", w.opts()); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.CheckHistory(recordsRef, tipOf(t, b, recordsRef)); err != nil {
@@ -303,10 +304,10 @@ func TestAFetchRefusesARemoteHistoryThatDropsARecord(t *testing.T) {
 	put(t, a, chainRef, "entries/x", "x")
 	put(t, a, recordsRef, "published/keep", "keep")
 	put(t, a, chainRef, "entries/keep", "keep")
-	if _, err := a.Push(context.Background(), "origin", w.opts()); err != nil {
+	if _, err := remote.New(a).Push(context.Background(), "origin", w.opts()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Fetch(context.Background(), "origin", w.opts()); err != nil {
+	if _, err := remote.New(b).Fetch(context.Background(), "origin", w.opts()); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -316,7 +317,7 @@ func TestAFetchRefusesARemoteHistoryThatDropsARecord(t *testing.T) {
 		before := tipOf(t, b, c.ref)
 		plumb(t, adir, c.ref, "P="+c.path+dropOnTop+`
 git push -q origin "$L"`)
-		_, err := b.Fetch(context.Background(), "origin", w.opts())
+		_, err := remote.New(b).Fetch(context.Background(), "origin", w.opts())
 		wantRewritten(t, err, "from origin", c.path)
 		if tipOf(t, b, c.ref) != before {
 			t.Fatalf("%s moved to the remote's rewritten history", c.ref)
@@ -361,4 +362,47 @@ func TestACheckpointIsNotWrittenByUpdate(t *testing.T) {
 	if err == nil {
 		t.Fatal("an update wrote a checkpoint")
 	}
+}
+
+// syncWorld is a bare remote and clones of it, each with its own store
+// (gitstore/remote's tests have the full one; these tests only push and
+// fetch through it).
+type syncWorld struct {
+	t      *testing.T
+	remote string
+	env    []string
+}
+
+func newSyncWorld(t *testing.T) *syncWorld {
+	t.Helper()
+	remote := gittest.Init(t, true)
+	seed := gittest.Init(t, false)
+	gittest.Git(t, seed, "push", "-q", remote, "main")
+	return &syncWorld{t: t, remote: remote, env: gittest.Env(filepath.Dir(remote))}
+}
+
+func (w *syncWorld) cloneWith(name string, reg *gitstore.Registry) (string, *gitstore.Store) {
+	w.t.Helper()
+	dir := filepath.Join(w.t.TempDir(), name)
+	gittest.Git(w.t, filepath.Dir(dir), "clone", "-q", w.remote, dir)
+	return dir, openStore(w.t, dir, gitstore.Options{Registry: reg})
+}
+
+func (w *syncWorld) opts() gitstore.SyncOptions { return gitstore.SyncOptions{Environ: w.env} }
+
+// TestAnAbsentTipReadBeforeTheRefWasCreatedIsStaleNotDeleted: a writer
+// that read the ref as absent, while another created it and moved its
+// checkpoint on, is told nothing is wrong (its write then loses its
+// compare-and-swap and reads again); only a ref still absent next to its
+// checkpoint was deleted.
+func TestAnAbsentTipReadBeforeTheRefWasCreatedIsStaleNotDeleted(t *testing.T) {
+	t.Parallel()
+	dir := gittest.Init(t, false)
+	s := historyStore(t, dir)
+	put(t, s, chainRef, "entries/a", "a")
+	if err := s.CheckHistoryFrom(chainRef, oid.Zero); err != nil {
+		t.Fatalf("a stale absent tip: %v", err)
+	}
+	gittest.Git(t, dir, "update-ref", "-d", string(chainRef))
+	wantRewritten(t, s.CheckHistoryFrom(chainRef, oid.Zero), "deleted")
 }

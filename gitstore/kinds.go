@@ -62,7 +62,7 @@ const (
 	// refs/nwdes-local/, which no refspec of nwdes carries. For a clone's
 	// own drafts and local leases.
 	PolicyLocal SyncPolicy = "local"
-	// PolicySwap moves only by Store.SwapRemote, one atomic push of the
+	// PolicySwap moves only by SwapRemote (gitstore/remote), one atomic push of the
 	// one ref with the expected old value; losing the race is an answer
 	// (ErrConflict with the remote's value), never something to merge.
 	// Fetch mirrors the remote's value onto the local ref; Push leaves
@@ -375,9 +375,9 @@ func containsKind(list []Kind, k Kind) bool {
 	return false
 }
 
-// resolve decides a record both sides of a merge changed: by the kind's
+// Resolve decides a record both sides of a merge changed: by the kind's
 // own rule when both hold the same kind, else by bytes.
-func (r *Registry) resolve(ref RefName, path string, ours, theirs *Record) (Side, error) {
+func (r *Registry) Resolve(ref RefName, path string, ours, theirs *Record) (Side, error) {
 	if ours.Kind == theirs.Kind {
 		if spec, ok := r.kinds[ours.Kind]; ok && spec.Merge != nil {
 			return spec.Merge(ref, path, ours, theirs)

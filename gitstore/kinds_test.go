@@ -2,9 +2,9 @@ package gitstore_test
 
 import (
 	"context"
-	"errors"
+
 	"flag"
-	"path/filepath"
+
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +14,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/gitstore/gitstoretest"
+	"github.com/nwdes/nwdes/gitstore/remote"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -72,15 +73,6 @@ func TestRegistryRefusesDeclarationsTheStoreCouldNotHonour(t *testing.T) {
 	if _, ok := reg.Ref("refs/nwdes/other"); ok {
 		t.Error("an undeclared ref has a declaration")
 	}
-}
-
-// TestStoreConforms holds the Store to the conformance suite of its roles:
-// records, history, notes and every sync policy through real git push and
-// fetch.
-func TestStoreConforms(t *testing.T) {
-	gitstoretest.Run(t, gitstoretest.Harness{Open: func(t *testing.T, dir string, reg *gitstore.Registry) gitstoretest.Store {
-		return openStore(t, dir, gitstore.Options{Registry: reg})
-	}})
 }
 
 var heartbeatCount = flag.Int("heartbeats", 2000, "updates TestHeartbeatsLeaveNothingToWalk makes (a tenth with -short); the issue's proof is -heartbeats 200000")
@@ -209,7 +201,7 @@ func TestWritesThatWouldBreakTheRefOrSkipTheKindCheckAreRefused(t *testing.T) {
 		return r.DeclareRef(gitstore.RefSpec{Ref: "refs/nwdes/chain", Policy: gitstore.PolicyFastForward})
 	})
 	s2 := openStore(t, dir, gitstore.Options{Registry: ff})
-	if _, err := s2.MergeInto(ctx, "refs/nwdes/chain", tip, "elsewhere", gitstore.SyncOptions{}); refusalName(err) != refusal.PolicyRefused {
+	if _, err := remote.New(s2).MergeInto(ctx, "refs/nwdes/chain", tip, "elsewhere", gitstore.SyncOptions{}); refusalName(err) != refusal.PolicyRefused {
 		t.Fatalf("MergeInto of a fast-forward ref: %v", err)
 	}
 }
@@ -219,46 +211,4 @@ func refusalName(err error) string {
 		return r.Name
 	}
 	return ""
-}
-
-// TestALostSwapInAPartialCloneReadsTheWinnersLeaseWhole: the loser mirrors
-// the winner's value, and in a --filter=blob:none clone its record blobs
-// are fetched too, so the lease reads instead of ObjectMissing.
-func TestALostSwapInAPartialCloneReadsTheWinnersLeaseWhole(t *testing.T) {
-	ctx := context.Background()
-	remote := gittest.Init(t, true)
-	gittest.Git(t, remote, "config", "uploadpack.allowfilter", "true")
-	gittest.Git(t, remote, "config", "uploadpack.allowanysha1inwant", "true")
-	seed := gittest.Init(t, false)
-	gittest.Git(t, seed, "push", "-q", remote, "main")
-	root := t.TempDir()
-	gittest.Git(t, root, "clone", "-q", remote, "full")
-	gittest.Git(t, root, "clone", "-q", "--filter=blob:none", "file://"+remote, "partial")
-	full := openStore(t, filepath.Join(root, "full"), gitstore.Options{Registry: gitstoretest.Registry(t)})
-	partial := openStore(t, filepath.Join(root, "partial"), gitstore.Options{Registry: gitstoretest.Registry(t)})
-	o := gitstore.SyncOptions{Environ: gittest.Env(root)}
-	take := func(s *gitstore.Store, who string) error {
-		rec, _ := gitstore.NewRecord(gitstoretest.Kind, 1, gitstoretest.Body{Title: who})
-		_, err := s.SwapRemote(ctx, "origin", gitstoretest.LeaseRef, oid.Zero, "take",
-			func(tx *gitstore.Tx) error { return tx.Put("lease", rec) }, o)
-		return err
-	}
-	if err := take(full, "full"); err != nil {
-		t.Fatal(err)
-	}
-	if err := take(partial, "partial"); !errors.Is(err, gitstore.ErrConflict) {
-		t.Fatalf("the partial clone's take: %v", err)
-	}
-	tx, err := partial.View(gitstoretest.LeaseRef)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := tx.Get("lease")
-	if err != nil {
-		t.Fatalf("the mirrored lease: %v", err)
-	}
-	var b gitstoretest.Body
-	if err := rec.Decode(&b); err != nil || b.Title != "full" {
-		t.Fatalf("the mirrored lease reads %+v %v", b, err)
-	}
 }

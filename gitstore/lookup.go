@@ -5,26 +5,17 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/git"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
-// Git tree entry modes nwdes distinguishes.
-const (
-	ModeTree    uint32 = 0o40000
-	ModeFile    uint32 = 0o100644
-	ModeExec    uint32 = 0o100755
-	ModeSymlink uint32 = 0o120000
-	ModeGitlink uint32 = 0o160000
-)
-
-// recordModeProblem says what is wrong with an entry of mode in the tree of
+// RecordModeProblem says what is wrong with an entry of mode in the tree of
 // a nwdes ref, "" when nothing is. Such a tree holds directories and
 // regular files only: git writes a symbolic link or a gitlink there
 // without complaint, but nwdes never does, and a reader that took one
 // for a file would read what it points at, or nothing.
-func recordModeProblem(mode uint32) string {
+func RecordModeProblem(mode uint32) string {
 	switch mode {
 	case ModeTree, ModeFile, ModeExec:
 		return ""
@@ -48,11 +39,11 @@ type DirEntry struct {
 // commit (the hook: is there a .nwave/features, what is in it, what does a
 // contract hold) reads each object once.
 func (s *Store) Tree(commit oid.ID) (*Tx, error) {
-	c, err := s.readCommit(toHash(commit))
+	c, err := s.git.ReadCommit((commit))
 	if err != nil {
 		return nil, err
 	}
-	return &Tx{s: s, ref: RefName("commit " + commit.String()), readOnly: true, commitTree: true, root: &node{hash: c.Tree}}, nil
+	return &Tx{s: s, ref: RefName("commit " + commit.String()), readOnly: true, commitTree: true, root: &node{ID: c.Tree}}, nil
 }
 
 // Lookup returns the entry at path (found false when there is none). It
@@ -70,7 +61,7 @@ func (tx *Tx) Lookup(path string) (DirEntry, bool, error) {
 	if e == nil {
 		return DirEntry{}, false, nil
 	}
-	return DirEntry{Name: parts[len(parts)-1], Mode: e.mode, Hash: toID(e.hash)}, true, nil
+	return DirEntry{Name: parts[len(parts)-1], Mode: e.Mode, Hash: (e.ID)}, true, nil
 }
 
 // Altered returns the first file under one of dirs (top-level directories
@@ -80,11 +71,11 @@ func (tx *Tx) Lookup(path string) (DirEntry, bool, error) {
 // Subtrees with equal ids are skipped, so the cost is what changed. It is
 // the comparison VerifyHistory makes of each commit with its parents.
 func (s *Store) Altered(old, next oid.ID, dirs []string) (string, error) {
-	oc, err := s.readCommit(toHash(old))
+	oc, err := s.git.ReadCommit((old))
 	if err != nil {
 		return "", err
 	}
-	nc, err := s.readCommit(toHash(next))
+	nc, err := s.git.ReadCommit((next))
 	if err != nil {
 		return "", err
 	}
@@ -92,21 +83,14 @@ func (s *Store) Altered(old, next oid.ID, dirs []string) (string, error) {
 	return p, err
 }
 
-func (s *Store) treeEntries(h plumbing.Hash) (map[string]treeEntry, error) {
-	t, b, err := s.obj.read(h)
+func (s *Store) treeEntries(h oid.ID) (map[string]git.TreeEntry, error) {
+	es, err := s.git.ReadTree(h)
 	if err != nil {
 		return nil, err
 	}
-	if t != plumbing.TreeObject {
-		return nil, fmt.Errorf("object %s is a %s, expected a tree", h, t)
-	}
-	es, err := decodeTree(h, b)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]treeEntry, len(es))
+	out := make(map[string]git.TreeEntry, len(es))
 	for _, e := range es {
-		out[e.name] = e
+		out[e.Name] = e
 	}
 	return out, nil
 }

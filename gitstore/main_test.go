@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/nwdes/nwdes/internal/gittest"
 )
 
 // childModeEnv, when set, turns the test binary into a helper process
@@ -27,6 +29,6 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}
 	code := m.Run()
-	removeBenchFixtures()
+	gittest.RemoveFixtures()
 	os.Exit(code)
 }

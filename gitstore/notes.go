@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nwdes/nwdes/gitstore/git"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/refusal"
@@ -109,7 +110,7 @@ func (s *Store) NotedCommits() ([]oid.ID, error) {
 				}
 				continue
 			}
-			if id := prefix + e.Name; isHex40(id) {
+			if id := prefix + e.Name; git.IsHex40(id) {
 				out = append(out, oid.MustParse(id))
 			}
 		}

@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
-	"os"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/git"
 
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/gitstore/oid"
@@ -56,7 +53,7 @@ type Options struct {
 	// Sleep waits between retries; tests may shorten it.
 	Sleep func(time.Duration)
 	// PartialClone, when it names promisor remotes, makes a read that
-	// misses ask them for the object, as git's reads do (sync.go).
+	// misses ask them for the object, as git's reads do (gitstore/git's promisor.go).
 	PartialClone PartialClone
 }
 
@@ -86,27 +83,19 @@ func (o *Options) fill() {
 // separate processes (nwdes or git) exclude one another through git's lock
 // files.
 type Store struct {
-	loc  gitrepo.Location
 	opts Options
-	refs *Refs
-	obj  *objects
+	git  *git.Repo // objects, refs, history: the git layer
+	refs *Refs     // git.Refs()
 	// cpRefs moves the checkpoints of append-only refs (history.go).
 	cpRefs *Refs
-
-	shallowOnce sync.Once
-	shallowSet  map[plumbing.Hash]bool // the clone's shallow commits
-	shallowErr  error                  // why shallow could not be read
-
-	gens genState // commit-graph and derived generations (commitgraph.go)
-
-	lazy lazyState // what lazy fetches did not bring (sync.go)
 }
 
-// Close releases what the store holds: pack files and their maps, index
-// maps, go-git's storage. A long-running process that opens stores for
-// hours (a supervisor) holds no more descriptors than one store needs.
-// Nothing may be read or written through the store afterwards.
-func (s *Store) Close() error { return errors.Join(s.obj.close(), s.closeGraphs()) }
+// Close releases what the store's repository holds open (git.Repo.Close:
+// pack files and their maps, index maps, commit-graph files). A
+// long-running process that opens stores for hours (a supervisor) holds
+// no more descriptors than one store needs. Nothing may be read or
+// written through the store afterwards.
+func (s *Store) Close() error { return s.git.Close() }
 
 // Open returns a Store for the repository at loc.
 func Open(loc gitrepo.Location, opts Options) (*Store, error) {
@@ -114,32 +103,25 @@ func Open(loc gitrepo.Location, opts Options) (*Store, error) {
 	if err := opts.Registry.freeze(); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	if _, err := os.Stat(loc.CommonDir); err != nil {
+	r, err := git.Open(loc, git.Options{Durable: opts.Durable, MaxWalk: opts.MaxWalk, Now: opts.Now, PartialClone: opts.PartialClone})
+	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	refs := NewRefs(loc.CommonDir)
-	refs.Now = opts.Now
-	refs.Durable = opts.Durable
-	s := &Store{loc: loc, opts: opts, refs: refs, obj: newObjects(loc), cpRefs: checkpointRefs(loc.CommonDir, opts.Now)}
-	s.obj.missing = s.onMissing
-	return s, nil
+	return &Store{opts: opts, git: r, refs: r.Refs(), cpRefs: checkpointRefs(loc.CommonDir, opts.Now)}, nil
 }
 
 // Location returns where the repository lives.
-func (s *Store) Location() gitrepo.Location { return s.loc }
+func (s *Store) Location() gitrepo.Location { return s.git.Location() }
 
-// Refs returns the ref mover the store uses.
-func (s *Store) Refs() *Refs { return s.refs }
+// Options returns the options the store was opened with, defaults filled.
+func (s *Store) Options() Options { return s.opts }
 
 // Tip returns a ref's current commit, zero when the ref does not exist.
-func (s *Store) Tip(ref RefName) (oid.ID, error) {
-	h, err := s.refs.read(ref)
-	return toID(h), err
-}
+func (s *Store) Tip(ref RefName) (oid.ID, error) { return s.refs.Read(ref) }
 
 // View returns a read-only view of ref at its current tip.
 func (s *Store) View(ref RefName) (*Tx, error) {
-	tip, err := s.refs.read(ref)
+	tip, err := s.refs.Read(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -148,21 +130,21 @@ func (s *Store) View(ref RefName) (*Tx, error) {
 
 // ViewAt returns a read-only view of ref as it was at commit.
 func (s *Store) ViewAt(ref RefName, commit oid.ID) (*Tx, error) {
-	return s.viewAt(ref, toHash(commit), true)
+	return s.viewAt(ref, commit, true)
 }
 
-func (s *Store) viewAt(ref RefName, tip plumbing.Hash, ro bool) (*Tx, error) {
+func (s *Store) viewAt(ref RefName, tip oid.ID, ro bool) (*Tx, error) {
 	tx := &Tx{s: s, ref: ref, base: tip, readOnly: ro, root: &node{}}
 	if tip.IsZero() {
 		tx.root.loaded = true
 		tx.root.entries = map[string]*entry{}
 		return tx, nil
 	}
-	c, err := s.readCommit(tip)
+	c, err := s.git.ReadCommit(tip)
 	if err != nil {
 		return nil, fmt.Errorf("read %s at %s: %w", ref, tip, err)
 	}
-	tx.root.hash, tx.baseTree = c.Tree, c.Tree
+	tx.root.ID, tx.baseTree = c.Tree, c.Tree
 	if s.layout(ref) != nil {
 		if err := tx.load(tx.root); err != nil {
 			return nil, fmt.Errorf("read %s at %s: %w", ref, tip, err)
@@ -181,7 +163,7 @@ func (s *Store) layoutProblem(ref RefName, root *node) string {
 	allowed := s.layout(ref)
 	for _, name := range sortedEntryNames(root.entries) {
 		e := root.entries[name]
-		if e.mode != ModeTree {
+		if e.Mode != ModeTree {
 			return fmt.Sprintf("%q is a file at the top level", name)
 		}
 		if !containsString(allowed, name) {
@@ -235,17 +217,6 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-func (s *Store) readCommit(h plumbing.Hash) (commitInfo, error) {
-	t, b, err := s.obj.read(h)
-	if err != nil {
-		return commitInfo{}, err
-	}
-	if t != plumbing.CommitObject {
-		return commitInfo{}, fmt.Errorf("object %s is a %s, expected a commit", h, t)
-	}
-	return decodeCommit(h, b)
-}
-
 // UpdateOption changes how one Update behaves.
 type UpdateOption func(*updateConfig)
 
@@ -272,11 +243,6 @@ func NoRetry() UpdateOption { return func(c *updateConfig) { c.noRetry = true } 
 // It returns the new tip (or the unchanged tip when fn staged nothing, or
 // staged edits that leave the tree as it was).
 func (s *Store) Update(ctx context.Context, ref RefName, message string, fn func(*Tx) error, opts ...UpdateOption) (oid.ID, error) {
-	h, err := s.updateRef(ctx, ref, message, fn, opts...)
-	return toID(h), err
-}
-
-func (s *Store) updateRef(ctx context.Context, ref RefName, message string, fn func(*Tx) error, opts ...UpdateOption) (plumbing.Hash, error) {
 	h, err := s.update(ctx, ref, message, fn, opts...)
 	if err != nil && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
 		if _, named := refusal.As(err); !named {
@@ -288,51 +254,51 @@ func (s *Store) updateRef(ctx context.Context, ref RefName, message string, fn f
 	return h, err
 }
 
-func (s *Store) update(ctx context.Context, ref RefName, message string, fn func(*Tx) error, opts ...UpdateOption) (plumbing.Hash, error) {
+func (s *Store) update(ctx context.Context, ref RefName, message string, fn func(*Tx) error, opts ...UpdateOption) (oid.ID, error) {
 	var cfg updateConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if err := ref.Validate(); err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	spec, err := s.opts.Registry.refFor(ref)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	if spec.Policy == PolicySwap {
-		return plumbing.ZeroHash, refusal.New(refusal.PolicyRefused,
+		return oid.Zero, refusal.New(refusal.PolicyRefused,
 			"move it with SwapRemote (a compare-and-swap on the remote); a fetch mirrors the remote's value here",
 			"%s is declared swap: it is decided on the remote, never by a local update", ref)
 	}
 	if strings.HasPrefix(string(ref), CheckpointPrefix) {
-		return plumbing.ZeroHash, refusal.New(refusal.PolicyRefused,
+		return oid.Zero, refusal.New(refusal.PolicyRefused,
 			"checkpoints move only when a history check passes (Store.CheckHistory)",
 			"%s is a checkpoint, not a ref of records", ref)
 	}
 	wait := time.Millisecond
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
-			return plumbing.ZeroHash, err
+			return oid.Zero, err
 		}
-		tip, err := s.refs.read(ref)
+		tip, err := s.refs.Read(ref)
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return oid.Zero, err
 		}
 		// Nothing is written on top of a state that could not be read whole.
 		cp, err := s.checkHistory(ref, spec, tip)
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return oid.Zero, err
 		}
 		next, err := s.prepare(ref, spec, tip, message, fn)
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return oid.Zero, err
 		}
 		if next.IsZero() {
 			s.advanceCheckpoint(ref, cp, tip)
 			return tip, nil
 		}
-		err = s.swap(ref, tip, next)
+		err = s.git.MoveRef(ref, tip, next)
 		var nd *NotDurableError
 		if err == nil || errors.As(err, &nd) {
 			// With a NotDurableError the update is applied: the new tip is
@@ -343,19 +309,19 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 			return next, err
 		}
 		if !errors.Is(err, ErrConflict) {
-			return plumbing.ZeroHash, err
+			return oid.Zero, err
 		}
 		if cfg.noRetry {
-			return plumbing.ZeroHash, refusal.New(refusal.Conflict,
+			return oid.Zero, refusal.New(refusal.Conflict,
 				"read the new state and try again",
 				"%s moved while updating it: %v", ref, err).Wrap(err)
 		}
 		if attempt >= s.opts.MaxAttempts {
-			return plumbing.ZeroHash, refusal.New(refusal.Conflict,
+			return oid.Zero, refusal.New(refusal.Conflict,
 				"too many writers at once; try again",
 				"%s kept moving: gave up after %d attempts", ref, attempt).Wrap(err)
 		}
-		s.opts.Sleep(jitter(wait))
+		s.opts.Sleep(git.Jitter(wait))
 		if wait < 50*time.Millisecond {
 			wait *= 2
 		}
@@ -366,27 +332,27 @@ func (s *Store) update(ctx context.Context, ref RefName, message string, fn func
 // changed as one commit (see commit); zero when fn staged nothing, or
 // staged edits that put back what was there (no empty commit: the ref does
 // not move).
-func (s *Store) prepare(ref RefName, spec RefSpec, tip plumbing.Hash, message string, fn func(*Tx) error) (plumbing.Hash, error) {
+func (s *Store) prepare(ref RefName, spec RefSpec, tip oid.ID, message string, fn func(*Tx) error) (oid.ID, error) {
 	tx, err := s.viewAt(ref, tip, false)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	tx.spec = spec
 	if err := fn(tx); err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	if !tx.changed {
-		return plumbing.ZeroHash, nil
+		return oid.Zero, nil
 	}
 	if err := s.checkLayout(tx); err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	if err := tx.checkImmutable(); err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	tree, err := tx.writeTrees()
 	if err != nil || (!tip.IsZero() && tree == tx.baseTree) {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	return s.commit(tx, tree, message)
 }
@@ -398,81 +364,24 @@ func (s *Store) prepare(ref RefName, spec RefSpec, tip plumbing.Hash, message st
 // compare-and-swap fails. Its parent is the tip the update started from,
 // except on a ref that keeps no history (HistoryLatest), whose every commit
 // stands alone so that no walk grows with its updates.
-func (s *Store) commit(tx *Tx, tree plumbing.Hash, message string) (plumbing.Hash, error) {
-	var parents []plumbing.Hash
+func (s *Store) commit(tx *Tx, tree oid.ID, message string) (oid.ID, error) {
+	var parents []oid.ID
 	if !tx.base.IsZero() && tx.spec.History != HistoryLatest {
-		parents = []plumbing.Hash{tx.base}
+		parents = []oid.ID{tx.base}
 	}
 	b := tx.batch
 	if b == nil {
-		b = &objBatch{}
+		b = &git.Batch{}
 	}
-	h := b.add(plumbing.CommitObject, encodeCommit(tree, parents, Identity, s.opts.Now(), message))
-	sp, err := s.obj.stagePack(b, s.opts.Durable)
+	c, err := git.EncodeCommit(tree, parents, Identity, s.opts.Now(), message)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
-	if sp != nil {
-		s.obj.hold(h, sp)
+	h := b.Add(git.CommitObject, c)
+	if err := s.git.Stage(b, h); err != nil {
+		return oid.Zero, err
 	}
 	return h, nil
-}
-
-// swap moves ref from old to next. Under the ref's lock, once the ref is
-// known to hold old, the pack commit wrote for next is protected by a
-// .keep and renamed into place (the .pack, then the .idx); the .keep goes
-// once the ref has moved. In durable mode, before the ref's rename: the
-// pack and its index are fsynced (as they are written, concurrently with
-// the lock file's creation and fsync), then objects/pack; loose objects
-// written since the last durable swap (a merge's) are fsynced with their
-// directories; after the rename the ref's directory is fsynced. Only the
-// files the update wrote are synced, never the whole file system, so after
-// a power loss the ref never names an object that was not written, and
-// concurrent writers do not wait on one another's data. After a successful
-// swap, small packs are consolidated when there are too many
-// (consolidate.go).
-func (s *Store) swap(ref RefName, old, next plumbing.Hash) error {
-	sp := s.obj.take(next)
-	durable := s.opts.Durable
-	published := false
-	var hook func() error
-	if sp != nil || durable {
-		hook = func() error {
-			if durable {
-				if err := s.obj.syncLoose(); err != nil {
-					return err
-				}
-			}
-			if sp != nil {
-				if err := sp.publish(durable, true); err != nil {
-					return err
-				}
-				published = true
-			}
-			return nil
-		}
-	}
-	err := s.refs.compareAndSwap(ref, old, next, hook)
-	if sp != nil && !published {
-		sp.discard()
-	}
-	if published {
-		// The ref names the pack's objects now (or never will): git gc
-		// may consolidate it like any other.
-		sp.unprotect()
-	}
-	var nd *NotDurableError
-	if published && (err == nil || errors.As(err, &nd)) {
-		s.obj.added(sp.name)
-		// Best effort: the update is done whatever happens here, and
-		// the next writer tries again.
-		_ = s.obj.maybeConsolidate()
-	}
-	return err
-}
-
-func jitter(d time.Duration) time.Duration {
-	return d/2 + time.Duration(rand.Int64N(int64(d)+1))
 }
 
 // Entry is one commit of a ref's history.
@@ -487,7 +396,7 @@ type Entry struct {
 // fn for each commit until fn returns false. The walk is bounded by
 // MaxWalk; passing the bound is refused with WalkLimit.
 func (s *Store) Log(ref RefName, fn func(Entry) bool) error {
-	h, err := s.refs.read(ref)
+	h, err := s.refs.Read(ref)
 	if err != nil {
 		return err
 	}
@@ -497,11 +406,11 @@ func (s *Store) Log(ref RefName, fn func(Entry) bool) error {
 				"narrow the walk, or raise nwdes.maxWalk",
 				"history of %s is longer than the walk limit of %d commits", ref, s.opts.MaxWalk)
 		}
-		c, err := s.readCommit(h)
+		c, err := s.git.ReadCommit(h)
 		if err != nil {
 			return fmt.Errorf("walk %s at %s: %w", ref, h, err)
 		}
-		if !fn(Entry{Commit: toID(h), Parents: toIDs(c.Parents), Time: c.Time, Message: c.Message}) {
+		if !fn(Entry{Commit: h, Parents: c.Parents, Time: c.Time, Message: c.Message}) {
 			return nil
 		}
 		if len(c.Parents) == 0 {

@@ -1,6 +1,7 @@
 package gitstore_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -125,5 +126,19 @@ func TestACarriedTreeIsRefusedUnlessItsBlobsExistAndItsPathsAreFiles(t *testing.
 	}
 	if tip, err := s.Tip(testRef); err != nil || !tip.IsZero() {
 		t.Fatal("a refused carried tree moved the ref")
+	}
+}
+
+// TestATreeOfSHA256BlobsIsRefused: a record's tree names SHA-1 blobs only
+// (the repository's format); a SHA-256 id is refused by name, never cut to
+// the SHA-1 length.
+func TestATreeOfSHA256BlobsIsRefused(t *testing.T) {
+	long, err := oid.FromBytes(bytes.Repeat([]byte{0x5a}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = gitstore.TreeOf([]gitstore.TreeFile{{Path: "f", Mode: gitstore.ModeFile, Blob: long}})
+	if !refusal.Named(err, refusal.UnsupportedRepository) {
+		t.Fatalf("TreeOf of a SHA-256 blob: %v, want UnsupportedRepository", err)
 	}
 }

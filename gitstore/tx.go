@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/git"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/refusal"
@@ -21,35 +21,35 @@ import (
 type Tx struct {
 	s        *Store
 	ref      RefName
-	base     plumbing.Hash // the commit this view starts from; zero if none
-	baseTree plumbing.Hash // its tree
+	base     oid.ID // the commit this view starts from; zero if none
+	baseTree oid.ID // its tree
 	root     *node
 	readOnly bool
 	// commitTree is set for a commit's own tree (Store.Tree), which may
 	// hold any entry git allows; a ref's tree holds directories and
-	// regular files only (recordModeProblem).
+	// regular files only (RecordModeProblem).
 	commitTree bool
 	changed    bool
-	spec       RefSpec                  // the ref's declaration (set for updates)
-	blobs      map[plumbing.Hash][]byte // staged blobs, written at commit
-	batch      *objBatch                // the objects writeTrees made, for commit's pack
+	spec       RefSpec           // the ref's declaration (set for updates)
+	blobs      map[oid.ID][]byte // staged blobs, written at commit
+	batch      *git.Batch        // the objects writeTrees made, for commit's pack
 }
 
 type node struct {
-	hash    plumbing.Hash // the stored tree, zero for a new one
+	ID      oid.ID // the stored tree, zero for a new one
 	entries map[string]*entry
 	loaded  bool
 	dirty   bool
 }
 
 type entry struct {
-	mode uint32
-	hash plumbing.Hash
+	Mode uint32
+	ID   oid.ID
 	sub  *node
 }
 
 // Base is the commit this view was taken at (zero for an absent ref).
-func (tx *Tx) Base() oid.ID { return toID(tx.base) }
+func (tx *Tx) Base() oid.ID { return (tx.base) }
 
 // Ref is the ref this view belongs to.
 func (tx *Tx) Ref() RefName { return tx.ref }
@@ -62,44 +62,34 @@ func (tx *Tx) load(n *node) error {
 		return nil
 	}
 	entries := map[string]*entry{}
-	if !n.hash.IsZero() {
-		t, b, err := tx.s.obj.read(n.hash)
+	if !n.ID.IsZero() {
+		t, b, err := tx.s.git.Read(n.ID)
 		if err != nil {
 			return err
 		}
-		if t != plumbing.TreeObject {
-			return fmt.Errorf("object %s is a %s, expected a tree", n.hash, t)
+		if t != git.TreeObject {
+			return fmt.Errorf("object %s is a %s, expected a tree", n.ID, t)
 		}
-		es, err := decodeTree(n.hash, b)
+		es, err := git.DecodeTree(n.ID, b)
 		if err != nil {
 			return err
 		}
 		for _, e := range es {
-			if what := recordModeProblem(e.mode); what != "" && !tx.commitTree {
+			if what := RecordModeProblem(e.Mode); what != "" && !tx.commitTree {
 				return refusal.NewUnreadable(refusal.RefUnreadable,
 					"restore the ref to a commit nwdes wrote (git nwdes fetch from a good clone, or git update-ref to its previous tip from the reflog)",
-					"%s: tree %s holds %q with %s", tx.ref, n.hash.String()[:12], e.name, what)
+					"%s: tree %s holds %q with %s", tx.ref, n.ID.String()[:12], e.Name, what)
 			}
-			entries[e.name] = &entry{mode: e.mode, hash: e.hash}
+			entries[e.Name] = &entry{Mode: e.Mode, ID: e.ID}
 		}
 	}
 	n.entries, n.loaded = entries, true
 	return nil
 }
 
-func splitPath(p string) ([]string, error) {
-	if p == "" {
-		return nil, nil
-	}
-	parts := strings.Split(p, "/")
-	for _, c := range parts {
-		if c == "" || c == "." || c == ".." || strings.EqualFold(c, ".git") || strings.ContainsAny(c, "\x00\n") {
-			return nil, refusal.New(refusal.PathInvalid, "use a slash-separated path of plain names",
-				"record path %q has an empty, '.', '..' or '.git' component", p)
-		}
-	}
-	return parts, nil
-}
+// splitPath splits a record path (git.SplitPath: refused when a component
+// is empty, ".", ".." or ".git").
+func splitPath(p string) ([]string, error) { return git.SplitPath(p) }
 
 // walk returns the node for dir path parts, creating it when create is set.
 // It returns nil, nil when the path is absent and create is false.
@@ -111,15 +101,15 @@ func (tx *Tx) walk(parts []string, create bool) (*node, []*node, error) {
 			return nil, nil, err
 		}
 		e := n.entries[c]
-		if e == nil || e.mode != modeTree {
+		if e == nil || e.Mode != ModeTree {
 			if !create {
 				return nil, nil, nil
 			}
-			e = &entry{mode: modeTree, sub: &node{loaded: true, entries: map[string]*entry{}}}
+			e = &entry{Mode: ModeTree, sub: &node{loaded: true, entries: map[string]*entry{}}}
 			n.entries[c] = e
 		}
 		if e.sub == nil {
-			e.sub = &node{hash: e.hash}
+			e.sub = &node{ID: e.ID}
 		}
 		n = e.sub
 		trail = append(trail, n)
@@ -151,17 +141,17 @@ func (tx *Tx) ReadBlob(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s in %s: %w", path, tx.ref, ErrNotFound)
 	}
 	e := dir.entries[parts[len(parts)-1]]
-	if e == nil || e.mode == modeTree {
+	if e == nil || e.Mode == ModeTree {
 		return nil, fmt.Errorf("%s in %s: %w", path, tx.ref, ErrNotFound)
 	}
-	if b, ok := tx.blobs[e.hash]; ok {
+	if b, ok := tx.blobs[e.ID]; ok {
 		return b, nil
 	}
-	t, b, err := tx.s.obj.read(e.hash)
+	t, b, err := tx.s.git.Read(e.ID)
 	if err != nil {
 		return nil, err
 	}
-	if t != plumbing.BlobObject {
+	if t != git.BlobObject {
 		return nil, fmt.Errorf("%s in %s is a %s, expected a blob", path, tx.ref, t)
 	}
 	return b, nil
@@ -193,16 +183,16 @@ func (tx *Tx) writeBlob(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	h := hashOf(plumbing.BlobObject, data)
+	h := git.HashOf(git.BlobObject, data)
 	name := parts[len(parts)-1]
-	if e := dir.entries[name]; e != nil && e.mode == modeBlob && e.hash == h {
+	if e := dir.entries[name]; e != nil && e.Mode == ModeFile && e.ID == h {
 		return nil
 	}
 	if tx.blobs == nil {
-		tx.blobs = map[plumbing.Hash][]byte{}
+		tx.blobs = map[oid.ID][]byte{}
 	}
 	tx.blobs[h] = data
-	dir.entries[name] = &entry{mode: modeBlob, hash: h}
+	dir.entries[name] = &entry{Mode: ModeFile, ID: h}
 	tx.touch(trail)
 	return nil
 }
@@ -230,7 +220,7 @@ func (tx *Tx) ReadDir(dir string) ([]DirEntry, error) {
 	}
 	out := make([]DirEntry, 0, len(n.entries))
 	for k, e := range n.entries {
-		out = append(out, DirEntry{Name: k, Mode: e.mode, Hash: toID(e.hash)})
+		out = append(out, DirEntry{Name: k, Mode: e.Mode, Hash: (e.ID)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -357,15 +347,15 @@ func (tx *Tx) attachTree(dir string, files []TreeFile) error {
 		if len(parts) == 0 {
 			return refusal.New(refusal.PathInvalid, "name each file of a record tree", "record tree file with an empty path")
 		}
-		h := toHash(f.Blob)
-		t, _, err := tx.s.obj.read(h)
+		h := (f.Blob)
+		t, _, err := tx.s.git.Read(h)
 		if err != nil {
 			return fmt.Errorf("record tree file %s: %w", f.Path, err)
 		}
-		if t != plumbing.BlobObject {
+		if t != git.BlobObject {
 			return fmt.Errorf("record tree file %s: object %s is a %s, not a blob", f.Path, h, t)
 		}
-		tx.s.obj.freshen(h)
+		tx.s.git.Freshen(h)
 		all, _ := splitPath(dir)
 		all = append(all, parts...)
 		d, trail, err := tx.walk(all[:len(all)-1], true)
@@ -376,7 +366,7 @@ func (tx *Tx) attachTree(dir string, files []TreeFile) error {
 		if _, dup := d.entries[name]; dup {
 			return refusal.New(refusal.PathInvalid, "attach each path once", "record tree file %s is given twice", f.Path)
 		}
-		d.entries[name] = &entry{mode: f.Mode, hash: h}
+		d.entries[name] = &entry{Mode: f.Mode, ID: h}
 		tx.touch(trail)
 	}
 	return nil
@@ -416,54 +406,70 @@ func TreeOf(files []TreeFile) (oid.ID, error) {
 		}
 		d.files[name] = f
 	}
-	var hash func(d *dir) plumbing.Hash
-	hash = func(d *dir) plumbing.Hash {
-		var es []treeEntry
+	var hash func(d *dir) (oid.ID, error)
+	hash = func(d *dir) (oid.ID, error) {
+		var es []git.TreeEntry
 		for name, f := range d.files {
-			es = append(es, treeEntry{name: name, mode: f.Mode, hash: toHash(f.Blob)})
+			es = append(es, git.TreeEntry{Name: name, Mode: f.Mode, ID: f.Blob})
 		}
 		for name, sub := range d.dirs {
-			es = append(es, treeEntry{name: name, mode: modeTree, hash: hash(sub)})
+			h, err := hash(sub)
+			if err != nil {
+				return oid.Zero, err
+			}
+			es = append(es, git.TreeEntry{Name: name, Mode: ModeTree, ID: h})
 		}
-		return hashOf(plumbing.TreeObject, encodeTree(es))
+		b, err := git.EncodeTree(es)
+		if err != nil {
+			return oid.Zero, err
+		}
+		return git.HashOf(git.TreeObject, b), nil
 	}
-	return toID(hash(root)), nil
+	return hash(root)
 }
 
 // writeTrees collects staged blobs and every dirty tree bottom-up into the
 // transaction's batch and returns the root tree id. Nothing is written
-// here: Store.commit adds the commit and writes the batch as one pack, and
-// Store.swap publishes it before the ref moves.
-func (tx *Tx) writeTrees() (plumbing.Hash, error) {
-	tx.batch = &objBatch{}
+// here: Store.commit adds the commit and stages the batch as one pack
+// (git.Repo.Stage), and git.Repo.MoveRef publishes it before the ref moves.
+func (tx *Tx) writeTrees() (oid.ID, error) {
+	tx.batch = &git.Batch{}
 	for _, b := range tx.blobs {
-		tx.batch.add(plumbing.BlobObject, b)
+		tx.batch.Add(git.BlobObject, b)
 	}
-	return tx.writeNode(tx.root), nil
+	return tx.writeNode(tx.root)
 }
 
-func (tx *Tx) writeNode(n *node) plumbing.Hash {
+func (tx *Tx) writeNode(n *node) (oid.ID, error) {
 	if !n.dirty {
-		if n.hash.IsZero() {
-			return tx.batch.add(plumbing.TreeObject, nil)
+		if n.ID.IsZero() {
+			return tx.batch.Add(git.TreeObject, nil), nil
 		}
-		return n.hash
+		return n.ID, nil
 	}
-	es := make([]treeEntry, 0, len(n.entries))
+	es := make([]git.TreeEntry, 0, len(n.entries))
 	for name, e := range n.entries {
 		if e.sub != nil && e.sub.dirty {
 			// An emptied directory disappears, as in git.
 			if len(e.sub.entries) == 0 {
 				continue
 			}
-			e.hash = tx.writeNode(e.sub)
+			h, err := tx.writeNode(e.sub)
+			if err != nil {
+				return oid.Zero, err
+			}
+			e.ID = h
 		}
-		es = append(es, treeEntry{name: name, mode: e.mode, hash: e.hash})
+		es = append(es, git.TreeEntry{Name: name, Mode: e.Mode, ID: e.ID})
 	}
-	h := tx.batch.add(plumbing.TreeObject, encodeTree(es))
-	n.hash, n.dirty = h, false
-	return h
+	b, err := git.EncodeTree(es)
+	if err != nil {
+		return oid.Zero, err
+	}
+	h := tx.batch.Add(git.TreeObject, b)
+	n.ID, n.dirty = h, false
+	return h, nil
 }
 
 // BlobID is the object id git gives a blob holding data (git hash-object).
-func BlobID(data []byte) oid.ID { return toID(hashOf(plumbing.BlobObject, data)) }
+func BlobID(data []byte) oid.ID { return git.HashOf(git.BlobObject, data) }

@@ -18,6 +18,9 @@
 // feature at that commit, no history — and reads git configuration in
 // process (Config) instead of starting git.
 //
+// A hook is git's: it opens the git store, and judges through
+// judge.Store.
+//
 // Layering: hooks imports examine, gitstore and refusal; the CLI imports it.
 // It never reads the process environment or writes to os.Stdout: the CLI
 // passes a Getenv and renders the results.

@@ -307,7 +307,7 @@ func check(open func() (*gitstore.Store, error), p Policy, updates []Update, rec
 // judgeRef asks the one judgment about one update: the pushed commit, for
 // the remote ref, against the remote's tip (its contracts and its signing
 // policy), with the server's own policy file when it has one.
-func judgeRef(st *gitstore.Store, p Policy, serverPolicy *trust.Policy, records judge.Records, res *RefResult) error {
+func judgeRef(st judge.Store, p Policy, serverPolicy *trust.Policy, records judge.Records, res *RefResult) error {
 	u := res.Update
 	if len(u.LocalOID) != 40 {
 		return unreadable(u, fmt.Errorf("object name %s is not SHA-1", u.LocalOID))

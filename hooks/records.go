@@ -38,7 +38,7 @@ func ParseRecordsMode(v string, set bool) (RecordsMode, error) {
 		"git config nwdes.push.records %q is not auto or manual", v)
 }
 
-// Send pushes the records of st to a named remote: gitstore.Store.Push,
+// Send pushes the records of st to a named remote: remote.Replicator.Push (gitstore/remote),
 // which fetches and merges first and never overwrites a remote update.
 type Send func(ctx context.Context, st *gitstore.Store, remote string) (*gitstore.SyncReport, error)
 
@@ -98,7 +98,7 @@ type Sent struct {
 // SendRecords sends, from the pre-push hook and before git pushes the
 // branch, the records the accepted refs of rep were judged by: every
 // nwdes ref and the notes, to remote, in one atomic push of their own
-// (git push --no-verify; Store.Push). It sends nothing when the check
+// (git push --no-verify; remote.Replicator.Push). It sends nothing when the check
 // refused some ref (a refusal changes nothing), when no protected ref was
 // accepted (nothing depends on records), or under RecordsManual. A push to
 // a URL that is not a named remote cannot carry them (their tracking refs

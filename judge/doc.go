@@ -27,6 +27,9 @@
 // And every contract the protected branch held (or, judged against
 // nothing, a parent held) is still there.
 //
+// Judge reads through judge.Store (examine.Reading and the candidate's
+// parents), not the git store.
+//
 // Layering: imports examine, gitstore, trust, refusal and internal/text;
 // hooks, report and the CLI import it.
 package judge

@@ -99,9 +99,17 @@ type Feature struct {
 // OK reports whether the feature is accepted.
 func (f *Feature) OK() bool { return f.Outcome == examine.Accepted && f.Problem == "" }
 
+// Store is what a judgment reads: the published records with their
+// history checked, the candidate's contracts, policy and identities, and
+// its parents (whose contracts it must not drop). The git store plays it.
+type Store interface {
+	examine.Reading
+	gitstore.Ancestry
+}
+
 // Judge answers q from st. It fails (an error, never a judgment) when
 // anything it must read cannot be read whole: the caller fails closed.
-func Judge(st *gitstore.Store, q Question) (*Judgment, error) {
+func Judge(st Store, q Question) (*Judgment, error) {
 	j := &Judgment{Commit: q.Commit, Accepted: true, Features: []Feature{}}
 	features, err := examine.Features(st, q.Commit)
 	if err != nil {
@@ -152,7 +160,7 @@ func againstLabel(q Question) string {
 	return q.Against.Short()
 }
 
-func reader(st *gitstore.Store, tip oid.ID) (*examine.Reader, error) {
+func reader(st examine.Reading, tip oid.ID) (*examine.Reader, error) {
 	if tip.IsZero() {
 		return examine.NewVerifiedReader(st)
 	}
@@ -175,7 +183,7 @@ func judgeFeature(rd *examine.Reader, q Question, name string, policy *trust.Pol
 // removedContracts lists the features whose contracts Against holds (or,
 // with no Against, a parent of Commit holds) and Commit does not:
 // deleting or renaming a contract must not let a commit pass itself.
-func removedContracts(st *gitstore.Store, q Question, now []string) ([]string, error) {
+func removedContracts(st Store, q Question, now []string) ([]string, error) {
 	var sources []oid.ID
 	if !q.Against.IsZero() {
 		sources = []oid.ID{q.Against}
@@ -209,7 +217,7 @@ func removedContracts(st *gitstore.Store, q Question, now []string) ([]string, e
 // PolicyFor is the signing policy in force: the server's own file, else
 // the one committed at Against — never one from Commit, which could
 // otherwise name its own signer.
-func PolicyFor(st *gitstore.Store, q Question) (*trust.Policy, error) {
+func PolicyFor(st gitstore.CommitReader, q Question) (*trust.Policy, error) {
 	policy := q.ServerPolicy
 	if policy == nil && !q.Against.IsZero() {
 		var err error
@@ -231,8 +239,8 @@ func PolicyFor(st *gitstore.Store, q Question) (*trust.Policy, error) {
 // PolicyAt reads the signing policy committed at commit (nil when there is
 // none). Only a regular file is a policy: a directory, a symbolic link or
 // a submodule in its place is refused, never read as "no policy".
-func PolicyAt(st *gitstore.Store, commit oid.ID, source string) (*trust.Policy, error) {
-	tx, err := st.Tree(commit)
+func PolicyAt(st gitstore.CommitReader, commit oid.ID, source string) (*trust.Policy, error) {
+	tx, err := st.Files(commit)
 	if err != nil {
 		return nil, err
 	}

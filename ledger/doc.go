@@ -11,4 +11,8 @@
 // and names the first break. Between clones a ledger only moves forward:
 // the ref's policy is fast-forward, and a diverged ledger is refused, never
 // merged.
+//
+// It takes the store's roles (Store to append: records, history checks
+// and parents; gitstore.AppendOnly to read); its tests of what is not
+// about git run on gitstore/memstore.
 package ledger

@@ -249,11 +249,27 @@ func noDuplicates(b []byte) error {
 	return walk()
 }
 
+// Store is what appending asks of the store: the ledger's records, the
+// check that its last commit kept every earlier entry, and that commit's
+// parent. The git store plays it, and memstore in tests.
+type Store interface {
+	gitstore.RecordWriter
+	gitstore.AppendOnly
+	gitstore.Ancestry
+}
+
+// Verifier is what verifying a ledger whole reads: its history, each
+// commit's changes and the checkpoint.
+type Verifier interface {
+	gitstore.RecordReader
+	gitstore.AppendOnly
+}
+
 // Append adds event (any JSON object; stored canonical) as the ledger's
 // next entry by one compare-and-swap. A sealed ledger refuses
 // (LedgerSealed); a ledger that does not verify at its tip's last entry is
 // never written on.
-func Append(ctx context.Context, st *gitstore.Store, name string, event []byte) (*Entry, error) {
+func Append(ctx context.Context, st Store, name string, event []byte) (*Entry, error) {
 	ref, err := Ref(name)
 	if err != nil {
 		return nil, err
@@ -263,7 +279,7 @@ func Append(ctx context.Context, st *gitstore.Store, name string, event []byte) 
 		return nil, err
 	}
 	var e *Entry
-	_, err = st.Update(ctx, ref, "append", func(tx *gitstore.Tx) error {
+	_, err = st.Change(ctx, ref, "append", func(tx gitstore.Edit) error {
 		// The commit the append builds on must not have removed or changed
 		// what its own parent held (a seal dropped, an entry rewritten by
 		// a commit on top): the cost is what that commit changed.
@@ -317,7 +333,7 @@ func Append(ctx context.Context, st *gitstore.Store, name string, event []byte) 
 
 // lastEntry is the ledger's last entry (nil when empty), checked: its
 // digest holds. Finding it reads the last bucket only.
-func lastEntry(tx *gitstore.Tx) (*Entry, error) {
+func lastEntry(tx gitstore.View) (*Entry, error) {
 	buckets, err := tx.List("entries")
 	if err != nil || len(buckets) == 0 {
 		return nil, err
@@ -342,7 +358,7 @@ func lastEntry(tx *gitstore.Tx) (*Entry, error) {
 // checkTail checks, before an append, the entry the append builds on and
 // its link to the one before it: two reads, whatever the ledger's length.
 // Verify (and fsck) check the whole chain.
-func checkTail(tx *gitstore.Tx, last *Entry) error {
+func checkTail(tx gitstore.View, last *Entry) error {
 	if last.Seq == 1 {
 		if last.Prev != Genesis {
 			return broken(tx.Ref(), "entry 1 names an entry before it")
@@ -419,12 +435,12 @@ func broken(ref gitstore.RefName, format string, args ...any) error {
 
 // Entries reads every entry of the ledger at its tip, in order, checking
 // each digest and link (LedgerBroken at the first break).
-func Entries(st *gitstore.Store, name string) ([]Entry, *Seal, error) {
+func Entries(st gitstore.AppendOnly, name string) ([]Entry, *Seal, error) {
 	ref, err := Ref(name)
 	if err != nil {
 		return nil, nil, err
 	}
-	tx, err := st.VerifiedView(ref)
+	tx, err := st.VerifiedRecords(ref)
 	if err != nil {
 		return nil, nil, asBroken(err)
 	}
@@ -432,7 +448,7 @@ func Entries(st *gitstore.Store, name string) ([]Entry, *Seal, error) {
 }
 
 // chain reads and checks a view's entries and seal.
-func chain(tx *gitstore.Tx) ([]Entry, *Seal, error) {
+func chain(tx gitstore.View) ([]Entry, *Seal, error) {
 	buckets, err := tx.List("entries")
 	if err != nil {
 		return nil, nil, err
@@ -498,13 +514,13 @@ func sealFrom(rec *gitstore.Record) (*Seal, error) {
 
 // SealLedger records the ledger's count and final digest; later appends
 // are refused. Sealing a ledger that does not verify is refused.
-func SealLedger(ctx context.Context, st *gitstore.Store, name string, now time.Time) (*Seal, error) {
+func SealLedger(ctx context.Context, st gitstore.RecordWriter, name string, now time.Time) (*Seal, error) {
 	ref, err := Ref(name)
 	if err != nil {
 		return nil, err
 	}
 	var s *Seal
-	_, err = st.Update(ctx, ref, "seal", func(tx *gitstore.Tx) error {
+	_, err = st.Change(ctx, ref, "seal", func(tx gitstore.Edit) error {
 		entries, old, err := chain(tx)
 		if err != nil {
 			return err
@@ -540,7 +556,7 @@ type Report struct {
 // (anything else is a foreign parent), no commit removing or changing what
 // its parent held, as many commits as entries (and the seal). The first
 // break is a LedgerBroken refusal.
-func Verify(st *gitstore.Store, name string) (*Report, error) {
+func Verify(st Verifier, name string) (*Report, error) {
 	ref, err := Ref(name)
 	if err != nil {
 		return nil, err
@@ -552,7 +568,7 @@ func Verify(st *gitstore.Store, name string) (*Report, error) {
 	if tip.IsZero() {
 		return nil, refusal.New(refusal.MissingFact, "append to it first (git nwdes ledger append)", "there is no ledger %s", name)
 	}
-	tx, err := st.ViewAt(ref, tip)
+	tx, err := st.RecordsAt(ref, tip)
 	if err != nil {
 		return nil, err
 	}
@@ -582,7 +598,7 @@ func Verify(st *gitstore.Store, name string) (*Report, error) {
 		}
 	}
 	root := commits[len(commits)-1]
-	rtx, err := st.ViewAt(ref, root.Commit)
+	rtx, err := st.RecordsAt(ref, root.Commit)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
+	"github.com/nwdes/nwdes/gitstore/memstore"
+	gitremote "github.com/nwdes/nwdes/gitstore/remote"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/ledger"
 	"github.com/nwdes/nwdes/refusal"
@@ -36,6 +38,29 @@ func open(t *testing.T, dir string) *gitstore.Store {
 	return st
 }
 
+// inMemory is a store for what is not about git: ledger's own rules.
+func inMemory(t *testing.T) *memstore.Store {
+	t.Helper()
+	reg, err := gitstore.NewRegistry(ledger.Register)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := memstore.New(memstore.Options{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func appendN(t *testing.T, st ledger.Store, n int) {
+	t.Helper()
+	for i := 1; i <= n; i++ {
+		if _, err := ledger.Append(context.Background(), st, "trial", []byte(fmt.Sprintf(`{"n": %d, "kind": "step", "at": "2026-01-01T00:00:0%dZ"}`, i, i%10))); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func name(err error) string {
 	var r *refusal.Error
 	if errors.As(err, &r) {
@@ -49,11 +74,7 @@ func withEntries(t *testing.T, n int) (string, *gitstore.Store) {
 	t.Helper()
 	dir := gittest.Init(t, false)
 	st := open(t, dir)
-	for i := 1; i <= n; i++ {
-		if _, err := ledger.Append(context.Background(), st, "trial", []byte(fmt.Sprintf(`{"n": %d, "kind": "step", "at": "2026-01-01T00:00:0%dZ"}`, i, i%10))); err != nil {
-			t.Fatal(err)
-		}
-	}
+	appendN(t, st, n)
 	return dir, st
 }
 
@@ -97,8 +118,7 @@ func TestAppendChainsEveryEntryAndVerifyRederivesIt(t *testing.T) {
 }
 
 func TestEventsThatAreNotOneJSONObjectAreRefused(t *testing.T) {
-	dir := gittest.Init(t, false)
-	st := open(t, dir)
+	st := inMemory(t)
 	for _, ev := range []string{``, `[]`, `"x"`, `null`, `{"a":1} {"b":2}`, `{"a":1,"a":2}`, `{`, `{"a": [1, {"b": 1, "b": 2}]}`} {
 		if _, err := ledger.Append(context.Background(), st, "l", []byte(ev)); name(err) != refusal.InputUnreadable {
 			t.Errorf("event %q: %v", ev, err)
@@ -255,13 +275,13 @@ func TestALedgerOnlyMovesForwardBetweenClones(t *testing.T) {
 	bare := gittest.Init(t, true)
 	gittest.Git(t, dir, "remote", "add", "origin", bare)
 	sync := gitstore.SyncOptions{Environ: gittest.Env(os.TempDir())}
-	if _, err := st.Push(context.Background(), "origin", sync); err != nil {
+	if _, err := gitremote.New(st).Push(context.Background(), "origin", sync); err != nil {
 		t.Fatal(err)
 	}
 	other := filepath.Join(t.TempDir(), "other")
 	gittest.Git(t, filepath.Dir(other), "clone", "-q", bare, other)
 	ost := open(t, other)
-	if _, err := ost.Fetch(context.Background(), "origin", sync); err != nil {
+	if _, err := gitremote.New(ost).Fetch(context.Background(), "origin", sync); err != nil {
 		t.Fatal(err)
 	}
 	// Both clones append: the ledgers diverge, and that is refused, never merged.
@@ -271,10 +291,10 @@ func TestALedgerOnlyMovesForwardBetweenClones(t *testing.T) {
 	if _, err := ledger.Append(context.Background(), ost, "trial", []byte(`{"by":"b"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Push(context.Background(), "origin", sync); err != nil {
+	if _, err := gitremote.New(st).Push(context.Background(), "origin", sync); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ost.Fetch(context.Background(), "origin", sync)
+	_, err := gitremote.New(ost).Fetch(context.Background(), "origin", sync)
 	if name(err) != refusal.ChainDiverged {
 		t.Fatalf("a diverged ledger: %v", err)
 	}
@@ -284,7 +304,8 @@ func TestALedgerAcrossBucketsVerifies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("600 appends")
 	}
-	_, st := withEntries(t, 600)
+	st := inMemory(t)
+	appendN(t, st, 600)
 	rep, err := ledger.Verify(st, "trial")
 	if err != nil || rep.Entries != 600 || rep.Commits != 600 {
 		t.Fatalf("%+v %v", rep, err)

@@ -10,9 +10,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
-	"github.com/nwdes/nwdes/gitstore/gitrepo"
-	"github.com/nwdes/nwdes/gitstore/oid"
-	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/gitstore/memstore"
 	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/report"
 )
@@ -23,22 +21,20 @@ import (
 // one feature not examined.
 func largeStatus(t *testing.T) *report.Status {
 	t.Helper()
-	dir := gittest.Init(t, false)
 	const n = 12
+	files := map[string][]byte{}
 	for i := 0; i < n; i++ {
-		gittest.WriteFile(t, dir, fmt.Sprintf(".nwave/features/f%02d.md", i),
-			"# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. greets\nE2. says goodbye\nE3. documented\n")
+		files[fmt.Sprintf(".nwave/features/f%02d.md", i)] = []byte("# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. greets\nE2. says goodbye\nE3. documented\n")
 	}
-	gittest.WriteFile(t, dir, ".nwave/features/huge.md", "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. logs\nE2. rotates\nE3. stops\n")
-	gittest.WriteFile(t, dir, ".nwave/features/zz-unexamined.md", "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. waits\n")
-	gittest.Git(t, dir, "add", "-A")
-	gittest.Git(t, dir, "commit", "-q", "-m", "many contracts")
-	commit := oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
-	loc, err := gitrepo.Discover(dir, nil)
+	files[".nwave/features/huge.md"] = []byte("# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. logs\nE2. rotates\nE3. stops\n")
+	files[".nwave/features/zz-unexamined.md"] = []byte("# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. waits\n")
+	// Nothing here is about git: the records and the candidate are kept in
+	// memory.
+	st, err := memstore.New(memstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := gitstore.Open(loc, gitstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
+	commit, err := st.AddCommit(memstore.Commit{Files: files, Message: "many contracts"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,9 @@
 // the acceptance briefs. Forges show neither custom notes nor custom refs;
 // these exports are how verdicts reach a merge request.
 //
-// Layering: report imports examine, gitstore (and its oid), refusal;
+// Evaluate reads through judge.Store.
+//
+// Layering: report imports examine, judge, refusal and internal/text;
 // the CLI imports it. It reads one snapshot of each ref and never walks
 // history.
 package report

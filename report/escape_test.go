@@ -10,12 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nwdes/nwdes/gitstore/oid"
-
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
-	"github.com/nwdes/nwdes/gitstore/gitrepo"
-	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/gitstore/memstore"
 	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/report"
 )
@@ -25,19 +22,16 @@ import (
 // UTF-8.
 func hostileStatus(t *testing.T) *report.Status {
 	t.Helper()
-	dir := gittest.Init(t, false)
-	gittest.WriteFile(t, dir, ".nwave/features/greet.md", "# REQUEST\nr\n# ACCEPTANCE CRITERIA\n"+
-		"E1. greets \x1b]0;pwned\x07 in \x1b[31mred\x1b[0m </details><img src=x onerror=alert(1)>\n"+
-		"E2. prints | usage ```\n"+
-		"E3. documented \u202eTEM\n")
-	gittest.Git(t, dir, "add", "-A")
-	gittest.Git(t, dir, "commit", "-q", "-m", "hostile contract")
-	commit := oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
-	loc, err := gitrepo.Discover(dir, nil)
+	st, err := memstore.New(memstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := gitstore.Open(loc, gitstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
+	commit, err := st.AddCommit(memstore.Commit{Message: "hostile contract", Files: map[string][]byte{
+		".nwave/features/greet.md": []byte("# REQUEST\nr\n# ACCEPTANCE CRITERIA\n" +
+			"E1. greets \x1b]0;pwned\x07 in \x1b[31mred\x1b[0m </details><img src=x onerror=alert(1)>\n" +
+			"E2. prints | usage ```\n" +
+			"E3. documented \u202eTEM\n"),
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

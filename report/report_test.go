@@ -13,8 +13,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
-	"github.com/nwdes/nwdes/gitstore/gitrepo"
-	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/gitstore/memstore"
 	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/report"
@@ -23,38 +22,38 @@ import (
 const contract = "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. greets by name\nE2. prints usage\n  CHECK: ./greet\n  EXPECT: usage\nE3. documented\n"
 
 type fixture struct {
-	st                   *gitstore.Store
+	st                   *memstore.Store
 	x                    *examine.Examiner
 	mixed, accepted, bad oid.ID
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	dir := gittest.Init(t, false)
 	// A contract is never deleted (that is refused): the accepted commit
 	// holds greet, the mixed one adds login on top, and the bad one adds
-	// a broken contract to the accepted one.
-	gittest.WriteFile(t, dir, ".nwave/features/greet.md", contract)
-	gittest.Git(t, dir, "add", "-A")
-	gittest.Git(t, dir, "commit", "-q", "-m", "one feature")
-	f := &fixture{accepted: oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))}
-	gittest.WriteFile(t, dir, ".nwave/features/login.md", "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. logs in\n")
-	gittest.Git(t, dir, "add", "-A")
-	gittest.Git(t, dir, "commit", "-q", "-m", "contracts")
-	f.mixed = oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
-	gittest.Git(t, dir, "checkout", "-q", f.accepted.String())
-	gittest.WriteFile(t, dir, ".nwave/features/broken.md", "nonsense\n")
-	gittest.Git(t, dir, "add", "-A")
-	gittest.Git(t, dir, "commit", "-q", "-m", "broken contract")
-	f.bad = oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
-	loc, err := gitrepo.Discover(dir, nil)
+	// a broken contract to the accepted one. Nothing here is about git:
+	// the records and the candidates are kept in memory.
+	st, err := memstore.New(memstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.st, err = gitstore.Open(loc, gitstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
-	if err != nil {
-		t.Fatal(err)
+	f := &fixture{st: st}
+	commit := func(files map[string]string, parents ...oid.ID) oid.ID {
+		t.Helper()
+		c := memstore.Commit{Files: map[string][]byte{}, Parents: parents}
+		for p, body := range files {
+			c.Files[p] = []byte(body)
+		}
+		id, err := st.AddCommit(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
 	}
+	f.accepted = commit(map[string]string{".nwave/features/greet.md": contract})
+	f.mixed = commit(map[string]string{".nwave/features/greet.md": contract,
+		".nwave/features/login.md": "# REQUEST\nr\n# ACCEPTANCE CRITERIA\nE1. logs in\n"}, f.accepted)
+	f.bad = commit(map[string]string{".nwave/features/greet.md": contract, ".nwave/features/broken.md": "nonsense\n"}, f.accepted)
 	clock := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	f.x = &examine.Examiner{Store: f.st, Now: func() time.Time { clock = clock.Add(time.Second); return clock }, Gates: examine.GatesAdvisory}
 	f.examine(t, f.mixed, examine.Unmet, examine.NotExamined)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/nwdes/nwdes/examine"
-	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/judge"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -123,7 +122,7 @@ func (f *Feature) Examination() *examine.Examination { return f.examination }
 // Evaluate is the judgment of q (judge.Judge, the same every surface
 // asks), with what people and CI read beside it: each feature's verdict
 // counts, gate summary and newest verify verdict.
-func Evaluate(st *gitstore.Store, q judge.Question) (*Status, error) {
+func Evaluate(st judge.Store, q judge.Question) (*Status, error) {
 	j, err := judge.Judge(st, q)
 	if err != nil {
 		return nil, err

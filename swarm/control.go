@@ -77,8 +77,8 @@ type Control struct {
 // ReadControl reads the requeue and drop records. A requeue record that
 // does not parse is left out (fsck names it); a drop record that does not
 // parse still drops the card its name names: failing safe is not running.
-func ReadControl(st *gitstore.Store) (*Control, error) {
-	tx, err := st.View(ControlRef)
+func ReadControl(st gitstore.RecordReader) (*Control, error) {
+	tx, err := st.Records(ControlRef)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +232,7 @@ func dependencies(card *Card, queued map[string]bool, outcomes map[string]Job, c
 }
 
 // queuedCard refuses a label that is not a queued card.
-func queuedCard(st *gitstore.Store, label string) error {
+func queuedCard(st gitstore.RecordReader, label string) error {
 	if !validCard(label) {
 		return refusal.New(refusal.CardInvalid, "name a card label", "%q is not a card label", label)
 	}
@@ -251,7 +251,7 @@ func queuedCard(st *gitstore.Store, label string) error {
 // RequeueCard records that a finished card runs again, as a new attempt.
 // A card that is not queued, is dropped, or has no finished attempt (it
 // is queued, running, or was stopped) is refused.
-func RequeueCard(ctx context.Context, st *gitstore.Store, label, by, reason string, now time.Time) (*Requeue, error) {
+func RequeueCard(ctx context.Context, st gitstore.RecordWriter, label, by, reason string, now time.Time) (*Requeue, error) {
 	if err := queuedCard(st, label); err != nil {
 		return nil, err
 	}
@@ -281,7 +281,7 @@ func RequeueCard(ctx context.Context, st *gitstore.Store, label, by, reason stri
 	if err != nil {
 		return nil, err
 	}
-	_, err = st.Update(ctx, ControlRef, "requeue "+label+" after attempt "+strconv.Itoa(r.After), func(tx *gitstore.Tx) error {
+	_, err = st.Change(ctx, ControlRef, "requeue "+label+" after attempt "+strconv.Itoa(r.After), func(tx gitstore.Edit) error {
 		if _, err := tx.Get(requeuePath(label, r.After)); err == nil {
 			return nil // requeued already
 		} else if !errors.Is(err, gitstore.ErrNotFound) {
@@ -297,7 +297,7 @@ func RequeueCard(ctx context.Context, st *gitstore.Store, label, by, reason stri
 
 // DropCard records that a queued card never runs (again); a supervisor
 // running it ends its job at the next heartbeat.
-func DropCard(ctx context.Context, st *gitstore.Store, label, by, reason string, now time.Time) error {
+func DropCard(ctx context.Context, st gitstore.RecordWriter, label, by, reason string, now time.Time) error {
 	if err := queuedCard(st, label); err != nil {
 		return err
 	}
@@ -305,7 +305,7 @@ func DropCard(ctx context.Context, st *gitstore.Store, label, by, reason string,
 	if err != nil {
 		return err
 	}
-	_, err = st.Update(ctx, ControlRef, "drop "+label, func(tx *gitstore.Tx) error {
+	_, err = st.Change(ctx, ControlRef, "drop "+label, func(tx gitstore.Edit) error {
 		if _, err := tx.Get(dropPath(label)); err == nil {
 			return nil // dropped already
 		} else if !errors.Is(err, gitstore.ErrNotFound) {

@@ -28,6 +28,11 @@
 // window. Heartbeats rewrite a parentless commit (history "latest"), so a
 // year of them leaves nothing to walk.
 //
+// Reads and writes of the queue, jobs, stops and control take the record
+// roles (gitstore.RecordReader, RecordWriter; Queuer to add a card); the
+// supervisor, the local book and harvest take the git store, which alone
+// adopts a worker's commit, stages a repository and lists a ref family.
+//
 // docs/swarm.md describes worker descriptions, cards, leases and their
 // states. The package imports the store, the wall and examine (its tree
 // export, its gates for TEST, its FILE SCOPE globs for PATHS); the CLI is

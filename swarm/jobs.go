@@ -320,14 +320,14 @@ func jobFrom(path string, rec *gitstore.Record) (*Job, error) {
 // not parse is left out (JobProblems names it; fsck too): one bad record
 // anyone pushed must not stop every supervisor. An object that cannot be
 // read is an error.
-func Jobs(st *gitstore.Store) ([]Job, error) {
+func Jobs(st gitstore.RecordReader) ([]Job, error) {
 	jobs, _, err := JobProblems(st)
 	return jobs, err
 }
 
 // JobProblems is Jobs, with the records it left out and why.
-func JobProblems(st *gitstore.Store) ([]Job, []string, error) {
-	tx, err := st.View(JobsRef)
+func JobProblems(st gitstore.RecordReader) ([]Job, []string, error) {
+	tx, err := st.Records(JobsRef)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -371,7 +371,7 @@ func JobProblems(st *gitstore.Store) ([]Job, []string, error) {
 
 // recordJob writes j with its payloads; a job already recorded (the same
 // attempt and nonce) is left as it is.
-func recordJob(ctx context.Context, st *gitstore.Store, j *Job, exit, result, logTail []byte) error {
+func recordJob(ctx context.Context, st gitstore.RecordWriter, j *Job, exit, result, logTail []byte) error {
 	if len(j.Timeline) > MaxTimeline {
 		// Keep the first steps and the last: what began and how it ended.
 		j.Timeline = append(j.Timeline[:MaxTimeline/2:MaxTimeline/2], j.Timeline[len(j.Timeline)-MaxTimeline/2:]...)
@@ -388,7 +388,7 @@ func recordJob(ctx context.Context, st *gitstore.Store, j *Job, exit, result, lo
 		rec.Payloads[logPayload] = logTail
 	}
 	path := jobPath(j.Label, j.Attempt, j.Nonce)
-	_, err = st.Update(ctx, JobsRef, "job "+j.Label, func(tx *gitstore.Tx) error {
+	_, err = st.Change(ctx, JobsRef, "job "+j.Label, func(tx gitstore.Edit) error {
 		if _, err := tx.Get(path); err == nil {
 			return nil
 		} else if !errors.Is(err, gitstore.ErrNotFound) {
@@ -513,7 +513,7 @@ func stopFrom(path string, rec *gitstore.Record) (*Stop, error) {
 }
 
 // SetStop writes a stop record for card ("all" for every card).
-func SetStop(ctx context.Context, st *gitstore.Store, s Stop) error {
+func SetStop(ctx context.Context, st gitstore.RecordWriter, s Stop) error {
 	if s.Card != "all" && (!labelName.MatchString(s.Card) || strings.Contains(s.Card, "..")) {
 		return refusal.New(refusal.CardInvalid, "name a card label, or --all", "%q is not a card label", s.Card)
 	}
@@ -521,14 +521,14 @@ func SetStop(ctx context.Context, st *gitstore.Store, s Stop) error {
 	if err != nil {
 		return err
 	}
-	_, err = st.Update(ctx, ControlRef, "stop "+s.Card, func(tx *gitstore.Tx) error { return tx.Put(stopPath(s.Card), rec) })
+	_, err = st.Change(ctx, ControlRef, "stop "+s.Card, func(tx gitstore.Edit) error { return tx.Put(stopPath(s.Card), rec) })
 	return err
 }
 
 // ClearStop removes the stop record for card ("all", or every one when
 // card is "").
-func ClearStop(ctx context.Context, st *gitstore.Store, card string) error {
-	_, err := st.Update(ctx, ControlRef, "resume", func(tx *gitstore.Tx) error {
+func ClearStop(ctx context.Context, st gitstore.RecordWriter, card string) error {
+	_, err := st.Change(ctx, ControlRef, "resume", func(tx gitstore.Edit) error {
 		if card != "" {
 			return tx.Remove(stopPath(card))
 		}
@@ -538,8 +538,8 @@ func ClearStop(ctx context.Context, st *gitstore.Store, card string) error {
 }
 
 // Stops reads the stop records: by card label, "all" for every card.
-func Stops(st *gitstore.Store) (map[string]Stop, error) {
-	tx, err := st.View(ControlRef)
+func Stops(st gitstore.RecordReader) (map[string]Stop, error) {
+	tx, err := st.Records(ControlRef)
 	if err != nil {
 		return nil, err
 	}
@@ -585,11 +585,11 @@ type Shown struct {
 // ShowJob reads the record of one attempt at label (the latest recorded
 // when attempt is 0), from the jobs ref alone: it works in any clone that
 // fetched the record. None recorded is refused (JobNotFound).
-func ShowJob(st *gitstore.Store, label string, attempt int) (*Shown, error) {
+func ShowJob(st gitstore.RecordReader, label string, attempt int) (*Shown, error) {
 	if !validCard(label) {
 		return nil, refusal.New(refusal.CardInvalid, "name a card label", "%q is not a card label", label)
 	}
-	tx, err := st.View(JobsRef)
+	tx, err := st.Records(JobsRef)
 	if err != nil {
 		return nil, err
 	}

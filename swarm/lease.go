@@ -12,6 +12,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/gitstore/remote"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -216,7 +217,7 @@ func leaseRef(family gitstore.RefName, label string) gitstore.RefName {
 func leaseRecord(l *Lease) (*gitstore.Record, error) { return gitstore.NewRecord(KindLease, 1, l) }
 
 // readLease reads the lease in a view: nil when there is none.
-func readLease(tx *gitstore.Tx) (*Lease, error) {
+func readLease(tx gitstore.View) (*Lease, error) {
 	rec, err := tx.Get(leasePath)
 	if errors.Is(err, gitstore.ErrNotFound) {
 		return nil, nil
@@ -240,7 +241,7 @@ func (b *Local) written(tip oid.ID) time.Time {
 
 // Take implements Book.
 func (b *Local) Take(ctx context.Context, label string, l *Lease, decide func(*Lease, error, time.Time) error) (oid.ID, error) {
-	return b.Store.Update(ctx, leaseRef(LocalLeases, label), "take "+label, func(tx *gitstore.Tx) error {
+	return b.Store.Change(ctx, leaseRef(LocalLeases, label), "take "+label, func(tx gitstore.Edit) error {
 		cur, err := readLease(tx)
 		var rerr *refusal.Error
 		if err != nil && !errors.As(err, &rerr) {
@@ -259,7 +260,7 @@ func (b *Local) Take(ctx context.Context, label string, l *Lease, decide func(*L
 
 // Renew implements Book.
 func (b *Local) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) (oid.ID, error) {
-	return b.Store.Update(ctx, leaseRef(LocalLeases, label), "renew "+label, func(tx *gitstore.Tx) error {
+	return b.Store.Change(ctx, leaseRef(LocalLeases, label), "renew "+label, func(tx gitstore.Edit) error {
 		cur, err := readLease(tx)
 		if err != nil || cur == nil || cur.Nonce != l.Nonce {
 			return ErrLost
@@ -275,7 +276,7 @@ func (b *Local) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) (
 // Release implements Book: the lease record is removed (the ref keeps one
 // parentless commit of an empty tree).
 func (b *Local) Release(ctx context.Context, label string, tip oid.ID) error {
-	_, err := b.Store.Update(ctx, leaseRef(LocalLeases, label), "release "+label, func(tx *gitstore.Tx) error {
+	_, err := b.Store.Change(ctx, leaseRef(LocalLeases, label), "release "+label, func(tx gitstore.Edit) error {
 		if tx.Base() != tip {
 			return ErrLost
 		}
@@ -301,7 +302,7 @@ func listLeases(st *gitstore.Store, family gitstore.RefName, written func(oid.ID
 	var out []LeaseEntry
 	for name, tip := range refs {
 		label := strings.TrimPrefix(string(name), string(family))
-		tx, err := st.ViewAt(name, tip)
+		tx, err := st.RecordsAt(name, tip)
 		if err != nil {
 			return nil, err
 		}
@@ -320,7 +321,7 @@ func listLeases(st *gitstore.Store, family gitstore.RefName, written func(oid.ID
 }
 
 // Remote keeps leases on a remote: each move is one atomic push of the
-// card's lease ref with the expected old value (gitstore.Store.SwapRemote),
+// card's lease ref with the expected old value (remote.Replicator.SwapRemote),
 // so supervisors sharing only the remote never both hold a card.
 type Remote struct {
 	Store *gitstore.Store
@@ -362,7 +363,7 @@ func (b *Remote) Take(ctx context.Context, label string, l *Lease, decide func(*
 		var cur *Lease
 		var curErr error
 		if !tip.IsZero() {
-			tx, err := b.Store.ViewAt(ref, tip)
+			tx, err := b.Store.RecordsAt(ref, tip)
 			if err != nil {
 				return oid.ID{}, err
 			}
@@ -377,7 +378,7 @@ func (b *Remote) Take(ctx context.Context, label string, l *Lease, decide func(*
 		}
 		var next oid.ID
 		err = b.transport().exclusive(func() (err error) {
-			next, err = b.Store.SwapRemote(ctx, b.Name, ref, tip, "take "+label, func(tx *gitstore.Tx) error {
+			next, err = remote.New(b.Store).SwapRemote(ctx, b.Name, ref, tip, "take "+label, func(tx *gitstore.Tx) error {
 				rec, err := leaseRecord(l)
 				if err != nil {
 					return err
@@ -399,7 +400,7 @@ func (b *Remote) Take(ctx context.Context, label string, l *Lease, decide func(*
 func (b *Remote) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) (oid.ID, error) {
 	var next oid.ID
 	err := b.transport().exclusive(func() (err error) {
-		next, err = b.Store.SwapRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, "renew "+label, func(tx *gitstore.Tx) error {
+		next, err = remote.New(b.Store).SwapRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, "renew "+label, func(tx *gitstore.Tx) error {
 			rec, err := leaseRecord(l)
 			if err != nil {
 				return err
@@ -417,7 +418,7 @@ func (b *Remote) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) 
 // Release implements Book.
 func (b *Remote) Release(ctx context.Context, label string, tip oid.ID) error {
 	err := b.transport().exclusive(func() error {
-		return b.Store.DeleteRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, b.Sync)
+		return remote.New(b.Store).DeleteRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, b.Sync)
 	})
 	if errors.Is(err, gitstore.ErrConflict) {
 		return ErrLost

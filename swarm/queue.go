@@ -34,9 +34,16 @@ const cardPayload = "card"
 
 func cardPath(label string) string { return "cards/" + label }
 
+// Queuer is what queueing asks of the store: the queue's records, and the
+// card's base commit, which must be one the repository has.
+type Queuer interface {
+	gitstore.RecordWriter
+	gitstore.Ancestry
+}
+
 // Add queues card (its text parsed by ParseCard; its base must be a commit
 // this repository has). A label already queued is refused (CardExists).
-func Add(ctx context.Context, st *gitstore.Store, c *Card, deadline time.Duration, by string, now time.Time) error {
+func Add(ctx context.Context, st Queuer, c *Card, deadline time.Duration, by string, now time.Time) error {
 	base, err := oid.Parse(c.Base)
 	if err == nil {
 		_, _, err = st.Parents(base)
@@ -57,7 +64,7 @@ func Add(ctx context.Context, st *gitstore.Store, c *Card, deadline time.Duratio
 		return err
 	}
 	rec.Payloads = map[string][]byte{cardPayload: c.Text}
-	_, err = st.Update(ctx, QueueRef, "queue "+c.Label, func(tx *gitstore.Tx) error {
+	_, err = st.Change(ctx, QueueRef, "queue "+c.Label, func(tx gitstore.Edit) error {
 		if _, err := tx.Get(cardPath(c.Label)); err == nil {
 			return refusal.New(refusal.CardExists, "give the card another label (line 1: RESULT: <label> sha=<sha12>), or run the queued one again once it has finished: git nwdes swarm requeue "+c.Label,
 				"card %s is already queued", c.Label)
@@ -71,8 +78,8 @@ func Add(ctx context.Context, st *gitstore.Store, c *Card, deadline time.Duratio
 
 // Queue lists the queued cards, oldest first (then by label); a card
 // record that does not parse is left out (fsck names it).
-func Queue(st *gitstore.Store) ([]Queued, error) {
-	tx, err := st.View(QueueRef)
+func Queue(st gitstore.RecordReader) ([]Queued, error) {
+	tx, err := st.Records(QueueRef)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +107,7 @@ func Queue(st *gitstore.Store) ([]Queued, error) {
 	return out, nil
 }
 
-func queuedFrom(path string, tx *gitstore.Tx) (*Queued, error) {
+func queuedFrom(path string, tx gitstore.View) (*Queued, error) {
 	rec, err := tx.Get(path)
 	if err != nil {
 		return nil, err

@@ -29,7 +29,7 @@ var attemptDir = regexp.MustCompile(`^[1-9][0-9]{0,6}-[0-9a-f]{16}$`)
 // killed supervisor's) whose card no live lease holds with that nonce. A
 // directory with a file system mounted inside it, or whose name is not a
 // job's, is kept and named; nothing is followed through a link.
-func Reap(ctx context.Context, st *gitstore.Store, book Book, jobsDir string, here Holder, olderThan time.Duration, now time.Time, dry bool) (*Reaped, error) {
+func Reap(ctx context.Context, st gitstore.RecordReader, book Book, jobsDir string, here Holder, olderThan time.Duration, now time.Time, dry bool) (*Reaped, error) {
 	jobs, err := Jobs(st)
 	if err != nil {
 		return nil, err

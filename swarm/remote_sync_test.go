@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nwdes/nwdes/gitstore"
+	gitremote "github.com/nwdes/nwdes/gitstore/remote"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/internal/race"
 	"github.com/nwdes/nwdes/swarm"
@@ -38,7 +39,7 @@ func TestTwoSupervisorsInOneCloneInRemoteModeEndWithoutErrorTenTimesInTen(t *tes
 			t.Fatal(err)
 		}
 		labels := queue(t, st, dir, 3, fmt.Sprintf("run%d-", run))
-		if _, err := st.Push(context.Background(), "origin", gitstore.SyncOptions{Environ: gittest.Env(os.TempDir())}); err != nil {
+		if _, err := gitremote.New(st).Push(context.Background(), "origin", gitstore.SyncOptions{Environ: gittest.Env(os.TempDir())}); err != nil {
 			t.Fatal(err)
 		}
 		st.Close()

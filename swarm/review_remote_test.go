@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nwdes/nwdes/gitstore"
+	gitremote "github.com/nwdes/nwdes/gitstore/remote"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/swarm"
 )
@@ -26,7 +27,7 @@ func remoteFixture(t *testing.T, n int, prefix string) (string, []string, []stri
 	}
 	labels := queue(t, st, origin, n, prefix)
 	gittest.Git(t, origin, "remote", "add", "origin", bare)
-	if _, err := st.Push(context.Background(), "origin", gitstore.SyncOptions{Environ: gittest.Env(os.TempDir())}); err != nil {
+	if _, err := gitremote.New(st).Push(context.Background(), "origin", gitstore.SyncOptions{Environ: gittest.Env(os.TempDir())}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -191,7 +192,7 @@ func TestReviewACardWhoseBaseThisCloneLacksDoesNotStopTheRun(t *testing.T) {
 	time.Sleep(10 * time.Millisecond)
 	gittest.Git(t, a, "reset", "-q", "--hard", "HEAD~1")
 	good := queue(t, st, a, 1, "good")
-	if _, err := st.Push(context.Background(), "origin", gitstore.SyncOptions{Environ: gittest.Env(os.TempDir())}); err != nil {
+	if _, err := gitremote.New(st).Push(context.Background(), "origin", gitstore.SyncOptions{Environ: gittest.Env(os.TempDir())}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/oid"
+	gitstage "github.com/nwdes/nwdes/gitstore/stage"
 )
 
 // jobDir is a staged job directory:
@@ -36,7 +37,7 @@ const maxLog = 64 << 20
 // stage makes the job directory of one attempt at card by worker w: its
 // repository's config names w's identity (user.name, user.email), which
 // sealing keeps.
-func stage(st *gitstore.Store, export func(*gitstore.Store, oid.ID, string) error, c *Card, w *Worker, root string) (*jobDir, error) {
+func stage(st *gitstore.Store, export func(gitstore.CommitReader, oid.ID, string) error, c *Card, w *Worker, root string) (*jobDir, error) {
 	j := &jobDir{
 		Root: root, Repo: filepath.Join(root, "repo"), Scratch: filepath.Join(root, "scratch"),
 		Home: filepath.Join(root, "home"), Data: filepath.Join(root, "data"), Prompt: filepath.Join(root, "prompt.md"),
@@ -56,7 +57,7 @@ func stage(st *gitstore.Store, export func(*gitstore.Store, oid.ID, string) erro
 	if err != nil {
 		return nil, err
 	}
-	if err := st.StageRepository(base, j.Repo, "worker/"+c.Label, func(dir string) error { return export(st, base, dir) }); err != nil {
+	if err := gitstage.Repository(st.Git(), base, j.Repo, "worker/"+c.Label, func(dir string) error { return export(st, base, dir) }); err != nil {
 		return nil, err
 	}
 	if err := addIdentity(filepath.Join(j.Repo, ".git", "config"), w); err != nil {

@@ -49,7 +49,7 @@ type Supervisor struct {
 	// Grace is added to a job's deadline for its lease's Until.
 	Grace time.Duration
 	// Export writes a commit's tree into a directory (examine.ExportTree).
-	Export func(st *gitstore.Store, commit oid.ID, dir string) error
+	Export func(st gitstore.CommitReader, commit oid.ID, dir string) error
 	// HarvestLimits bound what is copied of a job's commits
 	// (DefaultHarvestLimits when zero).
 	HarvestLimits gitstore.AdoptLimits

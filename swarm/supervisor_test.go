@@ -16,6 +16,7 @@ import (
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
+	gitremote "github.com/nwdes/nwdes/gitstore/remote"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/sandbox"
 	"github.com/nwdes/nwdes/swarm"
@@ -244,7 +245,7 @@ func TestTwoClonesSharingOnlyABareRemoteRunEachCardOnce(t *testing.T) {
 	}
 	labels := queue(t, st, origin, 8, "remote")
 	gittest.Git(t, origin, "remote", "add", "origin", bare)
-	if _, err := st.Push(context.Background(), "origin", gitstore.SyncOptions{Environ: gittest.Env(os.TempDir())}); err != nil {
+	if _, err := gitremote.New(st).Push(context.Background(), "origin", gitstore.SyncOptions{Environ: gittest.Env(os.TempDir())}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -280,7 +281,7 @@ func TestTwoClonesSharingOnlyABareRemoteRunEachCardOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cst.Close()
-	if _, err := cst.Fetch(context.Background(), "origin", gitstore.SyncOptions{Environ: gittest.Env(os.TempDir())}); err != nil {
+	if _, err := gitremote.New(cst).Fetch(context.Background(), "origin", gitstore.SyncOptions{Environ: gittest.Env(os.TempDir())}); err != nil {
 		t.Fatal(err)
 	}
 	jobs, err := swarm.Jobs(cst)

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nwdes/nwdes/gitstore"
+	gitremote "github.com/nwdes/nwdes/gitstore/remote"
 )
 
 // transport serialises what one clone sends to and fetches from a remote
@@ -87,9 +88,9 @@ func (t *transport) sync(ctx context.Context, remote string, o gitstore.SyncOpti
 			t.mu.Unlock()
 			var err error
 			if push {
-				_, err = t.store.Push(ctx, remote, o)
+				_, err = gitremote.New(t.store).Push(ctx, remote, o)
 			} else {
-				_, err = t.store.Fetch(ctx, remote, o)
+				_, err = gitremote.New(t.store).Fetch(ctx, remote, o)
 			}
 			return err
 		})

@@ -18,6 +18,9 @@
 // validates them again before returning them; WriteOut puts them in a new
 // read-only file. CheckRecord is fsck's check of every stored bundle.
 //
+// A Store keeps its records in any store that plays Records (the git
+// store, or gitstore/memstore in the tests that are not about git).
+//
 // The package imports gitstore and refusal only (never go-git); the CLI
 // imports it.
 package trace

@@ -93,7 +93,8 @@ func Ref(name string) (gitstore.RefName, error) {
 //
 // Zero limits take the defaults. A Store is safe for concurrent use.
 type Store struct {
-	Store *gitstore.Store
+	// Store keeps the records: the git store, or memstore in tests.
+	Store Records
 	// MaxRecords caps the records of one store (DefaultMaxRecords).
 	MaxRecords int
 	// MaxRecordBytes caps one record: record.json plus the bundle
@@ -103,6 +104,13 @@ type Store struct {
 	// MaxTotalBytes caps the records of one store together
 	// (DefaultMaxTotalBytes).
 	MaxTotalBytes int64
+}
+
+// Records is what a trace store asks of the store under it: append by
+// compare-and-swap, and read with the history checked.
+type Records interface {
+	gitstore.RecordWriter
+	gitstore.AppendOnly
 }
 
 func (s *Store) limits() (records, recordBytes int, total int64) {
@@ -214,7 +222,7 @@ func (s *Store) Append(ctx context.Context, name, session, attempt string, bundl
 			"trace record for session %s attempt %s is %d bytes, over the limit of %d", session, attempt, p.size, maxRecord)
 	}
 	msg := fmt.Sprintf("trace: append session %s attempt %s\n\nreceipt %s\nfinal digest %s\n", session, attempt, r.ID(), r.FinalDigest)
-	_, err = s.Store.Update(ctx, ref, msg, func(tx *gitstore.Tx) error {
+	_, err = s.Store.Change(ctx, ref, msg, func(tx gitstore.Edit) error {
 		entries, err := readEntries(tx)
 		if err != nil {
 			return err
@@ -248,7 +256,7 @@ func (s *Store) Append(ctx context.Context, name, session, attempt string, bundl
 
 // sameRecord lets an identical replay through (staging nothing) and
 // refuses a record at the same path holding anything else.
-func sameRecord(tx *gitstore.Tx, p *prepared) error {
+func sameRecord(tx gitstore.View, p *prepared) error {
 	path := bundlesDir + "/" + p.entry
 	got, err := tx.Get(path)
 	if err != nil {
@@ -270,7 +278,7 @@ type storedEntry struct {
 
 // readEntries lists the bundles directory, refusing a name no Append
 // writes (fsck names it too).
-func readEntries(tx *gitstore.Tx) ([]storedEntry, error) {
+func readEntries(tx gitstore.View) ([]storedEntry, error) {
 	des, err := tx.ReadDir(bundlesDir)
 	if err != nil {
 		return nil, err
@@ -308,7 +316,7 @@ func (s *Store) Read(name, receipt string) ([]byte, error) {
 		return nil, refusal.NewUnreadable(refusal.ReceiptMismatch, "give the receipt Append returned (sha256:<64 hex>)",
 			"%q is not a trace receipt id", clip(receipt))
 	}
-	tx, err := s.Store.VerifiedView(ref)
+	tx, err := s.Store.VerifiedRecords(ref)
 	if err != nil {
 		return nil, fmt.Errorf("read trace store %s: %w", name, err)
 	}
@@ -347,7 +355,7 @@ func (s *Store) List(name string) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	tx, err := s.Store.VerifiedView(ref)
+	tx, err := s.Store.VerifiedRecords(ref)
 	if err != nil {
 		return nil, fmt.Errorf("list trace store %s: %w", name, err)
 	}
@@ -388,7 +396,7 @@ func (s *Store) List(name string) ([]Entry, error) {
 
 // readReceipt reads the receipt of the record at path from its
 // record.json alone, leaving the bundle unread.
-func readReceipt(tx *gitstore.Tx, path string) (*Receipt, error) {
+func readReceipt(tx gitstore.View, path string) (*Receipt, error) {
 	b, err := tx.ReadBlob(path + "/record.json")
 	if err != nil {
 		return nil, err

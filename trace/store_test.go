@@ -14,6 +14,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
+	"github.com/nwdes/nwdes/gitstore/memstore"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/trace"
@@ -38,10 +39,28 @@ func openStore(t testing.TB, dir string) *gitstore.Store {
 	return st
 }
 
+// newTraces is a trace store in memory, for what is not about git.
 func newTraces(t testing.TB) *trace.Store {
+	t.Helper()
+	reg, err := gitstore.NewRegistry(trace.Register)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := memstore.New(memstore.Options{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &trace.Store{Store: st}
+}
+
+// gitTraces is a trace store in a real repository, for what git reads,
+// tampers with or checks (fsck).
+func gitTraces(t testing.TB) *trace.Store {
 	t.Helper()
 	return &trace.Store{Store: openStore(t, gittest.Init(t, false))}
 }
+
+func gitOf(ts *trace.Store) *gitstore.Store { return ts.Store.(*gitstore.Store) }
 
 func tip(t testing.TB, ts *trace.Store, name string) string {
 	t.Helper()
@@ -80,7 +99,7 @@ func TestTheTraceFamilyIsDeclaredFastForwardAndImmutable(t *testing.T) {
 
 func TestAnAppendedBundleReadsBackExactly(t *testing.T) {
 	t.Parallel()
-	ts := newTraces(t)
+	ts := gitTraces(t)
 	b := validBundle(t, "s-1", "a-1", 3)
 	sr := mustAppend(t, ts, "ci", "s-1", "a-1", b)
 	want := mustValidate(t, "s-1", "a-1", b)
@@ -101,7 +120,7 @@ func TestAnAppendedBundleReadsBackExactly(t *testing.T) {
 	if !bytes.Equal(a, w) {
 		t.Fatalf("list gives\n%s\nappend gave\n%s", a, w)
 	}
-	rep, err := ts.Store.Fsck()
+	rep, err := gitOf(ts).Fsck()
 	if err != nil || !rep.OK() || rep.Records != 1 {
 		t.Fatalf("fsck = %+v, %v", rep, err)
 	}
@@ -278,7 +297,7 @@ tree=$(GIT_INDEX_FILE=.git/tmpidx git write-tree)
 if [ -z "$ROOT" ] && p=$(git rev-parse -q --verify "$L^"); then c=$(git commit-tree -m amend -p "$p" "$tree"); else c=$(git commit-tree -m amend "$tree"); fi
 git update-ref "$L" "$c"
 git update-ref -d "$CP"`)
-	dir := ts.Store.Location().WorkTree
+	dir := gitOf(ts).Location().WorkTree
 	cmd.Dir = dir
 	cmd.Env = append(gittest.Env(filepath.Dir(dir)), "L="+string(ref), "CP="+string(gitstore.CheckpointRef(ref)))
 	if root {
@@ -306,7 +325,7 @@ func TestATamperedBundleIsRefusedOnReadAndNamedByFsck(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			ts := newTraces(t)
+			ts := gitTraces(t)
 			b := validBundle(t, "s", "a", 2)
 			sr := mustAppend(t, ts, "ci", "s", "a", b)
 			tamper(t, ts, sr, change(t, b))
@@ -316,7 +335,7 @@ func TestATamperedBundleIsRefusedOnReadAndNamedByFsck(t *testing.T) {
 			if _, err := ts.Append(context.Background(), "ci", "s", "a", b); !refusal.Named(err, refusal.ReceiptMismatch) {
 				t.Fatalf("replay over a tampered record: %v", err)
 			}
-			rep, err := ts.Store.Fsck()
+			rep, err := gitOf(ts).Fsck()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -335,7 +354,7 @@ func TestATamperedBundleIsRefusedOnReadAndNamedByFsck(t *testing.T) {
 
 func TestARecordMovedToAnotherNameIsNamedByFsck(t *testing.T) {
 	t.Parallel()
-	ts := newTraces(t)
+	ts := gitTraces(t)
 	sr := mustAppend(t, ts, "ci", "s", "a", validBundle(t, "s", "a", 1))
 	other := mustAppend(t, ts, "ci", "s", "a", validBundle(t, "s", "a", 2))
 	amendTip(t, ts, sr.Ref, true, `
@@ -344,7 +363,7 @@ GIT_INDEX_FILE=.git/tmpidx git read-tree --prefix=`+sr.Record+`/ "$L:`+other.Rec
 	if _, err := ts.Read("ci", sr.Receipt); !refusal.Named(err, refusal.ReceiptMismatch) {
 		t.Fatalf("read: %v", err)
 	}
-	rep, _ := ts.Store.Fsck()
+	rep, _ := gitOf(ts).Fsck()
 	if rep.OK() || !strings.Contains(fmt.Sprint(rep.Problems), sr.Record) {
 		t.Fatalf("fsck: %+v", rep.Problems)
 	}
@@ -457,14 +476,14 @@ func TestWriteOutFollowsNoSymbolicLink(t *testing.T) {
 
 func TestAFastForwardThatRemovesABundleIsRefusedByListReadAndFsck(t *testing.T) {
 	t.Parallel()
-	ts := newTraces(t)
+	ts := gitTraces(t)
 	gone := mustAppend(t, ts, "ci", "s", "a", validBundle(t, "s", "a", 1))
 	kept := mustAppend(t, ts, "ci", "s", "a", validBundle(t, "s", "a", 2))
 	cmd := exec.Command("sh", "-ec", `
 git read-tree --index-output=.git/tmpidx "$L"
 GIT_INDEX_FILE=.git/tmpidx git rm -q --cached -r "$P"
 git update-ref "$L" $(git commit-tree -m drop -p $(git rev-parse "$L") $(GIT_INDEX_FILE=.git/tmpidx git write-tree))`)
-	dir := ts.Store.Location().WorkTree
+	dir := gitOf(ts).Location().WorkTree
 	cmd.Dir = dir
 	cmd.Env = append(gittest.Env(filepath.Dir(dir)), "L="+string(gone.Ref), "P="+gone.Record)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -477,7 +496,7 @@ git update-ref "$L" $(git commit-tree -m drop -p $(git rev-parse "$L") $(GIT_IND
 	if _, err := fresh.Read("ci", kept.Receipt); !refusal.Named(err, refusal.HistoryRewritten) {
 		t.Fatalf("read: %v", err)
 	}
-	rep, err := fresh.Store.Fsck()
+	rep, err := gitOf(fresh).Fsck()
 	if err != nil || !strings.Contains(fmt.Sprint(rep.Problems), gone.Record) {
 		t.Fatalf("fsck: %+v %v", rep, err)
 	}

@@ -10,6 +10,9 @@
 // unknown: a reading that could not be taken is unknown, never false, and
 // never takes the answer of the reading beside it.
 //
+// Preflight takes a trial.Store: the record roles, the registry, and the
+// repository's location (the common directory's identity is a reading).
+//
 // It may import gitstore (and gitstore/oid, gitstore/gitrepo), refusal,
 // internal/text, golang.org/x/sys/unix and the standard library. It does
 // not import swarm, examine, the sandbox or the CLI: it reads /proc itself,

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
@@ -422,6 +423,16 @@ type probes struct {
 	beforeStoreEnd func()
 }
 
+// Store is what a preflight asks of the store: the nonce it writes and
+// reads back, the witness refs, the registry that declares the nonce, and
+// the repository's location, whose common directory's identity tells one
+// store from a replacement. Only the git store has a location.
+type Store interface {
+	gitstore.RecordWriter
+	Registry() *gitstore.Registry
+	Location() gitrepo.Location
+}
+
 // Preflight reads a trial's preconditions, immediately before the dispatch
 // that opens its window, in this order:
 //
@@ -439,11 +450,11 @@ type probes struct {
 // Register with KindNotDeclared; a cancelled ctx ends the run with its
 // error. Everything else is an answer: a reading that could not be taken
 // is unknown. clock is time.Now when nil.
-func Preflight(ctx context.Context, in Request, st *gitstore.Store, clock func() time.Time) (*Readings, error) {
+func Preflight(ctx context.Context, in Request, st Store, clock func() time.Time) (*Readings, error) {
 	return preflight(ctx, in, st, clock, probes{proc: "/proc"})
 }
 
-func preflight(ctx context.Context, in Request, st *gitstore.Store, clock func() time.Time, pr probes) (*Readings, error) {
+func preflight(ctx context.Context, in Request, st Store, clock func() time.Time, pr probes) (*Readings, error) {
 	p, err := in.plan()
 	if err != nil {
 		return nil, err
@@ -675,7 +686,7 @@ type sighting struct {
 	problem string // why it could not be looked at
 }
 
-func observeWitness(st *gitstore.Store, w WitnessRequest) sighting {
+func observeWitness(st gitstore.RecordReader, w WitnessRequest) sighting {
 	if w.Ref != "" {
 		tip, err := st.Tip(gitstore.RefName(w.Ref))
 		switch {
@@ -748,7 +759,7 @@ type storeMark struct {
 	problem string
 }
 
-func storeStart(ctx context.Context, st *gitstore.Store) (storeMark, error) {
+func storeStart(ctx context.Context, st Store) (storeMark, error) {
 	m := storeMark{dir: st.Location().CommonDir}
 	id, err := fileIdentity(m.dir)
 	if err != nil {
@@ -766,7 +777,7 @@ func storeStart(ctx context.Context, st *gitstore.Store) (storeMark, error) {
 	if err != nil {
 		return m, err
 	}
-	m.commit, err = st.Update(ctx, NonceRef, "trial: preflight nonce", func(tx *gitstore.Tx) error {
+	m.commit, err = st.Change(ctx, NonceRef, "trial: preflight nonce", func(tx gitstore.Edit) error {
 		return tx.Put(noncePath, rec)
 	})
 	if ctx.Err() != nil {
@@ -780,7 +791,7 @@ func storeStart(ctx context.Context, st *gitstore.Store) (storeMark, error) {
 
 // storeEnd reads the nonce back, then the common directory's identity
 // again, last, so that a replacement up to the end of the reading is seen.
-func storeEnd(st *gitstore.Store, m storeMark) Reading {
+func storeEnd(st gitstore.RecordReader, m storeMark) Reading {
 	r := Reading{Name: ReadingStore, Answer: AnswerUnknown}
 	dir := text.TerminalLine(m.dir)
 	if m.problem != "" {
@@ -817,8 +828,8 @@ func storeEnd(st *gitstore.Store, m storeMark) Reading {
 	return r
 }
 
-func readNonce(st *gitstore.Store, tip oid.ID) (string, error) {
-	tx, err := st.ViewAt(NonceRef, tip)
+func readNonce(st gitstore.RecordReader, tip oid.ID) (string, error) {
+	tx, err := st.RecordsAt(NonceRef, tip)
 	if err != nil {
 		return "", err
 	}

@@ -42,7 +42,7 @@ func (a *Admission) Names() []string {
 // declaration that does not parse, or two that name different commands,
 // are refused; no declaration at all is not refused here (the candidate's
 // prose can still be read) but recorded in None for the probe.
-func Commands(st *gitstore.Store, p *examine.Projection) (*Admission, error) {
+func Commands(st gitstore.CommitReader, p *examine.Projection) (*Admission, error) {
 	a := &Admission{}
 	if !p.Commands.IsZero() {
 		b, err := st.ReadBlob(p.Commands)

@@ -14,6 +14,10 @@
 // (WorkspaceContaminated). After a close, Sweep removes the feature's
 // workspaces this checkout made.
 //
+// It takes examine's roles (examine.Store; Store adds the repository's
+// location, whose work tree is the checkout) and a Wall (sandbox.Runner
+// and its search path) for probes.
+//
 // docs/workspace.md states the rules, each refusal and its remedy, and the
 // accepted limits.
 package workspace

@@ -13,18 +13,17 @@ import (
 	"syscall"
 
 	"github.com/nwdes/nwdes/examine"
-	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/sandbox"
 )
 
 // Prober runs the commands a candidate declares, inside the wall.
 type Prober struct {
-	Store *gitstore.Store
+	Store examine.Store
 	// Wall runs the command. Its Path and Lang are the invoking process's
 	// PATH and LANG (C.UTF-8 when unset): the only variables the command
 	// gets besides HOME and TMPDIR, which are the workspace's scratch.
-	Wall *sandbox.Wall
+	Wall Wall
 	// Stdout and Stderr receive the command's streams, with every
 	// occurrence of the candidate checkout's path replaced by <candidate>.
 	Stdout, Stderr io.Writer
@@ -400,10 +399,7 @@ func (p *Prober) interpreter(w *examine.Workspace) (string, error) {
 		}
 		return p.Python, nil
 	}
-	path := p.Wall.Path
-	if path == "" {
-		path = sandbox.DefaultPath
-	}
+	path := p.Wall.SearchPath()
 	for _, dir := range filepath.SplitList(path) {
 		if !filepath.IsAbs(dir) || inside(dir) {
 			continue

@@ -6,13 +6,13 @@ import (
 	"time"
 
 	"github.com/nwdes/nwdes/examine"
-	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/refusal"
 )
 
 // Prompter makes workspaces and their bundles.
 type Prompter struct {
-	Store *gitstore.Store
+	Store Store
 	// TempDir is where workspaces are made (os.TempDir() when empty); it
 	// must lie outside every checkout.
 	TempDir string
@@ -22,7 +22,7 @@ type Prompter struct {
 // Checkout is the resolved top level of the store's work tree: the
 // candidate checkout the verbs run from, and where declared commands'
 // built files are found. A bare repository has none (MissingFact).
-func Checkout(st *gitstore.Store) (string, error) {
+func Checkout(st interface{ Location() gitrepo.Location }) (string, error) {
 	wt := st.Location().WorkTree
 	if wt == "" {
 		return "", refusal.New(refusal.MissingFact, "run from the candidate checkout's top level",

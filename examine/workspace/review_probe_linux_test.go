@@ -8,6 +8,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine/workspace"
 	"github.com/nwdes/nwdes/refusal"
+	"github.com/nwdes/nwdes/sandbox"
 )
 
 // pyCandidate declares a python console script "show" that prints the file
@@ -107,7 +108,8 @@ func TestReviewThePythonInterpreterIsNotTakenFromScratch(t *testing.T) {
 	p.Python = ""
 	scratch := filepath.Join(b.Workspace, "scratch")
 	writeExec(t, filepath.Join(scratch, "python3"), "#!/bin/sh\necho UNDECLARED\n", 0o755)
-	p.Wall.Path = scratch + ":" + p.Wall.Path
+	w := p.Wall.(*sandbox.Wall)
+	w.Path = scratch + ":" + w.Path
 	got := probe(t, p, b.Workspace, "show", "x")
 	if strings.Contains(got.stdout, "UNDECLARED") {
 		t.Fatalf("an undeclared program ran as the console script: %q", got.stdout)

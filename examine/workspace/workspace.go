@@ -32,7 +32,7 @@ const namePrefix = "nwdes-examine-"
 // resolved), materialises p under public/, read-only, and records it for
 // checkout. It refuses a tempDir inside a checkout (TempDirUnusable) and
 // leaves nothing behind when it fails.
-func Make(ctx context.Context, st *gitstore.Store, p *examine.Projection, feature, checkout, tempDir string, now time.Time) (*examine.Workspace, error) {
+func Make(ctx context.Context, st examine.Store, p *examine.Projection, feature, checkout, tempDir string, now time.Time) (*examine.Workspace, error) {
 	base, err := workspaceBase(tempDir, checkout)
 	if err != nil {
 		return nil, err
@@ -86,7 +86,7 @@ func workspaceBase(tempDir, checkout string) (string, error) {
 
 // materialise writes files under root from their blobs, then makes every
 // file and directory of it read-only (directories last, deepest first).
-func materialise(st *gitstore.Store, root string, files []examine.PublicFile) error {
+func materialise(st gitstore.CommitReader, root string, files []examine.PublicFile) error {
 	if err := os.Mkdir(root, 0o755); err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func within(path, dir string) bool {
 // Make recorded it) and checks it (Check). It returns the recorded
 // workspace and its projection, read from the store and checked against
 // the candidate.
-func Open(st *gitstore.Store, dir string) (*examine.Workspace, *examine.Projection, error) {
+func Open(st examine.Store, dir string) (*examine.Workspace, *examine.Projection, error) {
 	if !filepath.IsAbs(dir) {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
@@ -184,7 +184,7 @@ func Open(st *gitstore.Store, dir string) (*examine.Workspace, *examine.Projecti
 	return w, p, nil
 }
 
-func projectionOf(st *gitstore.Store, w *examine.Workspace) (*examine.Projection, error) {
+func projectionOf(st examine.Store, w *examine.Workspace) (*examine.Projection, error) {
 	cand, err := oid.Parse(w.Candidate)
 	if err != nil {
 		return nil, err
@@ -329,7 +329,7 @@ type Swept struct {
 // checkouts are left alone. The records of removed workspaces, and of
 // those already gone, are marked removed (and kept: the examination of
 // the feature names the projection its examiner saw).
-func Sweep(ctx context.Context, st *gitstore.Store, feature, checkout string, now time.Time) (*Swept, error) {
+func Sweep(ctx context.Context, st examine.Store, feature, checkout string, now time.Time) (*Swept, error) {
 	ws, err := examine.Workspaces(st)
 	if err != nil {
 		return nil, err

@@ -17,19 +17,39 @@ import (
 	"github.com/nwdes/nwdes/refusal"
 )
 
-// Store is every role the suite checks.
-type Store interface {
+// Records is the record and note half of the roles: what any store plays,
+// the in-memory one included.
+type Records interface {
 	gitstore.RecordWriter
 	gitstore.NoteKeeper
+}
+
+// Store is every role the suite checks: Records, and replication, which
+// only a git store plays.
+type Store interface {
+	Records
 	gitstore.Replicator
 }
 
-// Harness opens the implementation under test.
+// Harness opens the git implementation under test.
 type Harness struct {
 	// Open returns a store on the repository at dir declared with reg. The
 	// suite may open one directory more than once, as separate processes
 	// would.
 	Open func(t *testing.T, dir string, reg *gitstore.Registry) Store
+}
+
+// RecordHarness opens an implementation of the record and note half.
+type RecordHarness struct {
+	// Open returns a store at dir declared with reg; opening one dir
+	// twice gives two handles on one state, as two processes on one
+	// repository have.
+	Open func(t *testing.T, dir string, reg *gitstore.Registry) Records
+	// Git says the store keeps a git repository at dir: the suite then
+	// makes dir a real repository and reads what was written with git as
+	// well (git fsck --strict, git notes show). Otherwise dir is an empty
+	// temporary directory, no more than the state's name.
+	Git bool
 }
 
 // The refs and kind Registry declares.
@@ -44,6 +64,9 @@ const (
 	LeaseRef = gitstore.RefName("refs/nwdes/conformance-leases/task-1")
 	// LocalRef never leaves its clone and keeps no history.
 	LocalRef = gitstore.RefName("refs/nwdes-local/conformance-heartbeat")
+	// ArchiveRef holds only published/ and drafts/, and what is published
+	// is never changed or removed.
+	ArchiveRef = gitstore.RefName("refs/nwdes/conformance-archive")
 )
 
 // Body is the body of the suite's records.
@@ -64,6 +87,7 @@ func Registry(t testing.TB) *gitstore.Registry {
 			{Ref: LedgerRef, Policy: gitstore.PolicyFastForward},
 			{Ref: "refs/nwdes/conformance-leases/", Policy: gitstore.PolicySwap}, // latest-only by default
 			{Ref: LocalRef, Policy: gitstore.PolicyLocal, History: gitstore.HistoryLatest},
+			{Ref: ArchiveRef, Policy: gitstore.PolicyMerge, Layout: []string{"published", "drafts"}, Immutable: []string{"published"}},
 		} {
 			if err := r.DeclareRef(spec); err != nil {
 				return err
@@ -77,29 +101,53 @@ func Registry(t testing.TB) *gitstore.Registry {
 	return reg
 }
 
-// Run runs every check of the suite against h, each as a subtest.
+type check struct {
+	name string
+	fn   func(*testing.T, *suite)
+}
+
+// recordChecks are the record and note half: every store passes them.
+var recordChecks = []check{
+	{"RecordsRoundTripByteForByte", recordsRoundTrip},
+	{"AnAbsentRecordIsNotFound", absentIsNotFound},
+	{"AnUpdateThatStagesNothingOrFailsWritesNothing", nothingWritten},
+	{"NoRetryRefusesAConflictAndRetryRerunsFn", compareAndSwap},
+	{"ConcurrentWritersLoseNoUpdate", concurrentWriters},
+	{"UndeclaredRefsAndKindsAreRefused", undeclared},
+	{"LatestOnlyRefsKeepNoChain", latestOnly},
+	{"NotesAreWhatGitReads", notes},
+	{"LayoutAndImmutableDirectoriesAreKept", layoutAndImmutable},
+	{"OldStatesStayReadableAndLogIsNewestFirst", history},
+}
+
+// replicationChecks are the half only a git store passes: sync between
+// clones through a real bare remote.
+var replicationChecks = []check{
+	{"MergeRefsUnionBothClones", mergePolicy},
+	{"FastForwardRefsRefuseADivergedChain", fastForward},
+	{"LocalRefsNeverLeaveTheClone", localPolicy},
+	{"SwapRefsMoveByOneCompareAndSwapOnTheRemote", swapPolicy},
+	{"OfClonesRacingForOneLeaseExactlyOneWins", swapRace},
+}
+
+// Run runs every check of the suite against the git store h, each as a
+// subtest: the record and note half (RunRecords) and replication.
 func Run(t *testing.T, h Harness) {
-	checks := []struct {
-		name string
-		fn   func(*testing.T, *suite)
-	}{
-		{"RecordsRoundTripByteForByte", recordsRoundTrip},
-		{"AnAbsentRecordIsNotFound", absentIsNotFound},
-		{"AnUpdateThatStagesNothingOrFailsWritesNothing", nothingWritten},
-		{"NoRetryRefusesAConflictAndRetryRerunsFn", compareAndSwap},
-		{"ConcurrentWritersLoseNoUpdate", concurrentWriters},
-		{"UndeclaredRefsAndKindsAreRefused", undeclared},
-		{"LatestOnlyRefsKeepNoChain", latestOnly},
-		{"NotesAreWhatGitReads", notes},
-		{"MergeRefsUnionBothClones", mergePolicy},
-		{"FastForwardRefsRefuseADivergedChain", fastForward},
-		{"LocalRefsNeverLeaveTheClone", localPolicy},
-		{"SwapRefsMoveByOneCompareAndSwapOnTheRemote", swapPolicy},
-		{"OfClonesRacingForOneLeaseExactlyOneWins", swapRace},
-	}
+	rh := RecordHarness{Git: true, Open: func(t *testing.T, dir string, reg *gitstore.Registry) Records {
+		return h.Open(t, dir, reg)
+	}}
+	run(t, &suite{h: h, rh: rh}, append(append([]check{}, recordChecks...), replicationChecks...))
+}
+
+// RunRecords runs the record and note half of the suite against h.
+func RunRecords(t *testing.T, h RecordHarness) {
+	run(t, &suite{rh: h}, recordChecks)
+}
+
+func run(t *testing.T, proto *suite, checks []check) {
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
-			s := &suite{t: t, h: h}
+			s := &suite{t: t, h: proto.h, rh: proto.rh}
 			c.fn(t, s)
 			for _, dir := range s.repos {
 				gittest.Git(t, dir, "fsck", "--strict", "--no-dangling")
@@ -113,15 +161,38 @@ func Run(t *testing.T, h Harness) {
 type suite struct {
 	t      *testing.T
 	h      Harness
+	rh     RecordHarness
 	repos  []string
 	remote string
 }
 
-func (s *suite) repo() (string, Store) {
+// repo makes one state: a git repository when the store is git's, else a
+// temporary directory that names it.
+func (s *suite) repo() (string, Records) {
 	s.t.Helper()
+	if !s.rh.Git {
+		dir := s.t.TempDir()
+		return dir, s.rh.Open(s.t, dir, Registry(s.t))
+	}
 	dir := gittest.Init(s.t, false)
 	s.repos = append(s.repos, dir)
-	return dir, s.h.Open(s.t, dir, Registry(s.t))
+	return dir, s.rh.Open(s.t, dir, Registry(s.t))
+}
+
+// commits counts the commits of ref's history, by Log and, in a git
+// store, by git rev-list too.
+func (s *suite) commits(dir string, st Records, ref gitstore.RefName) int {
+	s.t.Helper()
+	n := 0
+	if err := st.Log(ref, func(gitstore.Entry) bool { n++; return true }); err != nil {
+		s.t.Fatal(err)
+	}
+	if s.rh.Git {
+		if got := gittest.Git(s.t, dir, "rev-list", "--count", string(ref)); got != fmt.Sprint(n) {
+			s.t.Fatalf("git rev-list counts %s commits of %s, Log %d", got, ref, n)
+		}
+	}
+	return n
 }
 
 // clone clones the suite's bare remote (made on first use).
@@ -158,19 +229,19 @@ func record(t testing.TB, title string, n int, payloads map[string][]byte) *gits
 	return r
 }
 
-func put(t testing.TB, st Store, ref gitstore.RefName, path, title string) oid.ID {
+func put(t testing.TB, st Records, ref gitstore.RefName, path, title string) oid.ID {
 	t.Helper()
 	rec := record(t, title, 0, nil)
-	h, err := st.Update(context.Background(), ref, "put "+path, func(tx *gitstore.Tx) error { return tx.Put(path, rec) })
+	h, err := st.Change(context.Background(), ref, "put "+path, func(tx gitstore.Edit) error { return tx.Put(path, rec) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	return h
 }
 
-func get(t testing.TB, st Store, ref gitstore.RefName, path string) (Body, bool) {
+func get(t testing.TB, st Records, ref gitstore.RefName, path string) (Body, bool) {
 	t.Helper()
-	tx, err := st.View(ref)
+	tx, err := st.Records(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,10 +279,10 @@ func recordsRoundTrip(t *testing.T, s *suite) {
 	_, st := s.repo()
 	payload := []byte("line\x00\xff\xfe not UTF-8\r\n")
 	rec := record(t, "round trip — ünïcode", 7, map[string][]byte{"raw": payload, "empty": {}})
-	if _, err := st.Update(context.Background(), MergeRef, "put", func(tx *gitstore.Tx) error { return tx.Put("a/b/c", rec) }); err != nil {
+	if _, err := st.Change(context.Background(), MergeRef, "put", func(tx gitstore.Edit) error { return tx.Put("a/b/c", rec) }); err != nil {
 		t.Fatal(err)
 	}
-	tx, err := st.View(MergeRef)
+	tx, err := st.Records(MergeRef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +301,7 @@ func absentIsNotFound(t *testing.T, s *suite) {
 	if tip, err := st.Tip(MergeRef); err != nil || !tip.IsZero() {
 		t.Fatalf("tip of an absent ref: %v %v", tip, err)
 	}
-	tx, err := st.View(MergeRef)
+	tx, err := st.Records(MergeRef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +309,7 @@ func absentIsNotFound(t *testing.T, s *suite) {
 		t.Fatalf("get in an absent ref: %v", err)
 	}
 	put(t, st, MergeRef, "here", "x")
-	tx, _ = st.View(MergeRef)
+	tx, _ = st.Records(MergeRef)
 	if _, err := tx.Get("elsewhere"); !errors.Is(err, gitstore.ErrNotFound) || errors.Is(err, gitstore.ErrObjectMissing) {
 		t.Fatalf("get of an absent path: %v", err)
 	}
@@ -248,12 +319,12 @@ func nothingWritten(t *testing.T, s *suite) {
 	dir, st := s.repo()
 	ctx := context.Background()
 	tip := put(t, st, MergeRef, "r", "x")
-	h, err := st.Update(ctx, MergeRef, "nothing", func(*gitstore.Tx) error { return nil })
+	h, err := st.Change(ctx, MergeRef, "nothing", func(gitstore.Edit) error { return nil })
 	if err != nil || h != tip {
 		t.Fatalf("an update staging nothing: %v %v", h, err)
 	}
 	boom := errors.New("boom")
-	if _, err := st.Update(ctx, MergeRef, "fails", func(tx *gitstore.Tx) error {
+	if _, err := st.Change(ctx, MergeRef, "fails", func(tx gitstore.Edit) error {
 		tx.Put("other", record(t, "y", 0, nil))
 		return boom
 	}); !errors.Is(err, boom) {
@@ -262,20 +333,20 @@ func nothingWritten(t *testing.T, s *suite) {
 	if now, _ := st.Tip(MergeRef); now != tip {
 		t.Fatal("the ref moved")
 	}
-	if got := gittest.Git(t, dir, "rev-list", "--count", string(MergeRef)); got != "1" {
-		t.Fatalf("history has %s commits", got)
+	if got := s.commits(dir, st, MergeRef); got != 1 {
+		t.Fatalf("history has %d commits", got)
 	}
 }
 
 func compareAndSwap(t *testing.T, s *suite) {
 	dir, st := s.repo()
-	other := s.h.Open(t, dir, Registry(t))
+	other := s.rh.Open(t, dir, Registry(t))
 	ctx := context.Background()
 	put(t, st, MergeRef, "r", "base")
 	interfere := func(title string) { put(t, other, MergeRef, "other/"+title, title) }
 
 	runs := 0
-	_, err := st.Update(ctx, MergeRef, "no retry", func(tx *gitstore.Tx) error {
+	_, err := st.Change(ctx, MergeRef, "no retry", func(tx gitstore.Edit) error {
 		runs++
 		interfere("first")
 		return tx.Put("mine", record(t, "mine", 0, nil))
@@ -287,7 +358,7 @@ func compareAndSwap(t *testing.T, s *suite) {
 		t.Fatal("a refused update was written")
 	}
 	runs = 0
-	if _, err := st.Update(ctx, MergeRef, "retry", func(tx *gitstore.Tx) error {
+	if _, err := st.Change(ctx, MergeRef, "retry", func(tx gitstore.Edit) error {
 		runs++
 		if runs == 1 {
 			interfere("second")
@@ -306,9 +377,9 @@ func compareAndSwap(t *testing.T, s *suite) {
 func concurrentWriters(t *testing.T, s *suite) {
 	dir, st := s.repo()
 	const writers, each = 6, 15
-	stores := []Store{st}
+	stores := []Records{st}
 	for i := 1; i < writers; i++ {
-		stores = append(stores, s.h.Open(t, dir, Registry(t)))
+		stores = append(stores, s.rh.Open(t, dir, Registry(t)))
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, writers)
@@ -317,7 +388,7 @@ func concurrentWriters(t *testing.T, s *suite) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each && errs[w] == nil; i++ {
-				_, errs[w] = stores[w].Update(context.Background(), MergeRef, "inc", func(tx *gitstore.Tx) error {
+				_, errs[w] = stores[w].Change(context.Background(), MergeRef, "inc", func(tx gitstore.Edit) error {
 					n := 0
 					if rec, err := tx.Get("counter"); err == nil {
 						var b Body
@@ -342,8 +413,8 @@ func concurrentWriters(t *testing.T, s *suite) {
 	if b, _ := get(t, st, MergeRef, "counter"); b.N != writers*each {
 		t.Fatalf("counter = %d after %d increments", b.N, writers*each)
 	}
-	if got := gittest.Git(t, dir, "rev-list", "--count", string(MergeRef)); got != fmt.Sprint(writers*each) {
-		t.Fatalf("history has %s commits, want %d", got, writers*each)
+	if got := s.commits(dir, st, MergeRef); got != writers*each {
+		t.Fatalf("history has %d commits, want %d", got, writers*each)
 	}
 }
 
@@ -351,31 +422,35 @@ func undeclared(t *testing.T, s *suite) {
 	dir, st := s.repo()
 	ctx := context.Background()
 	rec := record(t, "x", 0, nil)
-	if _, err := st.Update(ctx, "refs/nwdes/undeclared", "x", func(tx *gitstore.Tx) error { return tx.Put("r", rec) }); named(err) != refusal.RefNotDeclared {
+	if _, err := st.Change(ctx, "refs/nwdes/undeclared", "x", func(tx gitstore.Edit) error { return tx.Put("r", rec) }); named(err) != refusal.RefNotDeclared {
 		t.Fatalf("update of an undeclared ref: %v", err)
 	}
 	other, _ := gitstore.NewRecord("conformance.other", 1, Body{})
 	newer, _ := gitstore.NewRecord(Kind, 2, Body{})
 	for _, r := range []*gitstore.Record{other, newer} {
-		if _, err := st.Update(ctx, MergeRef, "x", func(tx *gitstore.Tx) error { return tx.Put("r", r) }); named(err) != refusal.KindNotDeclared {
+		if _, err := st.Change(ctx, MergeRef, "x", func(tx gitstore.Edit) error { return tx.Put("r", r) }); named(err) != refusal.KindNotDeclared {
 			t.Fatalf("put of %s v%d: %v", r.Kind, r.V, err)
 		}
 	}
-	if out := gittest.Git(t, dir, "for-each-ref", "refs/nwdes/", "refs/nwdes-local/"); out != "" {
-		t.Fatalf("refs written: %s", out)
+	for _, ref := range []gitstore.RefName{"refs/nwdes/undeclared", MergeRef} {
+		if tip, err := st.Tip(ref); err != nil || !tip.IsZero() {
+			t.Fatalf("%s written: %v %v", ref, tip, err)
+		}
+	}
+	if s.rh.Git {
+		if out := gittest.Git(t, dir, "for-each-ref", "refs/nwdes/", "refs/nwdes-local/"); out != "" {
+			t.Fatalf("refs written: %s", out)
+		}
 	}
 }
 
 func latestOnly(t *testing.T, s *suite) {
-	_, st := s.repo()
+	dir, st := s.repo()
 	const n = 300
 	for i := 0; i < n; i++ {
 		put(t, st, LocalRef, "beat", fmt.Sprint(i))
 	}
-	commits := 0
-	if err := st.Log(LocalRef, func(gitstore.Entry) bool { commits++; return true }); err != nil {
-		t.Fatal(err)
-	}
+	commits := s.commits(dir, st, LocalRef)
 	if b, _ := get(t, st, LocalRef, "beat"); commits != 1 || b.Title != fmt.Sprint(n-1) {
 		t.Fatalf("after %d heartbeats: %d commits of history, last %q", n, commits, b.Title)
 	}
@@ -383,7 +458,11 @@ func latestOnly(t *testing.T, s *suite) {
 
 func notes(t *testing.T, s *suite) {
 	dir, st := s.repo()
-	head := oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	// Any id names a commit to a store that keeps no objects.
+	head := oid.MustParse("0123456789abcdef0123456789abcdef01234567")
+	if s.rh.Git {
+		head = oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
+	}
 	if _, err := st.Note(head); !errors.Is(err, gitstore.ErrNotFound) {
 		t.Fatalf("note before any: %v", err)
 	}
@@ -394,11 +473,88 @@ func notes(t *testing.T, s *suite) {
 			t.Fatal(err)
 		}
 	}
-	if got := gittest.Git(t, dir, "notes", "--ref", "nwdes", "show", "HEAD"); got != "first\nsecond" {
-		t.Fatalf("git notes show: %q", got)
+	if s.rh.Git {
+		if got := gittest.Git(t, dir, "notes", "--ref", "nwdes", "show", "HEAD"); got != "first\nsecond" {
+			t.Fatalf("git notes show: %q", got)
+		}
 	}
 	if b, err := st.Note(head); err != nil || string(b) != "first\nsecond\n" {
 		t.Fatalf("Note: %q %v", b, err)
+	}
+}
+
+func layoutAndImmutable(t *testing.T, s *suite) {
+	_, st := s.repo()
+	ctx := context.Background()
+	put(t, st, ArchiveRef, "published/a", "a")
+	tip := put(t, st, ArchiveRef, "drafts/x", "x")
+	refused := map[string]struct {
+		name string
+		fn   func(gitstore.Edit) error
+	}{
+		"removing a published record":  {refusal.RecordImmutable, func(tx gitstore.Edit) error { return tx.Remove("published/a") }},
+		"rewriting a published record": {refusal.RecordImmutable, func(tx gitstore.Edit) error { return tx.Put("published/a", record(t, "b", 0, nil)) }},
+		"a file at the top level":      {refusal.PathInvalid, func(tx gitstore.Edit) error { return tx.WriteBlob("loose", []byte("x")) }},
+		"an undeclared directory":      {refusal.PathInvalid, func(tx gitstore.Edit) error { return tx.Put("other/x", record(t, "x", 0, nil)) }},
+		"a path with ..":               {refusal.PathInvalid, func(tx gitstore.Edit) error { return tx.WriteBlob("drafts/../x", []byte("x")) }},
+		"a record.json by WriteBlob":   {refusal.KindNotDeclared, func(tx gitstore.Edit) error { return tx.WriteBlob("drafts/y/record.json", []byte("{}")) }},
+	}
+	for what, c := range refused {
+		if _, err := st.Change(ctx, ArchiveRef, what, c.fn); named(err) != c.name {
+			t.Fatalf("%s: %v, want %s", what, err, c.name)
+		}
+		if now, _ := st.Tip(ArchiveRef); now != tip {
+			t.Fatalf("%s moved the ref", what)
+		}
+	}
+	if _, err := st.Change(ctx, ArchiveRef, "drop the draft", func(tx gitstore.Edit) error { return tx.Remove("drafts/x") }); err != nil {
+		t.Fatalf("removing a draft: %v", err)
+	}
+	put(t, st, ArchiveRef, "published/b", "b")
+	if _, err := st.Change(ctx, LeaseRef, "local", func(tx gitstore.Edit) error { return tx.Put("lease", record(t, "x", 0, nil)) }); named(err) != refusal.PolicyRefused {
+		t.Fatalf("a local change of a swap ref: %v", err)
+	}
+	if _, err := st.UpdateNoteIn(ctx, "refs/notes/undeclared", oid.MustParse("0123456789abcdef0123456789abcdef01234567"), "x",
+		func([]byte, bool) ([]byte, error) { return []byte("x"), nil }); named(err) != refusal.RefNotDeclared {
+		t.Fatalf("a note in an undeclared notes ref: %v", err)
+	}
+}
+
+func history(t *testing.T, s *suite) {
+	_, st := s.repo()
+	first := put(t, st, MergeRef, "r", "one")
+	second := put(t, st, MergeRef, "r", "two")
+	put(t, st, MergeRef, "s", "three")
+	old, err := st.RecordsAt(MergeRef, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := old.Get("r")
+	var b Body
+	if err != nil || rec.Decode(&b) != nil || b.Title != "one" || old.Base() != first || old.Ref() != MergeRef {
+		t.Fatalf("the first state: %+v %v", b, err)
+	}
+	if _, err := old.Get("s"); !errors.Is(err, gitstore.ErrNotFound) {
+		t.Fatalf("a record written later, read in the first state: %v", err)
+	}
+	if names, err := old.List(""); err != nil || len(names) != 1 || names[0] != "r" {
+		t.Fatalf("the first state lists %q %v", names, err)
+	}
+	var log []gitstore.Entry
+	if err := st.Log(MergeRef, func(e gitstore.Entry) bool { log = append(log, e); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 3 || log[1].Commit != second || log[2].Commit != first || len(log[2].Parents) != 0 ||
+		len(log[1].Parents) != 1 || log[1].Parents[0] != first || log[0].Message != "put s\n" {
+		t.Fatalf("log: %+v", log)
+	}
+	if _, err := st.Change(context.Background(), MergeRef, "same", func(tx gitstore.Edit) error {
+		return tx.Put("r", record(t, "two", 0, nil))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := 0; st.Log(MergeRef, func(gitstore.Entry) bool { n++; return true }) != nil || n != 3 {
+		t.Fatal("rewriting a record as it was made a commit")
 	}
 }
 
@@ -544,7 +700,7 @@ func swapPolicy(t *testing.T, s *suite) {
 	// A swap ref never moves by a local update, and a bulk push never
 	// sends one, even one moved behind nwdes's back (git update-ref); a
 	// fetch mirrors the remote's value back.
-	if _, err := a.Update(ctx, LeaseRef, "local", func(tx *gitstore.Tx) error { return tx.Put("lease", record(t, "forged", 0, nil)) }); named(err) != refusal.PolicyRefused {
+	if _, err := a.Change(ctx, LeaseRef, "local", func(tx gitstore.Edit) error { return tx.Put("lease", record(t, "forged", 0, nil)) }); named(err) != refusal.PolicyRefused {
 		t.Fatalf("a local update of a swap ref: %v", err)
 	}
 	gittest.Git(t, dirA, "update-ref", string(LeaseRef), first.String())

@@ -8,7 +8,6 @@
 // larger object id. Every rule is symmetric, so two clones merging the
 // same pair build the same tree.
 //
-// Layering: imports go-git's plumbing (for object ids and types) and the
-// standard library only; gitstore supplies the objects and the record
-// rules (its sync.go).
+// Layering: imports gitstore/oid (object ids) and the standard library
+// only; gitstore/remote supplies the objects and the record rules.
 package treemerge

@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 // Git tree modes the merge tells apart.
@@ -17,7 +17,7 @@ const (
 // Entry is one tree entry: its mode and object (the name is its key).
 type Entry struct {
 	Mode uint32
-	Hash plumbing.Hash
+	Hash oid.ID
 }
 
 // IsTree reports whether the entry is a directory.
@@ -26,10 +26,10 @@ func (e Entry) IsTree() bool { return e.Mode == ModeTree }
 // Objects is where the merge reads and writes: trees as name → entry (an
 // absent tree, the zero id, is empty), blobs as bytes.
 type Objects interface {
-	Tree(h plumbing.Hash) (map[string]Entry, error)
-	WriteTree(entries map[string]Entry) (plumbing.Hash, error)
-	Blob(h plumbing.Hash) ([]byte, error)
-	WriteBlob(data []byte) (plumbing.Hash, error)
+	Tree(h oid.ID) (map[string]Entry, error)
+	WriteTree(entries map[string]Entry) (oid.ID, error)
+	Blob(h oid.ID) ([]byte, error)
+	WriteBlob(data []byte) (oid.ID, error)
 }
 
 // Rules are what the caller decides.
@@ -44,13 +44,13 @@ type Rules struct {
 	Unit func(entries map[string]Entry) bool
 	// Decide picks the unit directory at path that both sides changed; it
 	// returns ours or theirs.
-	Decide func(path string, ours, theirs plumbing.Hash, o, t map[string]Entry) (plumbing.Hash, error)
+	Decide func(path string, ours, theirs oid.ID, o, t map[string]Entry) (oid.ID, error)
 }
 
 // Merge merges the trees ours and theirs over base (zero ids are absent
 // trees) and returns the merged tree (zero when it is empty) and the paths
 // where both sides had changed something and a rule chose or joined.
-func Merge(objs Objects, base, ours, theirs plumbing.Hash, rules Rules) (plumbing.Hash, []string, error) {
+func Merge(objs Objects, base, ours, theirs oid.ID, rules Rules) (oid.ID, []string, error) {
 	m := &merger{objs: objs, rules: rules}
 	h, err := m.tree("", base, ours, theirs)
 	return h, m.resolved, err
@@ -62,7 +62,7 @@ type merger struct {
 	resolved []string
 }
 
-func (m *merger) entries(h plumbing.Hash) (map[string]Entry, error) {
+func (m *merger) entries(h oid.ID) (map[string]Entry, error) {
 	if h.IsZero() {
 		return map[string]Entry{}, nil
 	}
@@ -70,7 +70,7 @@ func (m *merger) entries(h plumbing.Hash) (map[string]Entry, error) {
 }
 
 // tree merges three versions of the directory at path.
-func (m *merger) tree(path string, base, ours, theirs plumbing.Hash) (plumbing.Hash, error) {
+func (m *merger) tree(path string, base, ours, theirs oid.ID) (oid.ID, error) {
 	switch {
 	case ours == theirs:
 		return ours, nil
@@ -81,11 +81,11 @@ func (m *merger) tree(path string, base, ours, theirs plumbing.Hash) (plumbing.H
 	}
 	o, err := m.entries(ours)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	t, err := m.entries(theirs)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	unit := func(es map[string]Entry) bool { return m.rules.Unit != nil && m.rules.Unit(es) }
 	if path != "" && (unit(o) || unit(t)) {
@@ -101,7 +101,7 @@ func (m *merger) tree(path string, base, ours, theirs plumbing.Hash) (plumbing.H
 	}
 	b, err := m.entries(base)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	names := map[string]bool{}
 	for _, set := range []map[string]Entry{b, o, t} {
@@ -113,14 +113,14 @@ func (m *merger) tree(path string, base, ours, theirs plumbing.Hash) (plumbing.H
 	for _, n := range slices.Sorted(maps.Keys(names)) {
 		e, keep, err := m.entry(join(path, n), b[n], o[n], t[n])
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return oid.Zero, err
 		}
 		if keep {
 			out[n] = e
 		}
 	}
 	if len(out) == 0 {
-		return plumbing.ZeroHash, nil
+		return oid.Zero, nil
 	}
 	return m.objs.WriteTree(out)
 }
@@ -146,7 +146,7 @@ func (m *merger) entry(path string, b, o, t Entry) (Entry, bool, error) {
 	case (o.IsTree() || !present(o)) && (t.IsTree() || !present(t)):
 		// Two directories, or one against its deletion: merge inside, so a
 		// deletion of what the other side left alone still applies.
-		var bh, oh, th plumbing.Hash
+		var bh, oh, th oid.ID
 		if b.IsTree() {
 			bh = b.Hash
 		}
@@ -183,7 +183,7 @@ func (m *merger) entry(path string, b, o, t Entry) (Entry, bool, error) {
 		// A blob against a tree, or two blobs outside any unit: keep the
 		// larger id, which both sides compute alike.
 		m.resolved = append(m.resolved, path)
-		if bytes.Compare(o.Hash[:], t.Hash[:]) >= 0 {
+		if oid.Compare(o.Hash, t.Hash) >= 0 {
 			return o, true, nil
 		}
 		return t, true, nil
@@ -191,25 +191,25 @@ func (m *merger) entry(path string, b, o, t Entry) (Entry, bool, error) {
 }
 
 // noteMerge joins two versions of a note by the caller's rule.
-func (m *merger) noteMerge(b Entry, o, t plumbing.Hash) (plumbing.Hash, error) {
+func (m *merger) noteMerge(b Entry, o, t oid.ID) (oid.ID, error) {
 	var base []byte
 	if b.Mode != 0 && !b.IsTree() {
 		var err error
 		if base, err = m.objs.Blob(b.Hash); err != nil {
-			return plumbing.ZeroHash, err
+			return oid.Zero, err
 		}
 	}
 	x, err := m.objs.Blob(o)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	y, err := m.objs.Blob(t)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	out, err := m.rules.NoteMerge(base, x, y)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	return m.objs.WriteBlob(out)
 }
@@ -218,14 +218,14 @@ func (m *merger) noteMerge(b Entry, o, t plumbing.Hash) (plumbing.Hash, error) {
 // already contains the other it is kept as is (so repeated merges
 // converge); otherwise both texts are joined, in byte order, separated by a
 // blank line.
-func (m *merger) concat(a, b plumbing.Hash) (plumbing.Hash, error) {
+func (m *merger) concat(a, b oid.ID) (oid.ID, error) {
 	x, err := m.objs.Blob(a)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	y, err := m.objs.Blob(b)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	switch {
 	case bytes.Contains(x, y):

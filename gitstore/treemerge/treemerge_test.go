@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/git"
+	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore/treemerge"
 )
@@ -17,15 +18,15 @@ import (
 // memObjects keeps trees and blobs by their git ids (git's own tree
 // encoding), so that equal trees have equal ids as in a repository.
 type memObjects struct {
-	trees map[plumbing.Hash]map[string]treemerge.Entry
-	blobs map[plumbing.Hash][]byte
+	trees map[oid.ID]map[string]treemerge.Entry
+	blobs map[oid.ID][]byte
 }
 
 func newMem() *memObjects {
-	return &memObjects{trees: map[plumbing.Hash]map[string]treemerge.Entry{}, blobs: map[plumbing.Hash][]byte{}}
+	return &memObjects{trees: map[oid.ID]map[string]treemerge.Entry{}, blobs: map[oid.ID][]byte{}}
 }
 
-func (m *memObjects) Tree(h plumbing.Hash) (map[string]treemerge.Entry, error) {
+func (m *memObjects) Tree(h oid.ID) (map[string]treemerge.Entry, error) {
 	t, ok := m.trees[h]
 	if !ok {
 		return nil, fmt.Errorf("no tree %s", h)
@@ -37,7 +38,7 @@ func (m *memObjects) Tree(h plumbing.Hash) (map[string]treemerge.Entry, error) {
 	return out, nil
 }
 
-func (m *memObjects) WriteTree(es map[string]treemerge.Entry) (plumbing.Hash, error) {
+func (m *memObjects) WriteTree(es map[string]treemerge.Entry) (oid.ID, error) {
 	names := make([]string, 0, len(es))
 	for n := range es {
 		names = append(names, n)
@@ -52,15 +53,14 @@ func (m *memObjects) WriteTree(es map[string]treemerge.Entry) (plumbing.Hash, er
 	var b bytes.Buffer
 	for _, n := range names {
 		fmt.Fprintf(&b, "%s %s\x00", strconv.FormatUint(uint64(es[n].Mode), 8), n)
-		h := es[n].Hash
-		b.Write(h[:])
+		b.Write(es[n].Hash.Bytes())
 	}
-	h := plumbing.ComputeHash(plumbing.TreeObject, b.Bytes())
+	h := git.HashOf(git.TreeObject, b.Bytes())
 	m.trees[h] = es
 	return h, nil
 }
 
-func (m *memObjects) Blob(h plumbing.Hash) ([]byte, error) {
+func (m *memObjects) Blob(h oid.ID) ([]byte, error) {
 	b, ok := m.blobs[h]
 	if !ok {
 		return nil, fmt.Errorf("no blob %s", h)
@@ -68,14 +68,14 @@ func (m *memObjects) Blob(h plumbing.Hash) ([]byte, error) {
 	return b, nil
 }
 
-func (m *memObjects) WriteBlob(data []byte) (plumbing.Hash, error) {
-	h := plumbing.ComputeHash(plumbing.BlobObject, data)
+func (m *memObjects) WriteBlob(data []byte) (oid.ID, error) {
+	h := git.HashOf(git.BlobObject, data)
 	m.blobs[h] = data
 	return h, nil
 }
 
 // build writes a tree of files given as path → content ("" ids nothing).
-func (m *memObjects) build(t *testing.T, files map[string]string) plumbing.Hash {
+func (m *memObjects) build(t *testing.T, files map[string]string) oid.ID {
 	t.Helper()
 	type dir map[string]any
 	root := dir{}
@@ -92,8 +92,8 @@ func (m *memObjects) build(t *testing.T, files map[string]string) plumbing.Hash 
 		}
 		d[parts[len(parts)-1]] = c
 	}
-	var write func(d dir) plumbing.Hash
-	write = func(d dir) plumbing.Hash {
+	var write func(d dir) oid.ID
+	write = func(d dir) oid.ID {
 		es := map[string]treemerge.Entry{}
 		for n, v := range d {
 			switch v := v.(type) {
@@ -108,16 +108,16 @@ func (m *memObjects) build(t *testing.T, files map[string]string) plumbing.Hash 
 		return h
 	}
 	if len(files) == 0 {
-		return plumbing.ZeroHash
+		return oid.Zero
 	}
 	return write(root)
 }
 
-func (m *memObjects) files(t *testing.T, h plumbing.Hash) map[string]string {
+func (m *memObjects) files(t *testing.T, h oid.ID) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	var walk func(h plumbing.Hash, prefix string)
-	walk = func(h plumbing.Hash, prefix string) {
+	var walk func(h oid.ID, prefix string)
+	walk = func(h oid.ID, prefix string) {
 		if h.IsZero() {
 			return
 		}
@@ -164,7 +164,7 @@ func TestMergeRules(t *testing.T) {
 			m := newMem()
 			rules := records
 			rules.Notes = c.notes
-			rules.Decide = func(path string, o, th plumbing.Hash, oe, te map[string]treemerge.Entry) (plumbing.Hash, error) {
+			rules.Decide = func(path string, o, th oid.ID, oe, te map[string]treemerge.Entry) (oid.ID, error) {
 				if string(m.blobs[oe["record"].Hash]) >= string(m.blobs[te["record"].Hash]) {
 					return o, nil
 				}

@@ -9,6 +9,7 @@ import (
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
+	gitremote "github.com/nwdes/nwdes/gitstore/remote"
 	"github.com/nwdes/nwdes/hooks"
 	"github.com/nwdes/nwdes/internal/boundedio"
 	"github.com/nwdes/nwdes/internal/text"
@@ -239,7 +240,7 @@ EXAMPLES
 						return hooks.Check(open, p, u)
 					}
 					rep, snt, err := hooks.CheckAndSend(c.Context, open, p, u, remote, func(ctx context.Context, st *gitstore.Store, remote string) (*gitstore.SyncReport, error) {
-						return st.Push(ctx, remote, s.mergeOptions(st))
+						return gitremote.New(st).Push(ctx, remote, s.mergeOptions(st))
 					})
 					sent = snt
 					return rep, err

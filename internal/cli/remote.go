@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/nwdes/nwdes/gitstore"
+	gitremote "github.com/nwdes/nwdes/gitstore/remote"
 	"github.com/nwdes/nwdes/internal/text"
 )
 
@@ -58,7 +59,7 @@ EXAMPLES
 				if err != nil {
 					return err
 				}
-				res, err := st.SetupRemote(c.Context, remote, s.syncOptions())
+				res, err := gitremote.New(st).SetupRemote(c.Context, remote, s.syncOptions())
 				if err != nil {
 					return err
 				}
@@ -131,9 +132,9 @@ EXAMPLES
 			}
 			var rep *gitstore.SyncReport
 			if name == "push" {
-				rep, err = st.Push(c.Context, remote, s.mergeOptions(st))
+				rep, err = gitremote.New(st).Push(c.Context, remote, s.mergeOptions(st))
 			} else {
-				rep, err = st.Fetch(c.Context, remote, s.mergeOptions(st))
+				rep, err = gitremote.New(st).Fetch(c.Context, remote, s.mergeOptions(st))
 			}
 			if err != nil {
 				return err

@@ -18,6 +18,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/gitstore/oid"
+	gitremote "github.com/nwdes/nwdes/gitstore/remote"
 	"github.com/nwdes/nwdes/internal/boundedio"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
@@ -667,7 +668,7 @@ func (s *session) leaseRows(c *cli.Context, st *gitstore.Store) ([]leaseRow, err
 		return nil, err
 	}
 	if r := c.String("remote"); r != "" {
-		if _, err := st.Fetch(c.Context, r, s.syncOptions()); err != nil {
+		if _, err := gitremote.New(st).Fetch(c.Context, r, s.syncOptions()); err != nil {
 			return nil, err
 		}
 	}
@@ -729,7 +730,7 @@ type jobRow struct {
 
 func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) error {
 	if r := c.String("remote"); r != "" {
-		if _, err := st.Fetch(c.Context, r, s.syncOptions()); err != nil {
+		if _, err := gitremote.New(st).Fetch(c.Context, r, s.syncOptions()); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,118 @@
+package git
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/gitstore/oid"
+)
+
+// ObjectType is the type of a git object.
+type ObjectType int8
+
+// The object types nwdes reads and writes (git's own numbering).
+const (
+	CommitObject ObjectType = ObjectType(plumbing.CommitObject)
+	TreeObject   ObjectType = ObjectType(plumbing.TreeObject)
+	BlobObject   ObjectType = ObjectType(plumbing.BlobObject)
+	TagObject    ObjectType = ObjectType(plumbing.TagObject)
+)
+
+// String is git's name of the type ("commit", "tree", …).
+func (t ObjectType) String() string { return plumbing.ObjectType(t).String() }
+
+// Git tree entry modes nwdes distinguishes.
+const (
+	ModeTree    uint32 = 0o40000
+	ModeFile    uint32 = 0o100644
+	ModeExec    uint32 = 0o100755
+	ModeSymlink uint32 = 0o120000
+	ModeGitlink uint32 = 0o160000
+)
+
+// HashOf is the id git gives an object of type t holding data.
+func HashOf(t ObjectType, data []byte) oid.ID { return toID(hashOf(plumbing.ObjectType(t), data)) }
+
+// TreeEntry is one entry of a git tree.
+type TreeEntry struct {
+	Name string
+	Mode uint32
+	ID   oid.ID
+}
+
+// IsTree reports a directory entry.
+func (e TreeEntry) IsTree() bool { return e.Mode == ModeTree }
+
+// EncodeTree is the content of the tree holding entries, in git's order
+// (by name, a tree's name compared as if it ended in "/"; git fsck
+// --strict checks this order). An entry whose id is not SHA-1 is refused
+// (see toHash).
+func EncodeTree(entries []TreeEntry) ([]byte, error) {
+	es := make([]treeEntry, len(entries))
+	for i, e := range entries {
+		h, err := toHash(e.ID)
+		if err != nil {
+			return nil, fmt.Errorf("tree entry %q: %w", e.Name, err)
+		}
+		es[i] = treeEntry{name: e.Name, mode: e.Mode, hash: h}
+	}
+	return encodeTree(es), nil
+}
+
+// DecodeTree reads the tree id holding b, refusing (TreeUnreadable) one
+// git fsck rejects (see decodeTree).
+func DecodeTree(id oid.ID, b []byte) ([]TreeEntry, error) {
+	h, err := toHash(id)
+	if err != nil {
+		return nil, err
+	}
+	es, err := decodeTree(h, b)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TreeEntry, len(es))
+	for i, e := range es {
+		out[i] = TreeEntry{Name: e.name, Mode: e.mode, ID: toID(e.hash)}
+	}
+	return out, nil
+}
+
+// Commit is what nwdes reads from a commit.
+type Commit struct {
+	Tree    oid.ID
+	Parents []oid.ID
+	Time    time.Time // the committer's
+	Message string
+}
+
+func (c commitInfo) export() Commit {
+	return Commit{Tree: toID(c.Tree), Parents: toIDs(c.Parents), Time: c.Time, Message: c.Message}
+}
+
+// DecodeCommit reads the commit id holding b.
+func DecodeCommit(id oid.ID, b []byte) (Commit, error) {
+	h, err := toHash(id)
+	if err != nil {
+		return Commit{}, err
+	}
+	c, err := decodeCommit(h, b)
+	return c.export(), err
+}
+
+// EncodeCommit is the content of a commit of tree with parents, whose
+// author and committer are ident at when, with message msg (ended by a
+// newline when it is not). Ids that are not SHA-1 are refused (toHash).
+func EncodeCommit(tree oid.ID, parents []oid.ID, ident string, when time.Time, msg string) ([]byte, error) {
+	hs, err := toHashes(append([]oid.ID{tree}, parents...))
+	if err != nil {
+		return nil, err
+	}
+	return encodeCommit(hs[0], hs[1:], ident, when, msg), nil
+}
+
+// Add puts an object in the batch, once, and returns its id.
+func (b *Batch) Add(t ObjectType, data []byte) oid.ID {
+	return toID(b.add(plumbing.ObjectType(t), data))
+}

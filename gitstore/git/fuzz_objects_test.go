@@ -1,0 +1,26 @@
+package git
+
+import (
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// FuzzDecodeTreeAndCommit feeds the tree and commit decoders nwdes uses
+// on records any bytes: refuse or decode, never panic.
+func FuzzDecodeTreeAndCommit(f *testing.F) {
+	f.Add([]byte("100644 record.json\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13"))
+	f.Add([]byte("40000 a\x00"))
+	f.Add([]byte("tree 0123456789abcdef0123456789abcdef01234567\nparent 0123456789abcdef0123456789abcdef01234567\nauthor a <a> 1 +0000\ncommitter a <a> 1 +0000\n\nmsg\n"))
+	f.Add([]byte("tree zz\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if es, err := decodeTree(plumbing.ZeroHash, b); err == nil {
+			for _, e := range es {
+				if e.name == "" {
+					t.Fatal("decoded an entry with no name")
+				}
+			}
+		}
+		_, _ = decodeCommit(plumbing.ZeroHash, b)
+	})
+}

@@ -1,0 +1,584 @@
+package git
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sys/unix"
+
+	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/internal/text"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// RefName is a full reference name such as refs/nwdes/examine.
+type RefName string
+
+// Validate applies git's check-ref-format rules that matter for a file on
+// disk: under refs/, no empty, "." or ".." components, no component ending
+// in ".lock", none of the characters git forbids.
+func (r RefName) Validate() error {
+	s := string(r)
+	bad := func(why string) error {
+		return refusal.New(refusal.RefNameInvalid, "use a name like refs/nwdes/<name>", "ref name %q %s", s, why)
+	}
+	if !strings.HasPrefix(s, "refs/") {
+		return bad("is not under refs/")
+	}
+	if strings.HasSuffix(s, "/") || strings.Contains(s, "//") {
+		return bad("has an empty component")
+	}
+	for _, c := range strings.Split(s, "/") {
+		if c == "" || c[0] == '.' || strings.HasSuffix(c, ".lock") {
+			return bad("has a component that is empty, starts with '.' or ends with .lock")
+		}
+	}
+	if strings.Contains(s, "..") || strings.Contains(s, "@{") || strings.HasSuffix(s, ".") {
+		return bad("contains '..', '@{' or ends with '.'")
+	}
+	for _, ch := range s {
+		if ch < 0x20 || ch == 0x7f || strings.ContainsRune(" ~^:?*[\\", ch) {
+			return bad("contains a character git forbids")
+		}
+	}
+	return nil
+}
+
+// Refs moves references with git's own locking protocol, so that nwdes,
+// git update-ref, git pack-refs and git gc exclude one another:
+//
+//  1. create <ref>.lock with O_CREAT|O_EXCL (an existing lock means someone
+//     else is updating: wait up to LockTimeout, then report it);
+//  2. under the lock read the current value (loose file, else packed-refs)
+//     and compare it with the expected old value;
+//  3. write the new value into the lock file and rename it over the ref.
+//
+// A rename is atomic, so a reader sees the old value or the new one, never a
+// partial file, and a process killed at any instant leaves one of the two.
+// go-git's CheckAndSetReference instead flocks and rewrites the ref in place,
+// which git's .lock does not exclude; see docs/data-model.md.
+type Refs struct {
+	dir string // the common git directory
+	// LockTimeout bounds how long an update waits for another writer's lock.
+	LockTimeout time.Duration
+	// StaleAfter is the lock age after which a held lock is reported as
+	// probably left by a crashed writer.
+	StaleAfter time.Duration
+	// Durable makes each update fsync the lock file before the rename and the
+	// directory after it (the lock file concurrently with the hook that
+	// syncs the objects, see compareAndSwap).
+	Durable bool
+	// Now is the clock used for lock ages.
+	Now func() time.Time
+}
+
+// NewRefs returns the ref mover for a common git directory.
+func NewRefs(commonDir string) *Refs {
+	return &Refs{dir: commonDir, LockTimeout: 2 * time.Second, StaleAfter: 10 * time.Minute, Now: time.Now}
+}
+
+// Read returns the value of a ref, or oid.Zero and no error when it does
+// not exist. Symbolic refs are refused: nwdes's refs are never symbolic.
+func (r *Refs) Read(name RefName) (oid.ID, error) {
+	h, err := r.read(name)
+	return toID(h), err
+}
+
+func (r *Refs) read(name RefName) (plumbing.Hash, error) {
+	if err := name.Validate(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	h, found, err := r.readLoose(name)
+	if err != nil || found {
+		return h, err
+	}
+	// A loose ref missing here may have just been packed; pack-refs writes
+	// packed-refs before pruning the loose file, so packed-refs has it.
+	return r.readPacked(name)
+}
+
+func (r *Refs) readLoose(name RefName) (plumbing.Hash, bool, error) {
+	b, err := os.ReadFile(filepath.Join(r.dir, filepath.FromSlash(string(name))))
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EISDIR) {
+		return plumbing.ZeroHash, false, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, false, fmt.Errorf("read ref %s: %w", name, err)
+	}
+	s := strings.TrimSpace(string(b))
+	if strings.HasPrefix(s, "ref:") {
+		return plumbing.ZeroHash, false, refusal.NewUnreadable(refusal.RefUnreadable,
+			"nwdes refs are never symbolic; restore the ref with git update-ref",
+			"ref %s is symbolic (%s)", name, s)
+	}
+	if !isHex40(s) {
+		return plumbing.ZeroHash, false, refusal.NewUnreadable(refusal.RefUnreadable,
+			"inspect the file; restore it with git update-ref or remove it",
+			"ref %s holds %q, not an object id", name, text.Truncate(s, 60))
+	}
+	return plumbing.NewHash(s), true, nil
+}
+
+func (r *Refs) readPacked(name RefName) (plumbing.Hash, error) {
+	f, err := os.Open(filepath.Join(r.dir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read packed-refs: %w", err)
+	}
+	defer f.Close()
+	want := []byte(name)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	var h plumbing.Hash
+	n := 0
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		// Any line that names the ref counts: one whose id is not 40 hex
+		// digits is damage to refuse (git stops with "fatal" too), never a
+		// ref to treat as absent and start a fresh history over. The whole
+		// file is read: a second line for the ref is damage too.
+		if i := bytes.IndexByte(line, ' '); i >= 0 && bytes.Equal(line[i+1:], want) {
+			if i != 40 || !isHex40(string(line[:40])) {
+				return plumbing.ZeroHash, malformedPacked(name)
+			}
+			h = plumbing.NewHash(string(line[:40]))
+			n++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read packed-refs: %w", err)
+	}
+	if n > 1 {
+		return plumbing.ZeroHash, duplicatePacked(name, n)
+	}
+	return h, nil
+}
+
+// List returns every ref under prefix (loose and packed), with values. A
+// ref packed-refs names on more than one line, with no loose file over
+// it, is refused as Read refuses it (RefUnreadable): there is no one
+// value to list.
+func (r *Refs) List(prefix string) (map[RefName]oid.ID, error) {
+	hs, err := r.list(prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[RefName]oid.ID, len(hs))
+	for n, h := range hs {
+		out[n] = toID(h)
+	}
+	return out, nil
+}
+
+func (r *Refs) list(prefix string) (map[RefName]plumbing.Hash, error) {
+	sc, err := r.scan(prefix)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range SortedNames(sc.packedTwice) {
+		if !sc.loose[name] {
+			return nil, duplicatePacked(name, sc.packedTwice[name])
+		}
+	}
+	return sc.refs, nil
+}
+
+// RefScan is what Scan found under a prefix, damage included.
+type RefScan struct {
+	Refs        map[RefName]oid.ID // each ref's value; a loose file overrides packed-refs
+	PackedTwice map[RefName]int    // see refScan.packedTwice
+	Loose       map[RefName]bool   // the refs that have a loose file
+}
+
+// Scan reads every ref under prefix, as List does, and says what fsck
+// names: refs packed-refs holds more than once, and which refs have a
+// loose file (which git reads first).
+func (r *Refs) Scan(prefix string) (*RefScan, error) {
+	sc, err := r.scan(prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := &RefScan{Refs: make(map[RefName]oid.ID, len(sc.refs)), PackedTwice: sc.packedTwice, Loose: sc.loose}
+	for n, h := range sc.refs {
+		out.Refs[n] = toID(h)
+	}
+	return out, nil
+}
+
+// refScan is what scan found under a prefix.
+type refScan struct {
+	refs map[RefName]plumbing.Hash // each ref's value; a loose file overrides packed-refs
+	// packedTwice counts the lines of each ref packed-refs names more
+	// than once. git 2.39 answers such a ref with one of its lines, the one
+	// its binary search lands on (the last of two, the middle of three),
+	// and for-each-ref lists it once per line: it is damage, not a value.
+	packedTwice map[RefName]int
+	loose       map[RefName]bool // the refs that have a loose file
+}
+
+func (r *Refs) scan(prefix string) (*refScan, error) {
+	out := &refScan{refs: map[RefName]plumbing.Hash{}, packedTwice: map[RefName]int{}, loose: map[RefName]bool{}}
+	// Packed first, then loose: a loose ref overrides its packed value.
+	if f, err := os.Open(filepath.Join(r.dir, "packed-refs")); err == nil {
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 64*1024), 1<<20)
+		seen := map[RefName]int{}
+		for sc.Scan() {
+			line := sc.Text()
+			if line == "" || line[0] == '#' || line[0] == '^' {
+				continue
+			}
+			i := strings.IndexByte(line, ' ')
+			if i < 0 || !strings.HasPrefix(line[i+1:], prefix) {
+				continue
+			}
+			if i != 40 || !isHex40(line[:40]) {
+				f.Close()
+				return nil, malformedPacked(RefName(line[i+1:]))
+			}
+			name := RefName(line[41:])
+			if seen[name]++; seen[name] > 1 {
+				out.packedTwice[name] = seen[name]
+			}
+			out.refs[name] = plumbing.NewHash(line[:40])
+		}
+		err := sc.Err()
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read packed-refs: %w", err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read packed-refs: %w", err)
+	}
+	// Only the directory the prefix names is walked ("refs/notes/" for
+	// "refs/notes/nwdes", which is no directory's name; all of refs/ for a
+	// prefix outside it).
+	dir := prefix[:strings.LastIndexByte(prefix, '/')+1]
+	if !strings.HasPrefix(dir, "refs/") {
+		dir = "refs/"
+	}
+	err := r.walkLoose(dir, func(name RefName) error {
+		if !strings.HasPrefix(string(name), prefix) {
+			return nil
+		}
+		h, found, err := r.readLoose(name)
+		if err != nil {
+			return err
+		}
+		if found {
+			out.refs[name] = h
+			out.loose[name] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list refs under %s: %w", prefix, err)
+	}
+	return out, nil
+}
+
+// walkLoose calls fn with the name of each loose ref file under dir (a
+// directory under the common directory, "refs/…/"), lock files left out;
+// a directory that does not exist holds none.
+func (r *Refs) walkLoose(dir string, fn func(RefName) error) error {
+	return filepath.WalkDir(filepath.Join(r.dir, filepath.FromSlash(dir)), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(p, ".lock") {
+			return nil
+		}
+		rel, _ := filepath.Rel(r.dir, p)
+		return fn(RefName(filepath.ToSlash(rel)))
+	})
+}
+
+// SortedNames returns the keys of a ref map in order.
+func SortedNames[V any](m map[RefName]V) []RefName {
+	names := make([]RefName, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	return names
+}
+
+// CompareAndSwap moves name from old to new. A zero old means "must not
+// exist"; a zero new means "delete". It returns ErrConflict (wrapped) when
+// the ref does not hold old, and a LockHeld refusal when another writer's
+// lock outlives LockTimeout. Nothing is changed on any error.
+func (r *Refs) CompareAndSwap(name RefName, old, new oid.ID) error {
+	hs, err := toHashes([]oid.ID{old, new})
+	if err != nil {
+		return err
+	}
+	return r.compareAndSwap(name, hs[0], hs[1], nil)
+}
+
+// compareAndSwap is CompareAndSwap with a hook run under the lock, once the
+// ref is known to hold old, after the new value is written and before the
+// rename: MoveRef publishes the update's pack there (and in durable mode
+// syncs it), while the lock file is synced concurrently.
+func (r *Refs) compareAndSwap(name RefName, old, new plumbing.Hash, beforeRename func() error) error {
+	if err := name.Validate(); err != nil {
+		return err
+	}
+	lock, err := r.lock(name)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+	cur, err := r.read(name)
+	if err != nil {
+		return err
+	}
+	if cur != old {
+		return &ConflictError{Ref: name, Expected: toID(old), Actual: toID(cur)}
+	}
+	if new.IsZero() {
+		return r.deleteLocked(name, lock)
+	}
+	return lock.commit(new, r.Durable, beforeRename)
+}
+
+type refLock struct {
+	path, target string
+	f            *os.File
+	done         bool
+}
+
+// lock creates <ref>.lock exclusively, waiting with backoff while another
+// writer holds it, as git does for core.filesRefLockTimeout.
+func (r *Refs) lock(name RefName) (*refLock, error) {
+	target := filepath.Join(r.dir, filepath.FromSlash(string(name)))
+	p := target + ".lock"
+	if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", name, err)
+	}
+	deadline := time.Now().Add(r.LockTimeout)
+	wait := 200 * time.Microsecond
+	for {
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if err == nil {
+			return &refLock{path: p, target: target, f: f}, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("lock %s: %w", name, err)
+		}
+		if time.Now().After(deadline) {
+			return nil, r.heldLock(name, p)
+		}
+		time.Sleep(Jitter(wait))
+		if wait < 20*time.Millisecond {
+			wait *= 2
+		}
+	}
+}
+
+func (r *Refs) heldLock(name RefName, p string) error {
+	fi, err := os.Stat(p)
+	age := "unknown"
+	stale := false
+	if err == nil {
+		d := r.Now().Sub(fi.ModTime())
+		age = d.Round(time.Second).String()
+		stale = d > r.StaleAfter
+	}
+	e := refusal.New(refusal.LockHeld,
+		fmt.Sprintf("wait for the other git or nwdes process to finish; if none is running, a crashed writer left the lock: remove %s", p),
+		"ref %s is locked by %s (held for %s)", name, p, age)
+	if stale {
+		e.Name = "StaleLock"
+		e.Detail = fmt.Sprintf("ref %s is locked by %s, left %s ago, probably by a writer that crashed", name, p, age)
+		e.Remedy = fmt.Sprintf("make sure no git or nwdes process is writing to this repository, then remove %s", p)
+	}
+	e.Err = ErrLocked
+	return e
+}
+
+func (l *refLock) commit(h plumbing.Hash, durable bool, beforeRename func() error) error {
+	if _, err := l.f.WriteString(h.String() + "\n"); err != nil {
+		return fmt.Errorf("write %s: %w", l.path, err)
+	}
+	// In durable mode the lock file is fsynced concurrently with the hook
+	// (which syncs the objects the new value names): both must reach the
+	// disk before the rename, in no order between them, and a journalling
+	// file system commits concurrent fsyncs together.
+	var synced chan error
+	if durable {
+		synced = make(chan error, 1)
+		go func() { synced <- l.f.Sync() }()
+	}
+	var hookErr error
+	if beforeRename != nil {
+		hookErr = beforeRename()
+	}
+	if synced != nil {
+		if err := <-synced; err != nil && hookErr == nil {
+			hookErr = fmt.Errorf("sync %s: %w", l.path, err)
+		}
+	}
+	if hookErr != nil {
+		return hookErr
+	}
+	if err := l.f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", l.path, err)
+	}
+	l.f = nil
+	if err := os.Rename(l.path, l.target); err != nil {
+		return fmt.Errorf("rename %s: %w", l.path, err)
+	}
+	l.done = true
+	if durable {
+		if err := syncDir(filepath.Dir(l.target)); err != nil {
+			// The ref has moved; only its durability is in doubt. Saying
+			// the update failed would invite a retry that repeats it.
+			return &NotDurableError{Ref: l.target, Err: err}
+		}
+	}
+	return nil
+}
+
+// NotDurableError reports an update that was applied (the ref moved) but
+// could not be synced to disk afterwards.
+type NotDurableError struct {
+	Ref string
+	Err error
+}
+
+func (e *NotDurableError) Error() string {
+	return fmt.Sprintf("%s was updated, but syncing it to disk failed (the update may not survive a power loss): %v", e.Ref, e.Err)
+}
+
+func (e *NotDurableError) Unwrap() error { return e.Err }
+
+func (l *refLock) release() {
+	if l.f != nil {
+		l.f.Close()
+	}
+	if !l.done {
+		os.Remove(l.path)
+	}
+}
+
+// deleteLocked removes a ref from packed-refs (under packed-refs.lock, as
+// git does) and then its loose file, while the ref's own lock is held.
+func (r *Refs) deleteLocked(name RefName, lock *refLock) error {
+	if err := r.removePacked(name); err != nil {
+		return err
+	}
+	if err := os.Remove(lock.target); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete ref %s: %w", name, err)
+	}
+	return nil
+}
+
+func (r *Refs) removePacked(name RefName) error {
+	packed := filepath.Join(r.dir, "packed-refs")
+	// The packed-refs lock is taken even when the ref looks unpacked: a
+	// concurrent pack-refs could otherwise pack the loose value after our
+	// look and resurrect the deleted ref. It waits longer, as git's
+	// core.packedRefsTimeout does.
+	pl := &Refs{dir: r.dir, LockTimeout: 5 * r.LockTimeout, StaleAfter: r.StaleAfter, Now: r.Now}
+	lock, err := pl.lock("packed-refs")
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+	b, err := os.ReadFile(packed)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read packed-refs: %w", err)
+	}
+	if !bytes.Contains(b, []byte(" "+string(name)+"\n")) {
+		return nil
+	}
+	var out bytes.Buffer
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if len(l) > 41 && l[40] == ' ' && string(bytes.TrimRight(l[41:], "\n")) == string(name) {
+			// Drop the peeled line that belongs to it, if any.
+			if i+1 < len(lines) && len(lines[i+1]) > 0 && lines[i+1][0] == '^' {
+				i++
+			}
+			continue
+		}
+		out.Write(l)
+	}
+	if _, err := lock.f.Write(out.Bytes()); err != nil {
+		return fmt.Errorf("write packed-refs.lock: %w", err)
+	}
+	if err := lock.f.Close(); err != nil {
+		return err
+	}
+	lock.f = nil
+	if err := os.Rename(lock.path, packed); err != nil {
+		return fmt.Errorf("rename packed-refs.lock: %w", err)
+	}
+	lock.done = true
+	return nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+func isHex40(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for i := 0; i < 40; i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func malformedPacked(name RefName) error {
+	return refusal.NewUnreadable(refusal.RefUnreadable,
+		"repair packed-refs (restore the line from a good clone, or delete it and git nwdes fetch), then run git nwdes fsck",
+		"packed-refs has a malformed line for %s", name)
+}
+
+func duplicatePacked(name RefName, lines int) error {
+	return refusal.NewUnreadable(refusal.RefUnreadable,
+		"keep one line for the ref in packed-refs (the value a good clone holds), then run git nwdes fsck",
+		"packed-refs has more than one line for %s (%d): git reads one or another of them, so it holds no one value", name, lines)
+}
+
+// Jitter is a wait of about d (between d/2 and 3d/2), so that writers
+// that collided do not retry in step.
+func Jitter(d time.Duration) time.Duration {
+	return d/2 + time.Duration(rand.Int64N(int64(d)+1))
+}

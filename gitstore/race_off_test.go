@@ -1,5 +1,0 @@
-//go:build !race
-
-package gitstore_test
-
-const raceEnabled = false

@@ -1,0 +1,128 @@
+package gitstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nwdes/nwdes/gitstore/oid"
+)
+
+// View is a read-only view of one ref's records at one commit: what a
+// consumer reads, whoever stores it. *Tx is the git store's; memstore has
+// its own.
+//
+// Absent things are ErrNotFound: ReadBlob and Get of a path that holds no
+// file (or no record) wrap it; List and ReadDir of an absent directory
+// return none and no error; Lookup reports found false. A path with an
+// empty, ".", ".." or ".git" component is refused (PathInvalid), except
+// that ReadBlob and Get report it as not found. A view never changes after
+// it is taken: writers elsewhere move the ref, not the view, so a view may
+// be read from one goroutine while others write; one view is not safe for
+// concurrent use by itself.
+type View interface {
+	// Ref is the ref the view belongs to.
+	Ref() RefName
+	// Base is the commit the view was taken at, zero for an absent ref.
+	Base() oid.ID
+	// Get reads the record at path (record.json, its payloads and its
+	// tree's id), wrapping ErrNotFound when there is none.
+	Get(path string) (*Record, error)
+	// ReadBlob returns the bytes at path, wrapping ErrNotFound.
+	ReadBlob(path string) ([]byte, error)
+	// List returns the names directly under dir, sorted.
+	List(dir string) ([]string, error)
+	// ReadDir returns the entries directly under dir, sorted by name.
+	ReadDir(dir string) ([]DirEntry, error)
+	// Lookup returns the entry at path, found false when there is none.
+	Lookup(path string) (DirEntry, bool, error)
+}
+
+// Edit is a View with edits staged in memory: the function a
+// RecordWriter.Change runs is given one. Nothing staged is visible to any
+// other reader until Change has moved the ref; an Edit is used by one
+// goroutine, and only inside the function it was given to.
+type Edit interface {
+	View
+	// Put stores rec at path, replacing any record there. A kind not
+	// declared for the ref (or newer than declared) is refused
+	// (KindNotDeclared), a record over the store's size limit
+	// (RecordTooLarge), a bad payload name or path (PathInvalid).
+	Put(path string, rec *Record) error
+	// WriteBlob stages data at path; a record.json is refused
+	// (KindNotDeclared): records are written with Put.
+	WriteBlob(path string, data []byte) error
+	// Remove deletes whatever is at path; removing nothing is no error.
+	Remove(path string) error
+}
+
+var (
+	_ View = (*Tx)(nil)
+	_ Edit = (*Tx)(nil)
+)
+
+// The Store's methods of its roles that speak View and Edit. View, ViewAt,
+// VerifiedView, Tree and Update return and take the concrete *Tx, which
+// only the git store can make; these take and return the interfaces, so
+// that a consumer written against the roles runs on any implementation.
+
+// Records is View as a View: the records of ref at its tip.
+func (s *Store) Records(ref RefName) (View, error) { return asView(s.View(ref)) }
+
+// RecordsAt is ViewAt as a View: the records of ref as they were at commit.
+func (s *Store) RecordsAt(ref RefName, commit oid.ID) (View, error) {
+	return asView(s.ViewAt(ref, commit))
+}
+
+// VerifiedRecords is VerifiedView as a View.
+func (s *Store) VerifiedRecords(ref RefName) (View, error) { return asView(s.VerifiedView(ref)) }
+
+// Files is Tree as a View: commit's own tree, read-only.
+func (s *Store) Files(commit oid.ID) (View, error) { return asView(s.Tree(commit)) }
+
+// Change is Update with fn given an Edit.
+func (s *Store) Change(ctx context.Context, ref RefName, message string, fn func(Edit) error, opts ...UpdateOption) (oid.ID, error) {
+	return s.Update(ctx, ref, message, func(tx *Tx) error { return fn(tx) }, opts...)
+}
+
+// asView keeps a nil *Tx from becoming a non-nil View.
+func asView(tx *Tx, err error) (View, error) {
+	if err != nil {
+		return nil, err
+	}
+	return tx, nil
+}
+
+// ReadRecord reads the record at path through v: its record.json, the id
+// of its tree when it has one, and its payloads; ErrNotFound when there is
+// none. A View's Get is this (memstore's is; Tx.Get keeps its own copy of
+// it in tx.go, which the split of the store may fold into this one).
+func ReadRecord(v View, path string) (*Record, error) {
+	b, err := v.ReadBlob(path + "/record.json")
+	if err != nil {
+		return nil, err
+	}
+	r, err := decodeRecord(b)
+	if err != nil {
+		return nil, fmt.Errorf("record %s in %s: %w", path, v.Ref(), err)
+	}
+	if e, found, err := v.Lookup(path + "/" + recordTreeDir); err != nil {
+		return nil, err
+	} else if found && e.Mode == ModeTree {
+		r.TreeID = e.Hash
+	}
+	names, err := v.List(path + "/payload")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		p, err := v.ReadBlob(path + "/payload/" + name)
+		if err != nil {
+			return nil, err
+		}
+		if r.Payloads == nil {
+			r.Payloads = map[string][]byte{}
+		}
+		r.Payloads[name] = p
+	}
+	return r, nil
+}
