@@ -117,14 +117,15 @@ run git nwdes fsck
 run git nwdes status --json
 cd "$work/candidate"
 
-step "A swarm: two cards, a tiny scripted harness, one lease each, inside the wall"
+step "A swarm: two cards, a tiny scripted harness that commits, one lease each, inside the wall"
 cat > "$work/worker.json" <<'JSON'
-{"name": "scripted", "harness": "/bin/sh", "harness_args": ["-c", "line=$(head -n 1 \"$1\"); who=$(sed -n 's/^WHO: //p' \"$1\"); out=$(bin/greet \"$who\"); printf '%s\\nDONE %s\\n' \"$line\" \"$out\" > \"$NWDES_JOB_DIR/RESULT.md\"", "sh", "{prompt}"], "model": "none", "deadline": "1m", "slots": 2}
+{"name": "scripted", "harness": "/bin/sh", "harness_args": ["-c", "line=$(head -n 1 \"$1\"); who=$(sed -n 's/^WHO: //p' \"$1\"); out=$(bin/greet \"$who\"); mkdir -p greetings && echo \"$out\" > greetings/$who.txt && git add greetings && git commit -q -m \"greet $who\"; printf '{\"tokens\": 42, \"turns\": 1}' > \"$NWDES_JOB_DIR/spent.json\"; printf '%s\\nDONE %s\\n' \"$line\" \"$out\" > \"$NWDES_JOB_DIR/RESULT.md\"", "sh", "{prompt}"], "model": "none", "deadline": "1m", "slots": 2}
 JSON
 run git nwdes swarm worker check "$work/worker.json"
 head=$(git rev-parse HEAD)
 for who in Ada Grace; do
-  printf 'RESULT: greet-%s sha=%s\nBASE: %s\nWHO: %s\n\nGreet %s with bin/greet and report what it printed.\n' "$who" "${head:0:12}" "$head" "$who" "$who" > "$work/greet-$who.md"
+  printf 'RESULT: greet-%s sha=%s\nBASE: %s\nPATHS: greetings/\nBUDGET: tokens=1000\nWHO: %s\n\nGreet %s with bin/greet, commit what it printed in greetings/, and report it.\n' "$who" "${head:0:12}" "$head" "$who" "$who" > "$work/greet-$who.md"
+  run git nwdes swarm card check "$work/greet-$who.md"
   run git nwdes swarm add --card "$work/greet-$who.md"
 done
 run cat "$work/greet-Ada.md"
@@ -132,6 +133,10 @@ run git nwdes swarm run --worker "$work/worker.json"
 run git nwdes swarm status
 job=$(git nwdes swarm status --json | sed -n 's/.*"job_dir": "\(.*greet-Ada[^"]*\)".*/\1/p' | head -n 1)
 run cat "$job/RESULT.md"
+step "The worker's commit was harvested into this repository, under its job's ref"
+head_ref=$(git nwdes swarm status --json | sed -n 's/.*"head_ref": "\(.*greet-Ada[^"]*\)".*/\1/p' | head -n 1)
+run git log --stat -1 "$head_ref"
+run git nwdes swarm show greet-Ada
 
 step "Everything nwdes wrote re-validates, and git agrees"
 run git nwdes fsck

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/gittest"
+	"github.com/nwdes/nwdes/sandbox"
 	"github.com/nwdes/nwdes/swarm"
 )
 
@@ -161,4 +163,83 @@ func benchGitLeases(b *testing.B, mode string, n int) {
 	wg.Wait()
 	b.StopTimer()
 	b.ReportMetric(float64(trips.Load())/time.Since(start).Seconds(), "trips/s")
+}
+
+// The harness of BenchmarkCardOverhead: it reads its contract line and
+// reports DONE, nothing more, so what is measured is the machinery.
+const benchHarness = `line=$(head -n 1 "$1"); printf '%s\nDONE\n' "$line" > "$NWDES_JOB_DIR/RESULT.md"`
+
+// BenchmarkCardOverhead runs b.N cards through one supervisor (one job at
+// a time, local leases) with a harness that only writes its RESULT.md,
+// and beside it the same harness b.N times through the wall as `sandbox
+// run` runs it (Wall.Run, the job directory its write set). It reports
+// the time a card of each (ms/card), the swarm's overhead beyond the
+// wall's own start (overhead-ms/card: staging the base's checkout, the
+// lease's take, renewal and release, sealing, the result check, the
+// harvest and the job record) and their ratio; docs/swarm.md records a
+// run.
+func BenchmarkCardOverhead(b *testing.B) {
+	if err := sandbox.Available(false); err != nil {
+		b.Skipf("this kernel cannot wall a harness in: %v", err)
+	}
+	ctx := context.Background()
+	w := wall()
+	root := b.TempDir()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		dir := filepath.Join(root, fmt.Sprint(i))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		prompt := filepath.Join(dir, "prompt.md")
+		if err := os.WriteFile(prompt, []byte("RESULT: bench sha=0123456789ab\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		res, err := w.Run(ctx, sandbox.Command{Args: []string{"/bin/sh", "-c", benchHarness, "sh", prompt}, Dir: dir,
+			Write: []string{dir}, Set: []string{"NWDES_JOB_DIR=" + dir}, Deadline: time.Minute})
+		if err != nil || res.End != sandbox.EndExit || res.ExitCode != 0 {
+			b.Fatalf("the wall's run: %+v, %v", res, err)
+		}
+	}
+	wallPer := time.Since(start) / time.Duration(b.N)
+	b.StopTimer()
+
+	dir := gittest.Init(b, false)
+	st, err := openStore(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	head := gittest.Git(b, dir, "rev-parse", "HEAD")
+	for i := 0; i < b.N; i++ {
+		label := fmt.Sprintf("bench%05d", i)
+		c, err := swarm.ParseCard([]byte(fmt.Sprintf("RESULT: %s sha=%s\nBASE: %s\n\nReport.\n", label, head[:12], head)))
+		if err == nil {
+			err = swarm.Add(ctx, st, c, 0, "bench", time.Now())
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	worker := &swarm.Worker{Name: "bench", Harness: "/bin/sh", HarnessArgs: []string{"-c", benchHarness, "sh", swarm.PromptPlaceholder},
+		Deadline: time.Minute, Slots: 1}
+	sup, err := supervisor(st, worker, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sup.Workers = 1
+	b.StartTimer()
+	start = time.Now()
+	sum, err := sup.Run(ctx)
+	swarmPer := time.Since(start) / time.Duration(b.N)
+	b.StopTimer()
+	if err != nil || sum.Ran != b.N {
+		b.Fatalf("ran %+v, %v", sum, err)
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(wallPer), "wall-ms/card")
+	b.ReportMetric(ms(swarmPer), "swarm-ms/card")
+	b.ReportMetric(ms(swarmPer-wallPer), "overhead-ms/card")
+	b.ReportMetric(float64(swarmPer)/float64(wallPer), "ratio")
 }

@@ -25,6 +25,16 @@ type Card struct {
 	// Deadline is the DEADLINE header's duration, or 0 when the card
 	// names none (the worker's deadline then applies).
 	Deadline time.Duration
+	// Paths are the PATHS header's globs (examine.MatchScope's rules):
+	// what the job may change; nil when the card names none.
+	Paths []string
+	// DependsOn are the DEPENDS-ON header's labels: cards that must have
+	// finished ok before this one runs.
+	DependsOn []string
+	// Test is the TEST header's oracle, nil when the card names none.
+	Test *TestRef
+	// Budget is the BUDGET header's, zero when the card names none.
+	Budget Budget
 	// Headers are the card's headers in file order, BASE and DEADLINE
 	// included.
 	Headers []Header
@@ -66,9 +76,20 @@ const (
 
 // The headers a card's parser reads.
 const (
-	BaseHeader     = "BASE"
-	DeadlineHeader = "DEADLINE"
+	BaseHeader      = "BASE"
+	DeadlineHeader  = "DEADLINE"
+	PathsHeader     = "PATHS"
+	DependsOnHeader = "DEPENDS-ON"
+	TestHeader      = "TEST"
+	BudgetHeader    = "BUDGET"
 )
+
+// TypedHeaders lists the headers whose values a card's parser checks;
+// any other header is the card's own text, unless its key is one letter
+// or two from one of these (a typo, refused).
+func TypedHeaders() []string {
+	return []string{BaseHeader, DeadlineHeader, PathsHeader, DependsOnHeader, TestHeader, BudgetHeader}
+}
 
 // CardError lists everything wrong with a card, in file order, each problem
 // naming its line ("line 3: …"). A refusal CardInvalid wraps it.
@@ -78,7 +99,7 @@ type CardError struct {
 
 func (e *CardError) Error() string { return problemList(e.Problems) }
 
-const cardRemedy = "write line 1 as `" + ContractForm + "`, then `KEY: value` headers up to a blank line, among them `BASE: <the full 40-digit commit>` whose first 12 digits are sha12 (and, if wanted, `DEADLINE: 30m`), then the prompt; fix every problem listed"
+const cardRemedy = "write line 1 as `" + ContractForm + "`, then `KEY: value` headers up to a blank line, among them `BASE: <the full 40-digit commit>` whose first 12 digits are sha12 (and, if wanted, `DEADLINE:`, `PATHS:`, `DEPENDS-ON:`, `TEST:`, `BUDGET:` as docs/swarm.md describes them), then the prompt; fix every problem listed"
 
 // ParseCard reads a card. The file is at most MaxCardSize bytes of valid
 // UTF-8 with no NUL, and its lines end with "\n". Line 1 is exactly
@@ -93,12 +114,26 @@ const cardRemedy = "write line 1 as `" + ContractForm + "`, then `KEY: value` he
 // once, in a refusal CardInvalid wrapping a *CardError. Whether BASE is a
 // commit of the repository is the caller's question.
 func ParseCard(b []byte) (*Card, error) {
+	c, problems := parseCard(b)
+	if len(problems) > 0 {
+		return nil, cardRefusal(problems)
+	}
+	return c, nil
+}
+
+func cardRefusal(problems []string) error {
+	cerr := &CardError{Problems: problems}
+	return refusal.New(refusal.CardInvalid, cardRemedy, "%s", cerr).Wrap(cerr)
+}
+
+// parseCard is ParseCard's work: the card as far as it parsed (nil when
+// it is empty), and every problem found.
+func parseCard(b []byte) (*Card, []string) {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 
 	if len(bytes.TrimSpace(b)) == 0 {
-		cerr := &CardError{Problems: []string{"the card is empty; its line 1 is `" + ContractForm + "`"}}
-		return nil, refusal.New(refusal.CardInvalid, cardRemedy, "%s", cerr).Wrap(cerr)
+		return nil, []string{"the card is empty; its line 1 is `" + ContractForm + "`"}
 	}
 	if len(b) > MaxCardSize {
 		add("the card is %d bytes, more than %d", len(b), MaxCardSize)
@@ -150,16 +185,16 @@ func ParseCard(b []byte) (*Card, error) {
 				add("line %d: DEADLINE %s", n, why)
 			}
 			c.Deadline = d
+		default:
+			for _, why := range c.typedHeader(h) {
+				add("line %d: %s", n, why)
+			}
 		}
 	}
 	if _, ok := firstAt[BaseHeader]; !ok {
 		add("BASE: missing (a header `BASE: <the full commit id>` after line 1, before the first blank line)")
 	}
-	if len(problems) > 0 {
-		cerr := &CardError{Problems: problems}
-		return nil, refusal.New(refusal.CardInvalid, cardRemedy, "%s", cerr).Wrap(cerr)
-	}
-	return c, nil
+	return c, problems
 }
 
 // contractProblems checks line 1 and fills c's Label and Sha12 from the

@@ -131,20 +131,104 @@ func ReadControl(st gitstore.RecordReader) (*Control, error) {
 	return c, nil
 }
 
-// Finished are the cards a job finished: one that was not stopped, of an
-// attempt after the card's latest requeue.
+// Finished are the cards a job finished: one that was not stopped, nor a
+// launch failure left to retry, of an attempt after the card's latest
+// requeue.
 func Finished(jobs []Job, c *Control) map[string]bool {
 	out := map[string]bool{}
+	for label := range Outcomes(jobs, c) {
+		out[label] = true
+	}
+	return out
+}
+
+// Outcomes are the jobs that finished each finished card (Finished): its
+// latest finishing attempt.
+func Outcomes(jobs []Job, c *Control) map[string]Job {
+	out := map[string]Job{}
 	for _, j := range jobs {
-		if j.Stopped {
+		if j.Stopped || j.Retry {
 			continue
 		}
 		if c != nil && j.Attempt <= c.Requeued[j.Label].After {
 			continue
 		}
-		out[j.Label] = true
+		if prev, ok := out[j.Label]; !ok || j.Attempt > prev.Attempt {
+			out[j.Label] = j
+		}
 	}
 	return out
+}
+
+// Succeeded reports a job that finished its card ok: it ended done and
+// its result is ok. A card that DEPENDS-ON another waits for this.
+func Succeeded(j Job) bool { return j.End == EndDone && j.Result == VerdictOK }
+
+// retryAt is when each card whose latest attempt is a launch failure left
+// to retry may be taken again.
+func retryAt(jobs []Job, c *Control) map[string]time.Time {
+	latest := map[string]Job{}
+	for _, j := range jobs {
+		if c != nil && j.Attempt <= c.Requeued[j.Label].After {
+			continue
+		}
+		if prev, ok := latest[j.Label]; !ok || j.Attempt > prev.Attempt {
+			latest[j.Label] = j
+		}
+	}
+	out := map[string]time.Time{}
+	for label, j := range latest {
+		if j.Retry {
+			t, _ := time.Parse(stamp, j.RetryAfter) // jobFrom checked it
+			out[label] = t
+		}
+	}
+	return out
+}
+
+// Blocked are the unfinished cards that never run as things stand, each
+// with why: a card of its DEPENDS-ON finished other than ok, was dropped,
+// or is not queued.
+func Blocked(queue []Queued, jobs []Job, c *Control) map[string]string {
+	queued := map[string]bool{}
+	for _, q := range queue {
+		queued[q.Card.Label] = true
+	}
+	outcomes := Outcomes(jobs, c)
+	out := map[string]string{}
+	for _, q := range queue {
+		if _, done := outcomes[q.Card.Label]; done {
+			continue
+		}
+		if why, _ := dependencies(q.Card, queued, outcomes, c); why != "" {
+			out[q.Card.Label] = why
+		}
+	}
+	return out
+}
+
+// dependencies says whether card may run as far as its DEPENDS-ON goes:
+// why it never will (a dependency finished other than ok, was dropped,
+// or is not queued), or wait when one has yet to finish.
+func dependencies(card *Card, queued map[string]bool, outcomes map[string]Job, c *Control) (why string, wait bool) {
+	for _, dep := range card.DependsOn {
+		if c != nil {
+			if d, ok := c.Dropped[dep]; ok {
+				return fmt.Sprintf("it depends on %s, which was dropped (%s)", dep, orNone(d.Reason)), false
+			}
+		}
+		if !queued[dep] {
+			return fmt.Sprintf("it depends on %s, which is not queued", dep), false
+		}
+		j, done := outcomes[dep]
+		switch {
+		case !done:
+			wait = true
+		case !Succeeded(j):
+			return fmt.Sprintf("it depends on %s, whose attempt %d ended %s with result %s", dep, j.Attempt, j.End, j.Result), false
+		}
+	}
+	return "", wait
 }
 
 // queuedCard refuses a label that is not a queued card.

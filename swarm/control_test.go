@@ -54,6 +54,7 @@ func TestARequeuedCardRunsAgainAsANewAttemptAndADroppedOneNever(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		sup.Retry.Attempts = 1 // a failed launch, not retried: one attempt a run
 		if _, err := sup.Run(ctx); err != nil {
 			t.Fatal(err)
 		}

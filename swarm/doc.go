@@ -2,7 +2,11 @@
 // a pool, coordinated by leases kept in git refs.
 //
 // A card (ParseCard) is one task: its line 1 is the contract line its
-// RESULT.md must repeat, its headers name the base commit. Queue adds it
+// RESULT.md must repeat, its headers name the base commit and, typed, the
+// paths it may change (PATHS), the cards that must finish ok first
+// (DEPENDS-ON), the oracle that must be NOT-MET at its base (TEST, run
+// through examine's gates by CheckCard) and its budget (BUDGET). AddCard
+// checks it against the repository, every problem at once, and adds it
 // to refs/nwdes/swarm/queue. A supervisor (Supervisor.Run) takes a lease
 // on a queued card by compare-and-swap — a local ref, or with a remote one
 // atomic push with the expected old value, so supervisors on many machines
@@ -12,7 +16,11 @@
 // and deadline, renews the lease's heartbeat while it runs, then writes
 // exit.json (attested with a secret only the supervisor held), checks
 // RESULT.md against the card's contract line (CheckResult), records the
-// job in refs/nwdes/swarm/jobs, and releases the lease.
+// job in refs/nwdes/swarm/jobs, and releases the lease. While the job
+// runs it reads what the harness reports it spent (spent.json, bounded,
+// never through a link) against the card's and the worker's budget; a job
+// that failed to launch is recorded and retried with a jittered backoff
+// (RetryPolicy, on the supervisor's clock and random source).
 //
 // Liveness (Lease.State) follows one rule: a lease held on this host is
 // live exactly while its holder process (pid and start time) lives; one
@@ -26,6 +34,7 @@
 // adopts a worker's commit, stages a repository and lists a ref family.
 //
 // docs/swarm.md describes worker descriptions, cards, leases and their
-// states. The package imports the store, the wall and examine (for its
-// tree export); the CLI is a thin layer over it.
+// states. The package imports the store, the wall and examine (its tree
+// export, its gates for TEST, its FILE SCOPE globs for PATHS); the CLI is
+// a thin layer over it.
 package swarm

@@ -3,6 +3,7 @@ package swarm
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -178,6 +179,55 @@ func FuzzCheckResult(f *testing.F) {
 		}
 		if IsMachineryResult(b) && r.Verdict == VerdictOK {
 			t.Fatal("a machinery report counted ok")
+		}
+	})
+}
+
+// FuzzParseSpent feeds the spent.json reader any bytes: it must not
+// panic; a reading it accepts is non-negative, within its bounds, and
+// reads back from its own rendering; a refusal names what is wrong.
+func FuzzParseSpent(f *testing.F) {
+	for _, s := range []string{
+		`{"tokens": 1200, "cost_usd": 0.0305, "turns": 3}`,
+		`{"cost_usd": 1000000000}`,
+		`{"tokens": 1, "tokens": 2}`,
+		`{"tokens": -1}`, `{"cost_usd": 1e3}`, `{"turns": 1.0}`, `{}`, `[]`, `{"x": 1}`, `{"turns": 1} x`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, why := ParseSpent(b)
+		if why != "" {
+			if s != (Spent{}) {
+				t.Fatalf("a refused reading %q returned %+v", why, s)
+			}
+			return
+		}
+		if s.Tokens < 0 || s.Turns < 0 || s.CostMicros < 0 || s.Tokens > maxSpentCount || s.Turns > maxSpentCount || s.CostMicros > maxCostMicros {
+			t.Fatalf("%s read as %+v", b, s)
+		}
+		again, why := ParseSpent(fmt.Appendf(nil, `{"tokens": %d, "cost_usd": %s, "turns": %d}`, s.Tokens, formatMicros(s.CostMicros), s.Turns))
+		if why != "" || again != s {
+			t.Fatalf("%+v renders to a reading of %+v (%s)", s, again, why)
+		}
+	})
+}
+
+// FuzzParseBudget feeds the BUDGET reader any value: it must not panic,
+// and a budget read without problems renders (String) to the same
+// budget.
+func FuzzParseBudget(f *testing.F) {
+	for _, s := range []string{"tokens=1000 cost_usd=1.5 turns=20", "cost_usd=0.000001", "tokens=0", "tokens=1 tokens=2", "nap=1", "tokens=1  turns=2", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		b, problems := ParseBudget(v)
+		if len(problems) > 0 {
+			return
+		}
+		again, problems := ParseBudget(b.String())
+		if len(problems) > 0 || again != b {
+			t.Fatalf("%q read as %+v renders as %q, read back as %+v (%v)", v, b, b.String(), again, problems)
 		}
 	})
 }

@@ -35,6 +35,11 @@ const (
 	EndWall     End = "wall"     // the wall refused it a path outside its write set
 	EndIdle     End = "idle"     // it wrote no output and used no CPU for the worker's idle time (v3)
 	EndUnknown  End = "unknown"  // anything else: a signal, survivors, a stop
+	// EndBudget: a reading of spent.json passed the job's budget (v4).
+	EndBudget End = "budget"
+	// EndBudgetUnverifiable: under a budget, the harness's readings
+	// stopped arriving (v4).
+	EndBudgetUnverifiable End = "budget-unverifiable"
 )
 
 // Exit is a job's exit record: exit.json in its job directory, written by
@@ -164,6 +169,21 @@ type Job struct {
 	// Lost names what the supervisor could not write for the job
 	// (usage.tsv, timeline.tsv) and why (v3).
 	Lost []string `json:"lost,omitempty"`
+	// Spent is the harness's last reading of spent.json (v4), nil when it
+	// reported none; SpentProblem why its last one was refused. Budget is
+	// the job's budget (the card's and the worker's, the tighter of each).
+	Spent        *Spent `json:"spent,omitempty"`
+	SpentProblem string `json:"spent_problem,omitempty"`
+	Budget       string `json:"budget,omitempty"`
+	// Retry (v4): the job failed to start, or its harness exited within
+	// the launch grace with no result, and attempts are left: it does
+	// not finish the card, which runs again once RetryAfter has passed.
+	Retry      bool   `json:"retry,omitempty"`
+	RetryAfter string `json:"retry_after,omitempty"`
+	// Outside are the changed paths (of those listed in Changed) that no
+	// glob of the card's PATHS matches (v4); OutsideCount how many.
+	Outside      []string `json:"outside,omitempty"`
+	OutsideCount int      `json:"outside_count,omitempty"`
 }
 
 // Step is one row of a job's timeline.
@@ -179,8 +199,10 @@ const MaxTimeline = 64
 // jobVersion is the version of the job records written now (swarm.job,
 // register.go). v1: the job; v2: its harvest (harvest, head, head_ref,
 // commits, changed); v3: end idle, timeline, renewals, log_bytes, lost
-// and the harness.log payload (the log's tail).
-const jobVersion = 3
+// and the harness.log payload (the log's tail); v4: ends budget and
+// budget-unverifiable, spent, spent_problem, budget, retry, retry_after,
+// outside and outside_count.
+const jobVersion = 4
 
 // harvestProblem says what is wrong with the harvest fields of a job
 // record of version v, or "".
@@ -242,8 +264,28 @@ func jobFrom(path string, rec *gitstore.Record) (*Job, error) {
 		if rec.V < 3 {
 			return nil, malformed(path, "end idle is not in a v%d job record", rec.V)
 		}
+	case EndBudget, EndBudgetUnverifiable:
+		if rec.V < 4 {
+			return nil, malformed(path, "end %s is not in a v%d job record", j.End, rec.V)
+		}
 	default:
-		return nil, malformed(path, "end %q is not done, failed, deadline, idle, wall or unknown", j.End)
+		return nil, malformed(path, "end %q is not done, failed, deadline, idle, budget, budget-unverifiable, wall or unknown", j.End)
+	}
+	if rec.V < 4 && (j.Spent != nil || j.SpentProblem != "" || j.Budget != "" || j.Retry || j.RetryAfter != "" || j.Outside != nil || j.OutsideCount != 0) {
+		return nil, malformed(path, "a v%d job record holds no spending, retry or paths outside", rec.V)
+	}
+	if j.Retry {
+		if _, err := time.Parse(stamp, j.RetryAfter); err != nil {
+			return nil, malformed(path, "a retried job names when (retry_after %q is not a time)", j.RetryAfter)
+		}
+	} else if j.RetryAfter != "" {
+		return nil, malformed(path, "retry_after without retry")
+	}
+	if j.Spent != nil && (j.Spent.Tokens < 0 || j.Spent.CostMicros < 0 || j.Spent.Turns < 0) {
+		return nil, malformed(path, "its spending is negative")
+	}
+	if j.OutsideCount < len(j.Outside) || len(j.Outside) > MaxChangedListed {
+		return nil, malformed(path, "the count of its paths outside PATHS does not add up")
 	}
 	switch j.Result {
 	case VerdictOK, VerdictRefused, VerdictBlocked:

@@ -53,6 +53,12 @@ type Supervisor struct {
 	// HarvestLimits bound what is copied of a job's commits
 	// (DefaultHarvestLimits when zero).
 	HarvestLimits gitstore.AdoptLimits
+	// Retry says how a launch failure is tried again (DefaultRetry's
+	// values for its zero fields).
+	Retry RetryPolicy
+	// Rand, when set, is the source of the retry backoff's jitter, in
+	// [0, 1) (math/rand/v2's when nil).
+	Rand func() float64
 	// Events, when set, receives what happens, in order per job.
 	Events func(Event)
 	Now    func() time.Time
@@ -70,6 +76,7 @@ type Supervisor struct {
 	state   sync.Mutex        // guards running and skipped
 	running map[string]bool   // nonces of this supervisor's running jobs
 	skipped map[string]string // cards this run cannot stage, and why
+	blocked map[string]string // cards whose DEPENDS-ON failed, as last said
 }
 
 func (s *Supervisor) setRunning(nonce string, on bool) {
@@ -102,6 +109,25 @@ func (s *Supervisor) skip(label, why string) {
 	s.skipped[label] = why
 }
 
+// noteBlocked remembers why a card does not run, reporting whether that
+// is news (said once, unless why changes); unblock forgets it.
+func (s *Supervisor) noteBlocked(label, why string) bool {
+	s.state.Lock()
+	defer s.state.Unlock()
+	if s.blocked == nil {
+		s.blocked = map[string]string{}
+	}
+	news := s.blocked[label] != why
+	s.blocked[label] = why
+	return news
+}
+
+func (s *Supervisor) unblock(label string) {
+	s.state.Lock()
+	defer s.state.Unlock()
+	delete(s.blocked, label)
+}
+
 func (s *Supervisor) isSkipped(label string) bool {
 	s.state.Lock()
 	defer s.state.Unlock()
@@ -117,22 +143,25 @@ type EventKind string
 const (
 	EventTaken         EventKind = "taken"          // a lease was taken on a card
 	EventSkipped       EventKind = "skipped"        // a card this clone cannot stage was left for others
+	EventBlocked       EventKind = "blocked"        // a card whose DEPENDS-ON failed, was dropped or is not queued does not run
 	EventStarted       EventKind = "started"        // the harness started
 	EventRenewed       EventKind = "renewed"        // the lease was renewed
 	EventRenewFailed   EventKind = "renew-failed"   // a renewal failed for another reason than a lost lease; tried again
 	EventLost          EventKind = "lost"           // the lease moved under its holder: the job is not recorded
 	EventStopped       EventKind = "stopped"        // a stop record ended the job
 	EventIdle          EventKind = "idle"           // the job wrote nothing and used no CPU for the worker's idle time: ended
+	EventBudget        EventKind = "budget"         // a reading of spent.json passed the budget, or readings stopped arriving: ended
 	EventSyncFailed    EventKind = "sync-failed"    // a fetch, or a read of the stop records, failed while the job ran; tried again at the next heartbeat
 	EventRecorded      EventKind = "recorded"       // the job's record was written (and pushed)
+	EventRetry         EventKind = "retry"          // the job failed to launch: its card runs again after a backoff
 	EventReleased      EventKind = "released"       // the lease was released
 	EventReleaseFailed EventKind = "release-failed" // the lease could not be released (tried three times)
 )
 
 // EventKinds lists every kind, in the order a job meets them.
 func EventKinds() []EventKind {
-	return []EventKind{EventTaken, EventSkipped, EventStarted, EventRenewed, EventRenewFailed, EventLost,
-		EventStopped, EventIdle, EventSyncFailed, EventRecorded, EventReleased, EventReleaseFailed}
+	return []EventKind{EventTaken, EventSkipped, EventBlocked, EventStarted, EventRenewed, EventRenewFailed, EventLost,
+		EventStopped, EventIdle, EventBudget, EventSyncFailed, EventRecorded, EventRetry, EventReleased, EventReleaseFailed}
 }
 
 // Event is one thing a supervisor did.
@@ -166,6 +195,10 @@ type Summary struct {
 	// Skipped are the cards this run could not stage (a base this clone
 	// lacks, say), each with why; they stay queued.
 	Skipped map[string]string
+	// Blocked are the cards that did not run because a card of their
+	// DEPENDS-ON finished other than ok, was dropped or is not queued,
+	// each with why; they stay queued.
+	Blocked map[string]string
 }
 
 // Run supervises until no unfinished card can be taken: every card is
@@ -227,7 +260,7 @@ func (s *Supervisor) Run(ctx context.Context) (*Summary, error) {
 	}
 	wg.Wait()
 	s.state.Lock()
-	sum.Skipped = s.skipped
+	sum.Skipped, sum.Blocked = s.skipped, s.blocked
 	s.state.Unlock()
 	if err := ctx.Err(); err != nil && len(errs) == 0 {
 		return &sum, err
@@ -315,15 +348,23 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 	if err != nil {
 		return nil, nil, oid.ID{}, nil, false, err
 	}
-	finished := Finished(jobs, ctl)
+	outcomes := Outcomes(jobs, ctl)
+	retries := retryAt(jobs, ctl)
+	queued := map[string]bool{}
+	for _, q := range queue {
+		queued[q.Card.Label] = true
+	}
 	attempts := map[string]int{}
 	for _, j := range jobs {
 		attempts[j.Label] = max(attempts[j.Label], j.Attempt)
 	}
+	// pending: a card waits for its retry's backoff, which this run
+	// sees through rather than ending.
+	pending := false
 	for i := range queue {
 		q := &queue[i]
 		label := q.Card.Label
-		if finished[label] {
+		if _, finished := outcomes[label]; finished {
 			continue
 		}
 		if _, dropped := ctl.Dropped[label]; dropped {
@@ -333,6 +374,24 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 			continue
 		}
 		if s.isSkipped(label) {
+			continue
+		}
+		if at, ok := retries[label]; ok && now(s.Now).Before(at) {
+			pending = true
+			continue
+		}
+		why, wait := dependencies(q.Card, queued, outcomes, ctl)
+		if why != "" {
+			// It does not run as things stand: said once, left queued,
+			// and looked at again at each scan (a requeue of its
+			// dependency that ends ok lets it run, also in this run).
+			if s.noteBlocked(label, why) {
+				s.emit(Event{Kind: EventBlocked, Label: label, Detail: why})
+			}
+			continue
+		}
+		s.unblock(label)
+		if wait {
 			continue
 		}
 		secret, attest := newSecret()
@@ -389,8 +448,9 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 		return q, l, tip, secret, false, nil
 	}
 	// Nothing can be taken now: what is left is held by others (theirs
-	// to run), stopped or skipped. Without Follow the run is over.
-	return nil, nil, oid.ID{}, nil, !s.Follow, nil
+	// to run), stopped, skipped, blocked or waiting on a dependency.
+	// Without Follow the run is over, unless a retry is due.
+	return nil, nil, oid.ID{}, nil, !s.Follow && !pending, nil
 }
 
 func (s *Supervisor) finished(label string) (bool, error) {
@@ -442,6 +502,10 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	l.JobDir = dir
 	tl.add(now(s.Now), "staged", "")
 	deadline := s.deadline(q)
+	// Readings of spent.json are not due before the first one: a harness
+	// need not report. Once one came, under a budget the next is due
+	// within the worker's idle time.
+	spend := &spendWatch{budget: q.Card.Budget.Tighter(s.Worker.Budget), within: s.Worker.IdleTime()}
 	act := &activity{w: j.Log}
 	cmd := sandbox.Command{
 		Args: append([]string{s.Worker.Harness}, s.Worker.Args(j.Prompt)...), Dir: j.Repo, Write: []string{dir},
@@ -498,6 +562,12 @@ loop:
 				cause, stopReason = stopIdle, fmt.Sprintf("idle: no output and no CPU for %s", idle)
 				proc.Stop(stopReason)
 				s.emit(Event{Kind: EventIdle, Label: label, Attempt: l.Attempt, Elapsed: t.Sub(started), Detail: stopReason})
+				break loop
+			}
+			if c, why := spend.look(dir, t); c != notStopped {
+				cause, stopReason = c, why
+				proc.Stop(stopReason)
+				s.emit(Event{Kind: EventBudget, Label: label, Attempt: l.Attempt, Elapsed: t.Sub(started), Detail: stopReason})
 				break loop
 			}
 			l.Heartbeat = t.UTC().Format(stamp)
@@ -572,6 +642,15 @@ loop:
 		end, reason = EndUnknown, stopReason
 	case stopIdle:
 		end, reason = EndIdle, stopReason
+	case stopBudget:
+		end, reason = EndBudget, stopReason
+	case stopUnverifiable:
+		end, reason = EndBudgetUnverifiable, stopReason
+	}
+	// The last reading counts too: a job that spent past its budget by
+	// the time it ended does not end done.
+	if over := spend.final(dir); over != "" && cause == notStopped {
+		end, reason = EndBudget, joinReasons(over, reason)
 	}
 	stopped := cause == stopRequested || cause == stopLost
 	reason = s.redact(reason)
@@ -582,7 +661,7 @@ loop:
 		_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 		return false, fmt.Errorf("write exit record of %s: %w", label, err)
 	}
-	verdict, why, report := s.result(q.Card, dir)
+	verdict, why, report, noResult := s.result(q.Card, dir)
 	if len(forged) > 0 {
 		verdict, why = VerdictRefused, strings.Join(forged, "; ")
 	}
@@ -594,6 +673,10 @@ loop:
 		Started: exit.Started, Ended: exit.Ended, End: end, ExitCode: res.ExitCode, Signal: res.Signal,
 		Survivors: res.Survivors, Result: verdict, Reason: joinReasons(reason, why), Stopped: stopped, Forged: forged,
 		Attest: l.Attest, ExitSHA256: hex.EncodeToString(d[:]), JobDir: dir,
+		Spent: spend.spent, SpentProblem: s.redact(spend.problem), Budget: spend.budget.String(),
+	}
+	if cause == notStopped && len(forged) == 0 {
+		s.retry(rec, res, noResult && ended.Sub(started) < s.Retry.policy().LaunchGrace)
 	}
 	lost := cause == stopLost
 	if !lost {
@@ -645,6 +728,9 @@ loop:
 			}
 		}
 		s.emit(Event{Kind: EventRecorded, Label: label, Attempt: l.Attempt, End: end, Result: verdict, Elapsed: ended.Sub(started), Detail: rec.Reason})
+		if rec.Retry {
+			s.emit(Event{Kind: EventRetry, Label: label, Attempt: l.Attempt, Detail: "runs again after " + rec.RetryAfter})
+		}
 		if err := s.release(ctx, label, l.Attempt, tip); err != nil {
 			return stopped, err
 		}
@@ -686,10 +772,12 @@ func (s *Supervisor) release(ctx context.Context, label string, attempt int, tip
 type stopCause int
 
 const (
-	notStopped    stopCause = iota
-	stopRequested           // a stop record named it: recorded as stopped, the card stays queued
-	stopLost                // its lease was lost: not recorded, the card is someone else's
-	stopIdle                // no output and no CPU for the worker's idle time: ends idle
+	notStopped       stopCause = iota
+	stopRequested              // a stop record named it: recorded as stopped, the card stays queued
+	stopLost                   // its lease was lost: not recorded, the card is someone else's
+	stopIdle                   // no output and no CPU for the worker's idle time: ends idle
+	stopBudget                 // a reading of spent.json passed the budget: ends budget
+	stopUnverifiable           // under a budget, readings stopped arriving: ends budget-unverifiable
 )
 
 // activity passes the job's output on to its log, counts it, and keeps
@@ -745,6 +833,10 @@ func (s *Supervisor) harvest(ctx context.Context, c *Card, rec *Job) {
 	rec.Commits, rec.ChangedCount = h.Commits, h.ChangedCount
 	for _, p := range h.Changed {
 		rec.Changed = append(rec.Changed, s.redact(p))
+		if c.Paths != nil && !InPaths(c.Paths, p) {
+			rec.Outside = append(rec.Outside, s.redact(p))
+			rec.OutsideCount++
+		}
 	}
 }
 
@@ -826,7 +918,7 @@ func joinReasons(rs ...string) string {
 
 // result checks the job's RESULT.md against the card; a card that
 // published none gets the machinery's, which can never count as ok.
-func (s *Supervisor) result(c *Card, dir string) (verdict Verdict, why string, report []byte) {
+func (s *Supervisor) result(c *Card, dir string) (verdict Verdict, why string, report []byte, none bool) {
 	b, err := FindResult(dir)
 	if err != nil {
 		reason := "no-result"
@@ -835,13 +927,41 @@ func (s *Supervisor) result(c *Card, dir string) (verdict Verdict, why string, r
 		}
 		m := MachineryResult(c, reason)
 		_ = writeMachineFile(dir, "RESULT.md", string(m))
-		return VerdictBlocked, reason, m
+		return VerdictBlocked, reason, m, errors.Is(err, ErrNoResult)
 	}
 	r := CheckResult(c, b)
 	if len(b) > 64<<10 {
 		b = b[:64<<10]
 	}
-	return r.Verdict, r.Reason, b
+	return r.Verdict, r.Reason, b, false
+}
+
+// retry marks rec to be tried again when it failed to launch — it did
+// not start, or its harness exited within the launch grace (quick) with
+// no result — and attempts are left, after a jittered backoff; at the
+// last attempt it says the supervisor gave up.
+func (s *Supervisor) retry(rec *Job, res sandbox.Result, quick bool) {
+	var what string
+	switch {
+	case res.End == sandbox.EndStartFailed:
+		what = "it did not start"
+	case res.End == sandbox.EndExit && quick:
+		what = fmt.Sprintf("its harness exited within the launch grace (%s) with no result", s.Retry.policy().LaunchGrace)
+	default:
+		return
+	}
+	p := s.Retry.policy()
+	if p.Attempts == 1 {
+		return // retrying is off: a failed launch is a failure like any other
+	}
+	if rec.Attempt >= p.Attempts {
+		rec.Reason = joinReasons(rec.Reason, fmt.Sprintf("%s; not retried: attempt %d was the last of %d", what, rec.Attempt, p.Attempts))
+		return
+	}
+	wait := p.wait(rec.Attempt, s.jitter())
+	rec.Retry = true
+	rec.RetryAfter = now(s.Now).Add(wait).UTC().Format(stamp)
+	rec.Reason = joinReasons(rec.Reason, fmt.Sprintf("%s; retried after %s (attempt %d of %d)", what, wait.Round(time.Millisecond), rec.Attempt+1, p.Attempts))
 }
 
 // timeline is the job's timeline.tsv: when each step happened.

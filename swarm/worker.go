@@ -49,6 +49,9 @@ type Worker struct {
 	// Identity is "Name <email>", the git identity of the commits a job
 	// makes; empty for the default (DefaultIdentity).
 	Identity string
+	// Budget bounds what each job may spend, as its harness reports it
+	// (spent.json); zero bounds nothing. A card's BUDGET bounds it too.
+	Budget Budget
 }
 
 // The bounds of a worker description.
@@ -129,7 +132,7 @@ const workerRemedy = `describe a worker as one JSON object, e.g. {"name": "coder
 
 // ParseWorker reads a worker description: one JSON object with the keys
 // name, harness and deadline (required) and harness_args, model, idle, slots,
-// read_roots and env (optional). It is read strictly — an unknown or
+// read_roots, env, identity and budget (optional). It is read strictly — an unknown or
 // repeated key, a value of the wrong type, a null, a string holding
 // U+FFFD (the mark of invalid UTF-8 or an unpaired surrogate escape), data
 // after the object are all problems — and every value is checked as
@@ -200,7 +203,7 @@ func jsonProblem(err error) string {
 	return "the description is not valid JSON: " + err.Error()
 }
 
-var workerKeys = []string{"name", "harness", "harness_args", "model", "deadline", "idle", "slots", "read_roots", "env", "identity"}
+var workerKeys = []string{"name", "harness", "harness_args", "model", "deadline", "idle", "slots", "read_roots", "env", "identity", "budget"}
 
 // IdleTime is the worker's idle time, Idle or DefaultIdle.
 func (w *Worker) IdleTime() time.Duration {
@@ -258,6 +261,16 @@ func (w *Worker) field(key string, raw json.RawMessage) []string {
 			return []string{"idle: " + why}
 		}
 		w.Idle = d
+	case "budget":
+		s, bad := stringValue(key, raw)
+		if bad != "" {
+			return []string{bad}
+		}
+		b, problems := ParseBudget(s)
+		for _, why := range problems {
+			p = append(p, "budget: "+why)
+		}
+		w.Budget = b
 	case "slots":
 		n, bad := intValue(key, raw)
 		if bad != "" {
@@ -612,6 +625,7 @@ type workerJSON struct {
 	ReadRoots   []string `json:"read_roots"`
 	Env         []string `json:"env"`
 	Identity    string   `json:"identity"`
+	Budget      string   `json:"budget,omitempty"`
 }
 
 func idleString(d time.Duration) string {
@@ -642,5 +656,6 @@ func (w Worker) MarshalJSON() ([]byte, error) {
 		ReadRoots:   orEmpty(w.ReadRoots),
 		Env:         orEmpty(w.Env),
 		Identity:    w.Identity,
+		Budget:      w.Budget.String(),
 	})
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -30,7 +32,8 @@ func (s *session) swarmCmd() *cli.Command {
 		Name:  "swarm",
 		Usage: "run queued cards with one-task workers, coordinated by leases in git refs",
 		Description: `A card is a task: line 1 is its contract line RESULT: <label> sha=<sha12>,
-then headers (BASE: <commit>, DEADLINE: <duration>), then the task; the whole
+then headers (BASE: <commit>, DEADLINE:, PATHS:, DEPENDS-ON:, TEST:,
+BUDGET:), then the task; the whole
 card is the worker's prompt. A worker description says which harness runs
 it. Supervisors take a lease on a card by compare-and-swap (in this
 repository, or with --remote on a git remote that many machines share),
@@ -39,11 +42,13 @@ how it ended. See docs/swarm.md.
 
 EXAMPLES
    git nwdes swarm worker check worker.json
+   git nwdes swarm card check cards/fix-typo.md
    git nwdes swarm add --card cards/fix-typo.md
    git nwdes swarm run --worker worker.json --workers 2
    git nwdes swarm status
 ` + exitStatusAll(),
 		Subcommands: []*cli.Command{
+			s.swarmCardCmd(),
 			{
 				Name:  "worker",
 				Usage: "check worker descriptions",
@@ -93,10 +98,12 @@ EXAMPLES
 			},
 			{
 				Name:      "add",
-				Usage:     "queue a card",
-				UsageText: "git nwdes swarm add --card FILE [--deadline D]",
-				Description: `Queues the card (its label must be new; its BASE: a commit this repository
-has). --deadline overrides the card's DEADLINE: and the worker's.
+				Usage:     "check a card (as swarm card check) and queue it",
+				UsageText: "git nwdes swarm add --card FILE [--deadline D] [--worker FILE] [--best-effort]",
+				Description: `Checks the card as swarm card check does, naming every problem at once
+(CardInvalid; a TEST oracle is run at BASE inside the wall), then queues
+it (its label must be new: CardExists). --deadline overrides the card's
+DEADLINE: and the worker's.
 
 EXAMPLES
    git nwdes swarm add --card cards/fix-typo.md
@@ -105,30 +112,39 @@ EXAMPLES
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "card", Usage: "the card `FILE`", Required: true},
 					durationFlag("deadline", "the job's deadline `D` (default: the card's, else the worker's)", 0),
+					&cli.StringFlag{Name: "worker", Usage: "hold DEADLINE to the earlier jobs of the worker described in `FILE`"},
+					&cli.BoolFlag{Name: "best-effort", Usage: "run TEST where the kernel cannot enforce the whole wall"},
 				},
 				Action: func(c *cli.Context) error {
 					st, err := s.open()
 					if err != nil {
 						return err
 					}
-					card, err := s.readCard(c.String("card"))
+					b, err := s.readFileArg(c.String("card"), cardLimit)
 					if err != nil {
 						return err
 					}
 					if c.Duration("deadline") < 0 {
 						return usagef("--deadline must be positive")
 					}
-					if err := swarm.Add(c.Context, st, card, c.Duration("deadline"), s.owner(), s.now()); err != nil {
+					opts, err := s.cardCheckOptions(c, st, c.String("worker"), examine.DefaultGateTimeout)
+					if err != nil {
 						return err
 					}
-					fmt.Fprintf(s.env.Stdout, "queued %s at %s\n", text.TerminalLine(card.Label), card.Sha12)
+					opts.Deadline = c.Duration("deadline")
+					check, err := swarm.AddCard(c.Context, b, opts, s.owner(), s.now())
+					if err != nil {
+						return err
+					}
+					s.warnCard(check)
+					fmt.Fprintf(s.env.Stdout, "queued %s at %s\n", text.TerminalLine(check.Card.Label), check.Card.Sha12)
 					return nil
 				},
 			},
 			{
 				Name:      "run",
 				Usage:     "supervise: run queued cards until none is left (or forever with --follow)",
-				UsageText: "git nwdes swarm run --worker FILE [--workers N] [--remote NAME] [--follow] [--best-effort] [--json]",
+				UsageText: "git nwdes swarm run --worker FILE [--workers N] [--attempts N] [--remote NAME] [--follow] [--best-effort] [--json]",
 				Description: `Takes a lease on each unfinished card in turn, stages its job directory
 (.git/nwdes/swarm/jobs/<label>/<attempt>-<nonce>: the base's checkout in
 repo/, scratch/, a private HOME and XDG_DATA_HOME), runs the harness inside
@@ -139,7 +155,13 @@ HEAD, under refs/nwdes/swarm/heads/<label>/<attempt>-<nonce>, read and
 checked by nwdes itself, bounded), records the job (refs/nwdes/swarm/jobs)
 and releases the lease. The job's git identity is the worker's (identity,
 or "nwdes worker <name> <<name>@nwdes.invalid>"); the host's git
-configuration is not read there. Several supervisors (processes, or machines with
+configuration is not read there. A card waits for the cards its DEPENDS-ON
+names to finish ok, and does not run when one finished otherwise. What the
+harness reports in $NWDES_JOB_DIR/spent.json is read at each heartbeat:
+over the card's or worker's budget the job ends "budget". A job that did
+not start, or whose harness exited within the launch grace with no
+result, is retried with a jittered backoff up to --attempts; any other
+failure finishes the card. Several supervisors (processes, or machines with
 --remote) share one queue; no card runs twice. On a terminal it shows a
 live table; --json streams one event per line. A stop record (swarm stop)
 ends running jobs at the next heartbeat.
@@ -155,6 +177,9 @@ EXAMPLES
 					&cli.BoolFlag{Name: "follow", Usage: "keep supervising when the queue is empty"},
 					&cli.BoolFlag{Name: "best-effort", Usage: "run even where the kernel cannot enforce the whole wall"},
 					hidden(durationFlag("heartbeat", "renew leases every `D`", 5*time.Second)),
+					intFlag("attempts", "attempts at a card whose launch fails (it did not start, or exited within the launch grace with no result)", swarm.DefaultRetry().Attempts),
+					hidden(durationFlag("launch-grace", "a harness that exits within `D` with no result failed to launch", swarm.DefaultRetry().LaunchGrace)),
+					hidden(durationFlag("retry-backoff", "wait about `D` before the second attempt (doubled each time, jittered)", swarm.DefaultRetry().Backoff)),
 					durationFlag("stale-after", "a lease from another host is stale once this supervisor has seen its heartbeat unchanged for `D`", swarm.DefaultStaleAfter),
 					jsonFlag(),
 				},
@@ -192,6 +217,9 @@ EXAMPLES
 						fmt.Fprintf(s.env.Stdout, "ran %d jobs (%d stopped)\n", sum.Ran, sum.Stopped)
 						for label, why := range sum.Skipped {
 							fmt.Fprintf(s.env.Stderr, "skipped %s: %s\n", text.TerminalLine(label), text.TerminalLine(why))
+						}
+						for _, label := range slices.Sorted(maps.Keys(sum.Blocked)) {
+							fmt.Fprintf(s.env.Stderr, "blocked %s: %s\n", text.TerminalLine(label), text.TerminalLine(sum.Blocked[label]))
 						}
 					}
 					return nil
@@ -568,14 +596,6 @@ func (s *session) readWorker(p string) (*swarm.Worker, error) {
 	return swarm.ParseWorker(b)
 }
 
-func (s *session) readCard(p string) (*swarm.Card, error) {
-	b, err := s.readFileArg(p, cardLimit)
-	if err != nil {
-		return nil, err
-	}
-	return swarm.ParseCard(b)
-}
-
 func (s *session) book(c *cli.Context, st *gitstore.Store) (swarm.Book, error) {
 	if r := c.String("remote"); r != "" {
 		return &swarm.Remote{Store: st, Name: r, Sync: s.syncOptions()}, nil
@@ -599,6 +619,9 @@ func (s *session) supervisor(c *cli.Context, st *gitstore.Store, w *swarm.Worker
 	if err := harnessReachable(wall, w); err != nil {
 		return nil, err
 	}
+	if c.Int("attempts") < 1 {
+		return nil, usagef("--attempts is at least 1")
+	}
 	jobs := filepath.Join(st.Location().CommonDir, "nwdes", "swarm", "jobs")
 	if r, err := filepath.EvalSymlinks(st.Location().CommonDir); err == nil {
 		// The wall walks its write set following no link: name the
@@ -611,6 +634,7 @@ func (s *session) supervisor(c *cli.Context, st *gitstore.Store, w *swarm.Worker
 		JobsDir: jobs,
 		Holder:  me, StaleAfter: c.Duration("stale-after"), Heartbeat: c.Duration("heartbeat"),
 		Export: examine.ExportTree, Now: s.env.Now,
+		Retry: swarm.RetryPolicy{Attempts: c.Int("attempts"), LaunchGrace: c.Duration("launch-grace"), Backoff: c.Duration("retry-backoff")},
 	}, nil
 }
 
@@ -693,6 +717,15 @@ type jobRow struct {
 	Commits      int      `json:"commits,omitempty"`
 	Changed      []string `json:"changed,omitempty"`
 	ChangedCount int      `json:"changed_count,omitempty"`
+	// Outside are the changed paths the card's PATHS does not cover.
+	Outside      []string `json:"outside,omitempty"`
+	OutsideCount int      `json:"outside_count,omitempty"`
+	// Spent is the harness's last reading, Budget the job's budget.
+	Spent        *swarm.Spent `json:"spent,omitempty"`
+	SpentProblem string       `json:"spent_problem,omitempty"`
+	Budget       string       `json:"budget,omitempty"`
+	Retry        bool         `json:"retry,omitempty"`
+	RetryAfter   string       `json:"retry_after,omitempty"`
 }
 
 func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) error {
@@ -722,7 +755,10 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 		return err
 	}
 	finished := swarm.Finished(jobs, ctl)
+	blocked := swarm.Blocked(queue, jobs, ctl)
 	rows := []jobRow{}
+	var spent swarm.Spent // summed over the jobs whose harness reported
+	reported := 0
 	for _, j := range jobs {
 		check := "ok"
 		if why := swarm.VerifyExit(&j); why != "" {
@@ -731,7 +767,12 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 		rows = append(rows, jobRow{Card: j.Label, Attempt: j.Attempt, End: string(j.End), Result: string(j.Result), Reason: j.Reason,
 			Stopped: j.Stopped, Started: j.Started, Ended: j.Ended, Dir: j.JobDir, ExitCheck: check,
 			Harvest: j.Harvest, HarvestNote: j.HarvestNote, Head: j.Head, HeadRef: j.HeadRef, Commits: j.Commits,
-			Changed: j.Changed, ChangedCount: j.ChangedCount})
+			Changed: j.Changed, ChangedCount: j.ChangedCount, Outside: j.Outside, OutsideCount: j.OutsideCount,
+			Spent: j.Spent, SpentProblem: j.SpentProblem, Budget: j.Budget, Retry: j.Retry, RetryAfter: j.RetryAfter})
+		if j.Spent != nil {
+			spent.Add(*j.Spent)
+			reported++
+		}
 	}
 	queued, dropped := []string{}, []string{}
 	for _, q := range queue {
@@ -747,7 +788,8 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 	}
 	sort.Strings(stopped)
 	if asJSON {
-		return writeJSON(s.env.Stdout, map[string]any{"queued": queued, "jobs": rows, "leases": leases, "stopped": stopped, "dropped": dropped})
+		return writeJSON(s.env.Stdout, map[string]any{"queued": queued, "jobs": rows, "leases": leases, "stopped": stopped, "dropped": dropped,
+			"blocked": blocked, "spent": spent, "spent_jobs": reported})
 	}
 	fmt.Fprintf(s.env.Stdout, "queued: %d", len(queued))
 	if len(queued) > 0 {
@@ -759,6 +801,12 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 	}
 	if len(dropped) > 0 {
 		fmt.Fprintf(s.env.Stdout, "dropped: %s\n", text.TerminalLine(strings.Join(dropped, ", ")))
+	}
+	for _, label := range slices.Sorted(maps.Keys(blocked)) {
+		fmt.Fprintln(s.env.Stdout, text.TerminalLine("blocked "+label+": "+blocked[label]))
+	}
+	if reported > 0 {
+		fmt.Fprintf(s.env.Stdout, "spent: %s (reported by %s of %d)\n", spentText(spent), text.Plural(reported, "job", "jobs"), len(rows))
 	}
 	for _, l := range leases {
 		fmt.Fprintf(s.env.Stdout, "lease %-9s %s attempt %d on %s\n", l.State, text.TerminalLine(l.Label), l.Attempt, text.TerminalLine(l.Host))
@@ -779,6 +827,12 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 			line += "; no commits"
 		case r.Harvest == swarm.HarvestRefused:
 			line += "; harvest refused: " + r.HarvestNote
+		}
+		if r.OutsideCount > 0 {
+			line += fmt.Sprintf("; %s outside PATHS", text.Plural(r.OutsideCount, "path", "paths"))
+		}
+		if r.Spent != nil {
+			line += "; spent " + spentText(*r.Spent)
 		}
 		fmt.Fprintln(s.env.Stdout, text.TerminalLine(line))
 	}
@@ -900,6 +954,28 @@ func (s *session) renderJob(j *swarm.Shown) error {
 	case j.Harvest != "":
 		fmt.Fprintln(w, "no commits")
 	}
+	if j.OutsideCount > 0 {
+		fmt.Fprintln(w, text.TerminalLine(fmt.Sprintf("outside PATHS (%d):", j.OutsideCount)))
+		for _, p := range j.Outside {
+			fmt.Fprintln(w, "  "+text.TerminalLine(p))
+		}
+	}
+	if j.Spent != nil || j.Budget != "" || j.SpentProblem != "" {
+		line := "spent: nothing reported"
+		if j.Spent != nil {
+			line = "spent: " + spentText(*j.Spent)
+		}
+		if j.Budget != "" {
+			line += " (budget " + j.Budget + ")"
+		}
+		if j.SpentProblem != "" {
+			line += "; " + j.SpentProblem
+		}
+		fmt.Fprintln(w, text.TerminalLine(line))
+	}
+	if j.Retry {
+		fmt.Fprintln(w, text.TerminalLine("retried: the card runs again after "+j.RetryAfter))
+	}
 	for _, l := range j.Lost {
 		fmt.Fprintln(w, text.TerminalLine("not written: "+l))
 	}
@@ -921,4 +997,13 @@ func (s *session) renderJob(j *swarm.Shown) error {
 		}
 	}
 	return nil
+}
+
+// spentText is a reading as status and show print it.
+func spentText(sp swarm.Spent) string {
+	b := swarm.Budget(sp)
+	if t := b.String(); t != "" {
+		return t
+	}
+	return "nothing"
 }

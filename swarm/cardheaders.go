@@ -1,0 +1,144 @@
+package swarm
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/internal/text"
+)
+
+// TestRef names a feature's oracle as the gates name it: the feature and
+// the E<n> of the criterion that carries the oracle.
+type TestRef struct {
+	Feature   string `json:"feature"`
+	Criterion string `json:"criterion"`
+}
+
+func (t TestRef) String() string { return t.Feature + " " + t.Criterion }
+
+// The bounds of the typed headers.
+const (
+	// MaxPaths bounds the globs of PATHS.
+	MaxPaths = 64
+	// MaxDependsOn bounds the labels of DEPENDS-ON.
+	MaxDependsOn = 64
+)
+
+var (
+	criterionID = regexp.MustCompile(`^E[1-9][0-9]{0,5}$`)
+	featureID   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+)
+
+// typedHeader checks one header other than BASE and DEADLINE, filling
+// its field of c, and returns its problems. A key that is none of
+// TypedHeaders but close to one is a typo.
+func (c *Card) typedHeader(h Header) []string {
+	switch h.Key {
+	case PathsHeader:
+		var p []string
+		c.Paths, p = parsePaths(h.Value)
+		return p
+	case DependsOnHeader:
+		var p []string
+		c.DependsOn, p = parseDependsOn(h.Value, c.Label)
+		return p
+	case TestHeader:
+		t, why := parseTest(h.Value)
+		if why != "" {
+			return []string{"TEST " + why}
+		}
+		c.Test = t
+	case BudgetHeader:
+		b, p := ParseBudget(h.Value)
+		for i := range p {
+			p[i] = "BUDGET " + p[i]
+		}
+		c.Budget = b
+		return p
+	default:
+		if near := text.Nearest(h.Key, TypedHeaders()); near != "" {
+			return []string{fmt.Sprintf("the header %s is not one nwdes reads; did you mean %s?", h.Key, near)}
+		}
+	}
+	return nil
+}
+
+// parsePaths reads PATHS: globs separated by single spaces, each a path
+// relative to the tree's root as examine.MatchScope reads it.
+func parsePaths(v string) ([]string, []string) {
+	return headerList(PathsHeader, "globs", v, MaxPaths, func(g, q string) string {
+		if strings.HasPrefix(g, "/") || g == ".." || strings.HasPrefix(g, "../") || strings.Contains(g, "/../") || strings.HasSuffix(g, "/..") {
+			return "glob " + q + " is not a path inside the tree (no leading / and no ..)"
+		}
+		return ""
+	})
+}
+
+// parseDependsOn reads DEPENDS-ON: card labels separated by single
+// spaces, none the card's own.
+func parseDependsOn(v, self string) ([]string, []string) {
+	return headerList(DependsOnHeader, "cards", v, MaxDependsOn, func(l, q string) string {
+		switch {
+		case !validCard(l):
+			return q + " is not a card label (" + LabelPattern + ")"
+		case l == self:
+			return "names the card itself (a cycle)"
+		}
+		return ""
+	})
+}
+
+// headerList reads a header's list of items separated by single spaces:
+// each once, at most most of them, each one that check finds no problem
+// with (given the item and its quoted form). Problems begin with the key.
+func headerList(key, items, v string, most int, check func(item, quoted string) string) ([]string, []string) {
+	var list, p []string
+	seen := map[string]bool{}
+	for _, item := range strings.Split(v, " ") {
+		q := strconv.Quote(text.Truncate(item, 80))
+		if item == "" {
+			p = append(p, key+" separates its "+items+" by single spaces")
+		} else if why := check(item, q); why != "" {
+			p = append(p, key+" "+why)
+		} else if seen[item] {
+			p = append(p, key+" names "+q+" twice")
+		} else {
+			list = append(list, item)
+		}
+		seen[item] = true
+	}
+	if len(list) > most {
+		p = append(p, fmt.Sprintf("%s names %d %s, more than %d", key, len(list), items, most))
+	}
+	return list, p
+}
+
+// parseTest reads TEST: `<feature> E<n>`.
+func parseTest(v string) (*TestRef, string) {
+	f, id, ok := strings.Cut(v, " ")
+	q := strconv.Quote(text.Truncate(v, 120))
+	switch {
+	case !ok || strings.Contains(id, " "):
+		return nil, q + " is not `<feature> E<n>` (a feature and the criterion whose oracle must be NOT-MET at BASE)"
+	case !featureID.MatchString(f) || strings.Contains(f, ".."):
+		return nil, "feature " + strconv.Quote(text.Truncate(f, 100)) + " is not a feature name ([A-Za-z0-9][A-Za-z0-9._-]{0,99})"
+	case !criterionID.MatchString(id):
+		return nil, "criterion " + strconv.Quote(text.Truncate(id, 20)) + " is not E<n>"
+	}
+	return &TestRef{Feature: f, Criterion: id}, ""
+}
+
+// InPaths reports whether path is one a card's PATHS lets its job
+// change: a glob matches it as a contract's FILE SCOPE would
+// (examine.MatchScope).
+func InPaths(globs []string, path string) bool {
+	for _, g := range globs {
+		if examine.MatchScope(g, path) {
+			return true
+		}
+	}
+	return false
+}
