@@ -102,10 +102,9 @@ expect_fail git push -q origin main
 
 step "A stale draft is caught: evidence observed at the old commit cannot accept the new one"
 expect_fail git nwdes examine close --feature greeting --outcome accepted --diagnostic "still fine?"
-step "…and lets an accepted one through"
+step "…and lets an accepted one through: one git push sends its records first, then the branch"
 git reset -q --hard HEAD~1
 run git push origin main
-run git nwdes push origin
 
 step "CI: a fresh clone brings the records and re-validates them"
 git clone -q "$work/remote.git" "$work/ci"

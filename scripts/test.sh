@@ -14,13 +14,14 @@ GO=${GO:-go}
 # - the script tests and the judgment corpus start git-nwdes hundreds of
 #   times, which under -race is the race-built test binary (minutes), and
 #   they ask what nwdes answers, not whether it races;
-# - the differential tests against git and the long single-writer
-#   histories run one goroutine against many git processes: the detector
-#   has nothing to watch and would only slow them several times over;
+# - the differential tests against git (merge bases, revisions, config)
+#   and the long single-writer histories run one goroutine of nwdes
+#   against many git processes: the detector has nothing to watch and
+#   would only slow them several times over;
 # - the wall's second stage runs under an address-space limit that the
 #   race detector's shadow memory does not fit (the whole sandbox package
 #   runs again below).
-norace='^(TestScripts|TestOneJudgmentOnEverySurface|TestHistoryWalks200k|TestHeartbeatsLeaveNothingToWalk|TestMergeBaseDifferential|TestMergeBaseDamagedGraph|TestResolveAgreesWithGitDifferential|TestALedgerAcrossBucketsVerifies|TestAnyInterleavingOfTwoClonesLosesNothing)$'
+norace='^(TestScripts|TestOneJudgmentOnEverySurface|TestHistoryWalks200k|TestHeartbeatsLeaveNothingToWalk|TestMergeBaseDifferential|TestMergeBaseDamagedGraph|TestResolveAgreesWithGitDifferential|TestResolveAgreesWithGit|FuzzResolveAgainstGit|FuzzResolve|TestConfigReadsAsGitOnGeneratedFiles|TestALedgerAcrossBucketsVerifies|TestAnyInterleavingOfTwoClonesLosesNothing)$'
 # Under the race detector at a smaller size, and again at full size
 # without it: two supervisors of one clone are goroutines of one process,
 # so their interleavings are worth the detector, and ten runs of them are
