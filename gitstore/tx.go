@@ -247,37 +247,9 @@ func (tx *Tx) Remove(path string) error {
 	return nil
 }
 
-// Get reads the record stored at path (see Record for the layout).
-func (tx *Tx) Get(path string) (*Record, error) {
-	b, err := tx.ReadBlob(path + "/record.json")
-	if err != nil {
-		return nil, err
-	}
-	r, err := decodeRecord(b)
-	if err != nil {
-		return nil, fmt.Errorf("record %s in %s: %w", path, tx.ref, err)
-	}
-	if e, found, err := tx.Lookup(path + "/" + recordTreeDir); err != nil {
-		return nil, err
-	} else if found && e.Mode == ModeTree {
-		r.TreeID = e.Hash
-	}
-	names, err := tx.List(path + "/payload")
-	if err != nil {
-		return nil, err
-	}
-	for _, name := range names {
-		p, err := tx.ReadBlob(path + "/payload/" + name)
-		if err != nil {
-			return nil, err
-		}
-		if r.Payloads == nil {
-			r.Payloads = map[string][]byte{}
-		}
-		r.Payloads[name] = p
-	}
-	return r, nil
-}
+// Get reads the record stored at path (see Record for the layout): the
+// one reading every View shares (ReadRecord).
+func (tx *Tx) Get(path string) (*Record, error) { return ReadRecord(tx, path) }
 
 // Put stores rec at path, replacing any record there. It refuses a record
 // over the store's size limit with RecordTooLarge, and one whose kind is not

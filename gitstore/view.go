@@ -94,8 +94,7 @@ func asView(tx *Tx, err error) (View, error) {
 
 // ReadRecord reads the record at path through v: its record.json, the id
 // of its tree when it has one, and its payloads; ErrNotFound when there is
-// none. A View's Get is this (memstore's is; Tx.Get keeps its own copy of
-// it in tx.go, which the split of the store may fold into this one).
+// none. Every View's Get is this (Tx's and memstore's).
 func ReadRecord(v View, path string) (*Record, error) {
 	b, err := v.ReadBlob(path + "/record.json")
 	if err != nil {
