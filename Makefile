@@ -52,8 +52,10 @@ vet:
 test:
 	@GO=$(GO) ./scripts/test.sh
 
-# The quick loop: formatting, vet, and the tests without the race
-# detector and without the longest stress runs (about 30 seconds).
+# The inner loop: formatting, vet, and the tests without the race
+# detector and without the longest stress runs (-short): about 4 minutes
+# on 2 cores, most of it internal/cli's scripts and the swarm; for one
+# package, go test -short ./pkg/.
 check: fmt vet
 	$(GO) test -short -count=1 ./...
 
