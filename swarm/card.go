@@ -35,6 +35,18 @@ type Card struct {
 	Test *TestRef
 	// Budget is the BUDGET header's, zero when the card names none.
 	Budget Budget
+	// Kind is the KIND header's: KindProduce (the default, a card that
+	// makes a head) or KindExamine (a card that examines CANDIDATE).
+	Kind Kind
+	// Feature is the FEATURE header's: the feature whose contract the
+	// card's work answers to; "" when the card names none.
+	Feature string
+	// Candidate is the CANDIDATE header's full commit id: the commit an
+	// examine card examines; "" when the card names none.
+	Candidate string
+	// Branch is the BRANCH header's, as a full ref (refs/heads/…): the
+	// branch an accepted head of the card lands on; "" when none.
+	Branch string
 	// Headers are the card's headers in file order, BASE and DEADLINE
 	// included.
 	Headers []Header
@@ -82,13 +94,17 @@ const (
 	DependsOnHeader = "DEPENDS-ON"
 	TestHeader      = "TEST"
 	BudgetHeader    = "BUDGET"
+	KindHeader      = "KIND"
+	FeatureHeader   = "FEATURE"
+	CandidateHeader = "CANDIDATE"
+	BranchHeader    = "BRANCH"
 )
 
 // TypedHeaders lists the headers whose values a card's parser checks;
 // any other header is the card's own text, unless its key is one letter
 // or two from one of these (a typo, refused).
 func TypedHeaders() []string {
-	return []string{BaseHeader, DeadlineHeader, PathsHeader, DependsOnHeader, TestHeader, BudgetHeader}
+	return []string{BaseHeader, DeadlineHeader, PathsHeader, DependsOnHeader, TestHeader, BudgetHeader, KindHeader, FeatureHeader, CandidateHeader, BranchHeader}
 }
 
 // CardError lists everything wrong with a card, in file order, each problem
@@ -99,7 +115,7 @@ type CardError struct {
 
 func (e *CardError) Error() string { return problemList(e.Problems) }
 
-const cardRemedy = "write line 1 as `" + ContractForm + "`, then `KEY: value` headers up to a blank line, among them `BASE: <the full 40-digit commit>` whose first 12 digits are sha12 (and, if wanted, `DEADLINE:`, `PATHS:`, `DEPENDS-ON:`, `TEST:`, `BUDGET:` as docs/swarm.md describes them), then the prompt; fix every problem listed"
+const cardRemedy = "write line 1 as `" + ContractForm + "`, then `KEY: value` headers up to a blank line, among them `BASE: <the full 40-digit commit>` whose first 12 digits are sha12 (and, if wanted, `DEADLINE:`, `PATHS:`, `DEPENDS-ON:`, `TEST:`, `BUDGET:`, `KIND:`, `FEATURE:`, `CANDIDATE:`, `BRANCH:` as docs/swarm.md describes them), then the prompt; fix every problem listed"
 
 // ParseCard reads a card. The file is at most MaxCardSize bytes of valid
 // UTF-8 with no NUL, and its lines end with "\n". Line 1 is exactly
@@ -193,6 +209,9 @@ func parseCard(b []byte) (*Card, []string) {
 	}
 	if _, ok := firstAt[BaseHeader]; !ok {
 		add("BASE: missing (a header `BASE: <the full commit id>` after line 1, before the first blank line)")
+	}
+	for _, why := range c.kindProblems(firstAt) {
+		add("%s", why)
 	}
 	return c, problems
 }

@@ -36,7 +36,7 @@ func TestACardIsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Card{
-		Label: "fix-lease.1", Sha12: "0123456789ab", Base: testBase, Deadline: 45 * time.Minute,
+		Label: "fix-lease.1", Sha12: "0123456789ab", Base: testBase, Deadline: 45 * time.Minute, Kind: KindProduce,
 		Headers:      []Header{{"BASE", testBase}, {"DEADLINE", "45m"}, {"START", "swarm/lease.go"}},
 		ContractLine: testLine1, Text: []byte(testCard),
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
 )
 
@@ -58,6 +59,32 @@ func (c *Card) typedHeader(h Header) []string {
 		}
 		c.Budget = b
 		return p
+	case KindHeader:
+		switch k := Kind(h.Value); k {
+		case KindProduce, KindExamine:
+			c.Kind = k
+		default:
+			return []string{"KIND " + strconv.Quote(text.Truncate(h.Value, 40)) + " is not produce or examine"}
+		}
+	case FeatureHeader:
+		if !validFeature(h.Value) {
+			return []string{"FEATURE " + strconv.Quote(text.Truncate(h.Value, 100)) + " is not a feature name ([A-Za-z0-9][A-Za-z0-9._-]{0,99})"}
+		}
+		c.Feature = h.Value
+	case CandidateHeader:
+		if !isLowerHex(h.Value, 40) {
+			return []string{"CANDIDATE " + strconv.Quote(text.Truncate(h.Value, 80)) + " is not a full commit id of 40 lowercase hex digits"}
+		}
+		c.Candidate = h.Value
+	case BranchHeader:
+		ref := h.Value
+		if !strings.HasPrefix(ref, "refs/") {
+			ref = "refs/heads/" + ref
+		}
+		if !strings.HasPrefix(ref, "refs/heads/") || ref == "refs/heads/" || gitstore.RefName(ref).Validate() != nil || strings.Contains(ref, "..") || strings.ContainsAny(ref, " ~^:?*[\\@{") {
+			return []string{"BRANCH " + strconv.Quote(text.Truncate(h.Value, 100)) + " is not a branch name (like main, or refs/heads/main)"}
+		}
+		c.Branch = ref
 	default:
 		if near := text.Nearest(h.Key, TypedHeaders()); near != "" {
 			return []string{fmt.Sprintf("the header %s is not one nwdes reads; did you mean %s?", h.Key, near)}
@@ -123,12 +150,61 @@ func parseTest(v string) (*TestRef, string) {
 	switch {
 	case !ok || strings.Contains(id, " "):
 		return nil, q + " is not `<feature> E<n>` (a feature and the criterion whose oracle must be NOT-MET at BASE)"
-	case !featureID.MatchString(f) || strings.Contains(f, ".."):
+	case !validFeature(f):
 		return nil, "feature " + strconv.Quote(text.Truncate(f, 100)) + " is not a feature name ([A-Za-z0-9][A-Za-z0-9._-]{0,99})"
 	case !criterionID.MatchString(id):
 		return nil, "criterion " + strconv.Quote(text.Truncate(id, 20)) + " is not E<n>"
 	}
 	return &TestRef{Feature: f, Criterion: id}, ""
+}
+
+func validFeature(f string) bool {
+	return featureID.MatchString(f) && !strings.Contains(f, "..")
+}
+
+// Kind says what a card's job does.
+type Kind string
+
+// The kinds of card.
+const (
+	// KindProduce is a card whose job makes a head (the default).
+	KindProduce Kind = "produce"
+	// KindExamine is a card whose job examines CANDIDATE against
+	// FEATURE's contract.
+	KindExamine Kind = "examine"
+)
+
+// kindProblems checks the headers that go together: an examine card
+// names the CANDIDATE it examines and the FEATURE it examines it
+// against; a produce card names no CANDIDATE. A TEST and a FEATURE name
+// one feature. Problems name no line: they are about the whole card.
+func (c *Card) kindProblems(seen map[string]int) []string {
+	var p []string
+	if c.Kind == "" {
+		if _, given := seen[KindHeader]; given {
+			return nil // KIND was malformed: its line said so
+		}
+		c.Kind = KindProduce
+	}
+	_, hasCandidate := seen[CandidateHeader]
+	_, hasFeature := seen[FeatureHeader]
+	switch c.Kind {
+	case KindExamine:
+		if !hasCandidate {
+			p = append(p, "KIND examine wants CANDIDATE: <the full commit id to examine>")
+		}
+		if !hasFeature {
+			p = append(p, "KIND examine wants FEATURE: <the feature whose contract the candidate answers to>")
+		}
+	case KindProduce:
+		if hasCandidate {
+			p = append(p, "CANDIDATE is for KIND examine cards; a produce card works from BASE")
+		}
+	}
+	if c.Test != nil && c.Feature != "" && c.Test.Feature != c.Feature {
+		p = append(p, "TEST names feature "+c.Test.Feature+" but FEATURE names "+c.Feature+"; a card answers to one feature")
+	}
+	return p
 }
 
 // InPaths reports whether path is one a card's PATHS lets its job

@@ -235,3 +235,37 @@ func TestADeadlineBelowThe95thPercentileOfEarlierJobsWithTheSameTestIsWarnedOf(t
 		t.Fatalf("jobs of another TEST counted: %s", w)
 	}
 }
+
+func TestTheKindHeadersOfACardAreReadAndChecked(t *testing.T) {
+	t.Parallel()
+	cand := strings.Repeat("c", 40)
+	c, err := ParseCard([]byte(testLine1 + "\nBASE: " + testBase + "\nKIND: examine\nFEATURE: greeting\nCANDIDATE: " + cand + "\nBRANCH: main\n\nExamine it.\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Kind != KindExamine || c.Feature != "greeting" || c.Candidate != cand || c.Branch != "refs/heads/main" {
+		t.Fatalf("%q %q %q %q", c.Kind, c.Feature, c.Candidate, c.Branch)
+	}
+	if c, err := ParseCard([]byte(testLine1 + "\nBASE: " + testBase + "\n\nDo it.\n")); err != nil || c.Kind != KindProduce {
+		t.Fatalf("a card without KIND is %q (%v), want produce", c.Kind, err)
+	}
+	for text, want := range map[string][]string{
+		"KIND: review\n":                   {`line 3: KIND "review" is not produce or examine`},
+		"KIND: examine\n":                  {"KIND examine wants CANDIDATE", "KIND examine wants FEATURE"},
+		"CANDIDATE: " + cand + "\n":        {"CANDIDATE is for KIND examine cards"},
+		"CANDIDATE: HEAD\nKIND: examine\n": {`line 3: CANDIDATE "HEAD" is not a full commit id`, "KIND examine wants FEATURE"},
+		"FEATURE: a/b\n":                   {`line 3: FEATURE "a/b" is not a feature name`},
+		"FEATURE: one\nTEST: two E1\n":     {"TEST names feature two but FEATURE names one"},
+		"BRANCH: refs/tags/v1\n":           {`line 3: BRANCH "refs/tags/v1" is not a branch name`},
+		"BRANCH: a..b\n":                   {`line 3: BRANCH "a..b" is not a branch name`},
+		"BRANCH: main.lock\n":              {`line 3: BRANCH "main.lock" is not a branch name`},
+	} {
+		_, err := ParseCard([]byte(testLine1 + "\nBASE: " + testBase + "\n" + text + "\nDo it.\n"))
+		got := strings.Join(cardProblems(t, err), "\n")
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q: the problems lack %q:\n%s", text, w, got)
+			}
+		}
+	}
+}
