@@ -32,6 +32,7 @@ const (
 	InputTooLarge          = "InputTooLarge"
 	InputUnreadable        = "InputUnreadable"
 	JobNotFound            = "JobNotFound"
+	JournalInvalid         = "JournalInvalid"
 	KindNotDeclared        = "KindNotDeclared"
 	LeaseHeld              = "LeaseHeld"
 	LedgerBroken           = "LedgerBroken"

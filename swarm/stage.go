@@ -29,6 +29,9 @@ type jobDir struct {
 	Log                                     *capWriter
 	// Staged is what stage wrote in repo/.git that sealJob writes back.
 	Staged stagedGit
+	// Exam is set for an examine card's job (stageExamine), which has no
+	// repo/: Repo is then its workspace, its working directory.
+	Exam *examJob
 }
 
 // maxLog bounds harness.log: what passes it is counted, not kept.

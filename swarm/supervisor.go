@@ -59,6 +59,9 @@ type Supervisor struct {
 	// Rand, when set, is the source of the retry backoff's jitter, in
 	// [0, 1) (math/rand/v2's when nil).
 	Rand func() float64
+	// Examining, when set, lets the supervisor run examine cards
+	// (examinecard.go); without it they are skipped.
+	Examining *Examining
 	// Events, when set, receives what happens, in order per job.
 	Events func(Event)
 	Now    func() time.Time
@@ -489,7 +492,13 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	dir := filepath.Join(s.JobsDir, label, fmt.Sprintf("%d-%s", l.Attempt, l.Nonce))
 	tl := &timeline{}
 	tl.add(now(s.Now), "taken", "")
-	j, err := stage(s.Store, s.Export, q.Card, s.Worker, dir)
+	var j *jobDir
+	var err error
+	if q.Card.Kind == KindExamine {
+		j, err = s.stageExamine(ctx, q.Card, l, dir)
+	} else {
+		j, err = stage(s.Store, s.Export, q.Card, s.Worker, dir)
+	}
 	if err != nil {
 		// A card this clone cannot stage (its base is not here) is left
 		// for others, and this run goes on with the rest.
@@ -518,6 +527,11 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 		// helpers stay out.
 		Set:    []string{"NWDES_JOB_DIR=" + dir, "XDG_DATA_HOME=" + j.Data, "GIT_CONFIG_NOSYSTEM=1"},
 		Stdout: act, Stderr: act,
+	}
+	if j.Exam != nil {
+		// An examiner reads its workspace and the worker's roots: none
+		// of this repository's objects.
+		cmd.Read = s.Worker.ReadRoots
 	}
 	job, err := s.Wall.NewJob()
 	if err != nil {
@@ -674,6 +688,7 @@ loop:
 		Survivors: res.Survivors, Result: verdict, Reason: joinReasons(reason, why), Stopped: stopped, Forged: forged,
 		Attest: l.Attest, ExitSHA256: hex.EncodeToString(d[:]), JobDir: dir,
 		Spent: spend.spent, SpentProblem: s.redact(spend.problem), Budget: spend.budget.String(),
+		Identity: s.examinedBy(label, l.Attempt, l.Nonce).Identity,
 	}
 	if cause == notStopped && len(forged) == 0 {
 		s.retry(rec, res, noResult && ended.Sub(started) < s.Retry.policy().LaunchGrace)
@@ -693,8 +708,13 @@ loop:
 	if !lost {
 		// The job's commits come in under its own ref before the record
 		// names them (and, remote, travel with it in the same push).
-		s.harvest(ctx, q.Card, rec)
-		tl.add(now(s.Now), "harvested", strings.TrimSpace(rec.Harvest+" "+rec.Head))
+		if j.Exam != nil {
+			s.examineEnd(ctx, q.Card, rec, j)
+			tl.add(now(s.Now), "replayed", rec.Journal)
+		} else {
+			s.harvest(ctx, q.Card, rec)
+			tl.add(now(s.Now), "harvested", strings.TrimSpace(rec.Harvest+" "+rec.Head))
+		}
 	}
 	// What could not be written in the job directory is named in the
 	// record: the record is what lasts.
@@ -843,6 +863,9 @@ func (s *Supervisor) harvest(ctx context.Context, c *Card, rec *Job) {
 // seal seals the job's directory (sealJob). When that fails its
 // repository is removed whole; only when that fails too is it an error.
 func (s *Supervisor) seal(j *jobDir) ([]string, error) {
+	if j.Exam != nil {
+		return sealExamine(j.Root)
+	}
 	sealed, err := sealJob(j.Root, j.Staged)
 	if err == nil {
 		return sealed, nil
