@@ -727,6 +727,11 @@ type jobRow struct {
 	Budget       string       `json:"budget,omitempty"`
 	Retry        bool         `json:"retry,omitempty"`
 	RetryAfter   string       `json:"retry_after,omitempty"`
+	// Identity is the git identity the worker ran with; Journal and
+	// Examination what became of an examine card's journal (swarm.Job).
+	Identity    string `json:"identity,omitempty"`
+	Journal     string `json:"journal,omitempty"`
+	Examination string `json:"examination,omitempty"`
 }
 
 func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) error {
@@ -769,7 +774,8 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 			Stopped: j.Stopped, Started: j.Started, Ended: j.Ended, Dir: j.JobDir, ExitCheck: check,
 			Harvest: j.Harvest, HarvestNote: j.HarvestNote, Head: j.Head, HeadRef: j.HeadRef, Commits: j.Commits,
 			Changed: j.Changed, ChangedCount: j.ChangedCount, Outside: j.Outside, OutsideCount: j.OutsideCount,
-			Spent: j.Spent, SpentProblem: j.SpentProblem, Budget: j.Budget, Retry: j.Retry, RetryAfter: j.RetryAfter})
+			Spent: j.Spent, SpentProblem: j.SpentProblem, Budget: j.Budget, Retry: j.Retry, RetryAfter: j.RetryAfter,
+			Identity: j.Identity, Journal: j.Journal, Examination: j.Examination})
 		if j.Spent != nil {
 			spent.Add(*j.Spent)
 			reported++
@@ -821,6 +827,8 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 			line += "; exit record: " + r.ExitCheck
 		}
 		switch {
+		case r.Journal != "":
+			line += "; journal " + r.Journal
 		case r.Head != "":
 			line += fmt.Sprintf("; head %s (%s, %s, %s changed)", text.Short(r.Head), r.Harvest,
 				text.Plural(r.Commits, "commit", "commits"), text.Plural(r.ChangedCount, "path", "paths"))
