@@ -747,7 +747,7 @@ loop:
 				return false, fmt.Errorf("job %s is recorded here but could not be pushed (its lease is kept; the next run pushes it first): %w", label, err)
 			}
 		}
-		s.emit(Event{Kind: EventRecorded, Label: label, Attempt: l.Attempt, End: end, Result: verdict, Elapsed: ended.Sub(started), Detail: rec.Reason})
+		s.emit(Event{Kind: EventRecorded, Label: label, Attempt: l.Attempt, End: end, Result: rec.Result, Elapsed: ended.Sub(started), Detail: rec.Reason})
 		if rec.Retry {
 			s.emit(Event{Kind: EventRetry, Label: label, Attempt: l.Attempt, Detail: "runs again after " + rec.RetryAfter})
 		}
