@@ -635,7 +635,7 @@ func (s *session) supervisor(c *cli.Context, st *gitstore.Store, w *swarm.Worker
 		Holder:  me, StaleAfter: c.Duration("stale-after"), Heartbeat: c.Duration("heartbeat"),
 		Export: examine.ExportTree, Now: s.env.Now,
 		Examining: s.examining(c, st),
-		Retry: swarm.RetryPolicy{Attempts: c.Int("attempts"), LaunchGrace: c.Duration("launch-grace"), Backoff: c.Duration("retry-backoff")},
+		Retry:     swarm.RetryPolicy{Attempts: c.Int("attempts"), LaunchGrace: c.Duration("launch-grace"), Backoff: c.Duration("retry-backoff")},
 	}, nil
 }
 
