@@ -22,6 +22,14 @@
 // that failed to launch is recorded and retried with a jittered backoff
 // (RetryPolicy, on the supervisor's clock and random source).
 //
+// A card of KIND examine (examinecard.go) runs without a repository: its
+// job gets the examiner's bundle and a public workspace (made by the
+// Examining the CLI passes: examine prompt's own) and writes a journal
+// (journal.go) that the supervisor checks whole and replays through
+// examine.Examiner's calls, into an examination of CANDIDATE naming the
+// worker; a worker that produced the candidate may not examine it
+// (examine.OwnWork, the judgment's rule asked earlier).
+//
 // Liveness (Lease.State) follows one rule: a lease held on this host is
 // live exactly while its holder process (pid and start time) lives; one
 // from another host is held until its heartbeat is older than the stale
