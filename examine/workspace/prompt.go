@@ -62,6 +62,11 @@ func (p *Prompter) Prompt(ctx context.Context, t examine.Target) (*Bundle, error
 	if err != nil {
 		return nil, err
 	}
+	if p.Job != "" {
+		if err := inGitDir(p.Job, p.Store.Location().CommonDir); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := workspaceBase(p.TempDir, checkout, p.Job); err != nil {
 		return nil, err
 	}
@@ -77,4 +82,18 @@ func (p *Prompter) Prompt(ctx context.Context, t examine.Target) (*Bundle, error
 		return nil, err
 	}
 	return NewBundle(cand, w, proj, cmds.Names()), nil
+}
+
+// inGitDir refuses a job directory outside the repository's git
+// directory: a swarm job's directory lies there, in none of the work
+// tree's files, and only there does the exception workspaceBase makes
+// for a walled job hold.
+func inGitDir(job, gitDir string) error {
+	j, err1 := filepath.EvalSymlinks(job)
+	g, err2 := filepath.EvalSymlinks(gitDir)
+	if err1 != nil || err2 != nil || !within(j, g) || j == g {
+		return refusal.New(refusal.TempDirUnusable, "make an examine job's workspace in its job directory, in the repository's git directory",
+			"the job directory %s is not inside the git directory %s", job, gitDir)
+	}
+	return nil
 }
