@@ -204,12 +204,7 @@ func (s *Supervisor) stageExamine(ctx context.Context, c *Card, l *Lease, root s
 	if err := os.WriteFile(j.Prompt, ExaminePrompt(c, b.Text, filepath.Join(root, JournalName), filepath.Join(root, ResultName)), 0o444); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(root, "harness.log"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	j.Log = &capWriter{f: f, max: maxLog}
-	return j, nil
+	return j, j.openLog()
 }
 
 // readRootsShowNoRepository refuses a worker whose read_roots hold this

@@ -89,28 +89,48 @@ var ErrNoJournal = errors.New("no " + JournalName)
 var journalLimit = boundedio.Limit{Bytes: MaxJournalSize, Of: "a journal", Refusal: refusal.JournalInvalid,
 	Remedy: "record at most " + strconv.Itoa(MaxJournalSize) + " bytes in " + JournalName}
 
-// ReadJournal reads <jobDir>/journal.jsonl as the job left it: opened
-// without following a link or blocking on a FIFO, a regular file, at most
+// ReadJournal reads <jobDir>/journal.jsonl as the job left it (openInJob:
+// never through a link, never blocking, a regular file), at most
 // MaxJournalSize bytes (JournalInvalid past it). No file at all is
 // ErrNoJournal; anything else at the name is JournalInvalid.
 func ReadJournal(jobDir string) ([]byte, error) {
-	p := filepath.Join(jobDir, JournalName)
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%s does not exist: %w", p, ErrNoJournal)
-	case errors.Is(err, syscall.ELOOP):
-		return nil, journalRefusal([]string{JournalName + " is a symbolic link (not followed)"})
-	case errors.Is(err, syscall.ENXIO):
-		return nil, journalRefusal([]string{JournalName + " is a socket or device"})
-	case err != nil:
-		return nil, journalRefusal([]string{JournalName + " cannot be opened: " + err.Error()})
+	f, err := openInJob(jobDir, JournalName)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s does not exist: %w", filepath.Join(jobDir, JournalName), ErrNoJournal)
+	}
+	if err != nil {
+		return nil, journalRefusal([]string{err.Error()})
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, journalRefusal([]string{JournalName + " is not a regular file"})
-	}
 	return boundedio.ReadAll(f, JournalName, journalLimit)
+}
+
+// openInJob opens the file name a job left in its directory: the
+// directory is the job's, so the name is opened without following a
+// link or blocking on a FIFO, and must be a regular file. A missing one
+// is fs.ErrNotExist; anything else that is not a file to read is an
+// error saying what it is, beginning with name.
+func openInJob(dir, name string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	case errors.Is(err, syscall.ELOOP):
+		return nil, errors.New(name + " is a symbolic link (not followed)")
+	case errors.Is(err, syscall.ENXIO):
+		return nil, errors.New(name + " is a socket or device")
+	case err != nil:
+		return nil, errors.New(name + " cannot be opened: " + err.Error())
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		what := "is not a regular file"
+		if err == nil {
+			what += " (" + fi.Mode().Type().String() + ")"
+		}
+		return nil, errors.New(name + " " + what)
+	}
+	return f, nil
 }
 
 // ParseJournal reads a journal's entries and checks what can be checked
