@@ -59,6 +59,9 @@ type Supervisor struct {
 	// Rand, when set, is the source of the retry backoff's jitter, in
 	// [0, 1) (math/rand/v2's when nil).
 	Rand func() float64
+	// Gates, when set, runs the feature's gates on each harvested head
+	// before its job is recorded (swarm run --gate; gate.go).
+	Gates *HeadGates
 	// Events, when set, receives what happens, in order per job.
 	Events func(Event)
 	Now    func() time.Time
@@ -152,6 +155,7 @@ const (
 	EventIdle          EventKind = "idle"           // the job wrote nothing and used no CPU for the worker's idle time: ended
 	EventBudget        EventKind = "budget"         // a reading of spent.json passed the budget, or readings stopped arriving: ended
 	EventSyncFailed    EventKind = "sync-failed"    // a fetch, or a read of the stop records, failed while the job ran; tried again at the next heartbeat
+	EventGated         EventKind = "gated"          // an oracle ran at a harvested head (swarm run --gate), then the gates' summary
 	EventRecorded      EventKind = "recorded"       // the job's record was written (and pushed)
 	EventRetry         EventKind = "retry"          // the job failed to launch: its card runs again after a backoff
 	EventReleased      EventKind = "released"       // the lease was released
@@ -161,7 +165,7 @@ const (
 // EventKinds lists every kind, in the order a job meets them.
 func EventKinds() []EventKind {
 	return []EventKind{EventTaken, EventSkipped, EventBlocked, EventStarted, EventRenewed, EventRenewFailed, EventLost,
-		EventStopped, EventIdle, EventBudget, EventSyncFailed, EventRecorded, EventRetry, EventReleased, EventReleaseFailed}
+		EventStopped, EventIdle, EventBudget, EventSyncFailed, EventGated, EventRecorded, EventRetry, EventReleased, EventReleaseFailed}
 }
 
 // Event is one thing a supervisor did.
@@ -695,6 +699,9 @@ loop:
 		// names them (and, remote, travel with it in the same push).
 		s.harvest(ctx, q.Card, rec)
 		tl.add(now(s.Now), "harvested", strings.TrimSpace(rec.Harvest+" "+rec.Head))
+		if s.gateHead(ctx, q.Card, rec); rec.Gate != nil {
+			tl.add(now(s.Now), "gated", s.redact(rec.Gate.String()))
+		}
 	}
 	// What could not be written in the job directory is named in the
 	// record: the record is what lasts.
