@@ -119,6 +119,13 @@ func CheckCard(ctx context.Context, b []byte, o CheckOptions) (*CardCheck, error
 		return nil, err
 	}
 	problems = append(problems, dependencyProblems(c, queue)...)
+	if c.ReworkOf != nil {
+		jobs, err := Jobs(o.Store)
+		if err != nil {
+			return nil, err
+		}
+		problems = append(problems, reworkProblems(c, queue, jobs)...)
+	}
 	if c.Test != nil && baseOK {
 		switch {
 		case o.Oracle == nil:
