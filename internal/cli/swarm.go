@@ -806,10 +806,19 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 		stopped = append(stopped, k)
 	}
 	sort.Strings(stopped)
+	rd, err := examine.NewVerifiedReader(st)
+	if err != nil {
+		return err
+	}
+	lineage, lineageLeft, err := swarm.Lineages(rd, queue, jobs)
+	if err != nil {
+		return err
+	}
 	if asJSON {
 		return writeJSON(s.env.Stdout, map[string]any{"queued": queued, "jobs": rows, "leases": leases, "stopped": stopped, "dropped": dropped,
-			"blocked": blocked, "spent": spent, "spent_jobs": reported})
+			"blocked": blocked, "spent": spent, "spent_jobs": reported, "lineage": lineage, "lineage_left_out": lineageLeft})
 	}
+	defer s.printLineage(lineage, lineageLeft)
 	fmt.Fprintf(s.env.Stdout, "queued: %d", len(queued))
 	if len(queued) > 0 {
 		fmt.Fprintf(s.env.Stdout, " (%s)", text.TerminalLine(strings.Join(queued, ", ")))

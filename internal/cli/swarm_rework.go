@@ -145,3 +145,17 @@ func (s *session) reworkQuestion() (q judge.Question, err error) {
 	q.Gates, err = s.gatesMode()
 	return q, err
 }
+
+// printLineage prints the lineage of each card that has one to show: a
+// feature its heads answer to, a rework it is or has.
+func (s *session) printLineage(lineage []swarm.CardLineage, left int) {
+	for _, l := range lineage {
+		if l.Feature == "" && l.ReworkOf == nil && len(l.ReworkedBy) == 0 {
+			continue
+		}
+		fmt.Fprintln(s.env.Stdout, text.TerminalLine(l.String()))
+	}
+	if left > 0 {
+		fmt.Fprintf(s.env.Stdout, "lineage: %s more not shown (swarm status --json lists %d)\n", text.Plural(left, "card", "cards"), swarm.MaxLineageCards)
+	}
+}
