@@ -17,7 +17,7 @@ const MaxLineageCards = 500
 // their heads, what the gates showed there, the examination of each head
 // and its outcome, and the cards that rework it.
 type CardLineage struct {
-	Card     string     `json:"card"`
+	Card     string     `json:"label"`
 	Feature  string     `json:"feature,omitempty"`
 	ReworkOf *ReworkRef `json:"rework_of,omitempty"`
 	Attempts []Attempt  `json:"attempts"`
