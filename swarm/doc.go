@@ -41,8 +41,15 @@
 // supervisor, the local book and harvest take the git store, which alone
 // adopts a worker's commit, stages a repository and lists a ref family.
 //
+// With HeadGates (swarm run --gate) each harvested head is gated with the
+// card's BASE as base before its job is recorded (gate.go). ReworkCard
+// turns a refused outcome of a head into the next card of its lineage
+// (REWORK-OF), bounded; Lineages reads each card's journey back from the
+// records (rework.go, lineage.go).
+//
 // docs/swarm.md describes worker descriptions, cards, leases and their
-// states. The package imports the store, the wall and examine (its tree
-// export, its gates for TEST, its FILE SCOPE globs for PATHS); the CLI is
-// a thin layer over it.
+// states. The package imports the store, the wall, examine (its tree
+// export, its gates for TEST and for heads, its FILE SCOPE globs for
+// PATHS) and judge (the one judgment a rework starts from); the CLI is a
+// thin layer over it.
 package swarm

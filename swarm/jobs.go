@@ -195,6 +195,10 @@ type Job struct {
 	// ok result, so its journal was not replayed). "" for a produce card.
 	Journal     string `json:"journal,omitempty"`
 	Examination string `json:"examination,omitempty"`
+	// Gate is what the feature's gates showed at the head (v5), nil when
+	// the run was not asked to gate (swarm run --gate) or nothing was
+	// harvested.
+	Gate *GateSummary `json:"gate,omitempty"`
 }
 
 // Step is one row of a job's timeline.
@@ -212,8 +216,8 @@ const MaxTimeline = 64
 // commits, changed); v3: end idle, timeline, renewals, log_bytes, lost
 // and the harness.log payload (the log's tail); v4: ends budget and
 // budget-unverifiable, spent, spent_problem, budget, retry, retry_after,
-// outside and outside_count; v5: identity, and an examine card's journal
-// and examination.
+// outside and outside_count; v5: identity, an examine card's journal and
+// examination, and gate (swarm run --gate).
 const jobVersion = 5
 
 // harvestProblem says what is wrong with the harvest fields of a job
@@ -285,6 +289,13 @@ func jobFrom(path string, rec *gitstore.Record) (*Job, error) {
 	}
 	if rec.V < 4 && (j.Spent != nil || j.SpentProblem != "" || j.Budget != "" || j.Retry || j.RetryAfter != "" || j.Outside != nil || j.OutsideCount != 0) {
 		return nil, malformed(path, "a v%d job record holds no spending, retry or paths outside", rec.V)
+	}
+	if j.Gate != nil && rec.V < 5 {
+		return nil, malformed(path, "a v%d job record holds no gate summary", rec.V)
+	} else if j.Gate != nil {
+		if why := j.Gate.problem(); why != "" {
+			return nil, malformed(path, "%s", why)
+		}
 	}
 	if rec.V < 5 && (j.Identity != "" || j.Journal != "" || j.Examination != "") {
 		return nil, malformed(path, "a v%d job record holds no identity, journal or examination", rec.V)
@@ -403,7 +414,13 @@ func recordJob(ctx context.Context, st gitstore.RecordWriter, j *Job, exit, resu
 		// Keep the first steps and the last: what began and how it ended.
 		j.Timeline = append(j.Timeline[:MaxTimeline/2:MaxTimeline/2], j.Timeline[len(j.Timeline)-MaxTimeline/2:]...)
 	}
-	rec, err := gitstore.NewRecord(KindJob, jobVersion, j)
+	v := jobVersion
+	if j.Gate == nil && j.Identity == "" && j.Journal == "" && j.Examination == "" {
+		// A job with none of v5's fields is written as v4, so that a
+		// pool's older supervisors still read it.
+		v = 4
+	}
+	rec, err := gitstore.NewRecord(KindJob, v, j)
 	if err != nil {
 		return err
 	}

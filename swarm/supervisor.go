@@ -62,6 +62,9 @@ type Supervisor struct {
 	// Examining, when set, lets the supervisor run examine cards
 	// (examinecard.go); without it they are skipped.
 	Examining *Examining
+	// Gates, when set, runs the feature's gates on each harvested head
+	// before its job is recorded (swarm run --gate; gate.go).
+	Gates *HeadGates
 	// Events, when set, receives what happens, in order per job.
 	Events func(Event)
 	Now    func() time.Time
@@ -155,6 +158,7 @@ const (
 	EventIdle          EventKind = "idle"           // the job wrote nothing and used no CPU for the worker's idle time: ended
 	EventBudget        EventKind = "budget"         // a reading of spent.json passed the budget, or readings stopped arriving: ended
 	EventSyncFailed    EventKind = "sync-failed"    // a fetch, or a read of the stop records, failed while the job ran; tried again at the next heartbeat
+	EventGated         EventKind = "gated"          // an oracle ran at a harvested head (swarm run --gate), then the gates' summary
 	EventRecorded      EventKind = "recorded"       // the job's record was written (and pushed)
 	EventRetry         EventKind = "retry"          // the job failed to launch: its card runs again after a backoff
 	EventReleased      EventKind = "released"       // the lease was released
@@ -164,7 +168,7 @@ const (
 // EventKinds lists every kind, in the order a job meets them.
 func EventKinds() []EventKind {
 	return []EventKind{EventTaken, EventSkipped, EventBlocked, EventStarted, EventRenewed, EventRenewFailed, EventLost,
-		EventStopped, EventIdle, EventBudget, EventSyncFailed, EventRecorded, EventRetry, EventReleased, EventReleaseFailed}
+		EventStopped, EventIdle, EventBudget, EventSyncFailed, EventGated, EventRecorded, EventRetry, EventReleased, EventReleaseFailed}
 }
 
 // Event is one thing a supervisor did.
@@ -714,6 +718,9 @@ loop:
 		} else {
 			s.harvest(ctx, q.Card, rec)
 			tl.add(now(s.Now), "harvested", strings.TrimSpace(rec.Harvest+" "+rec.Head))
+			if s.gateHead(ctx, q.Card, rec); rec.Gate != nil {
+				tl.add(now(s.Now), "gated", s.redact(rec.Gate.String()))
+			}
 		}
 	}
 	// What could not be written in the job directory is named in the
