@@ -5,6 +5,8 @@ package refusal
 // the two together), and matched by identifier rather than by a string
 // typed again.
 const (
+	AlreadyLanded          = "AlreadyLanded"
+	BranchMissing          = "BranchMissing"
 	BranchUnsourced        = "BranchUnsourced"
 	CandidateMoved         = "CandidateMoved"
 	CardDropped            = "CardDropped"
@@ -25,6 +27,7 @@ const (
 	GateNotMet             = "GateNotMet"
 	GateUnproven           = "GateUnproven"
 	GateVacuous            = "GateVacuous"
+	HeadMissing            = "HeadMissing"
 	HistoryRewritten       = "HistoryRewritten"
 	HookConflict           = "HookConflict"
 	HooksPathUnusable      = "HooksPathUnusable"
@@ -38,6 +41,8 @@ const (
 	LedgerSealed           = "LedgerSealed"
 	LockHeld               = "LockHeld"
 	MissingFact            = "MissingFact"
+	NeedsPerson            = "NeedsPerson"
+	NotAccepted            = "NotAccepted"
 	NotARepository         = "NotARepository"
 	ObjectMissing          = "ObjectMissing"
 	ObservationElsewhere   = "ObservationElsewhere"

@@ -49,6 +49,7 @@ EXAMPLES
 ` + exitStatusAll(),
 		Subcommands: []*cli.Command{
 			s.swarmCardCmd(),
+			s.swarmLandCmd(),
 			{
 				Name:  "worker",
 				Usage: "check worker descriptions",
