@@ -348,7 +348,7 @@ func rebase(ctx context.Context, rep *gitremote.Replicator, o LandOptions, card 
 		return err
 	}
 	if len(conflicts) > 0 {
-		return refusal.New(refusal.NeedsPerson, "a person rebases it (git rebase "+tip.Short()+" on "+cand.Short()+", resolving those paths) and queues the result as a new card with BASE: "+tip.String(),
+		return refusal.New(refusal.NeedsPerson, "a person rebases it (git switch --detach "+cand.Short()+"; git rebase "+tip.Short()+", resolving those paths) and queues the work as a new card with BASE: "+tip.String(),
 			"%s's %s moved since card %s's candidate %s was made, and both changed %s: land merges no text",
 			o.Remote, card.Branch, card.Label, cand.Short(), text.Truncate(strings.Join(conflicts, ", "), 400))
 	}
