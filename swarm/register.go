@@ -20,7 +20,9 @@ const (
 	// Heads is the family of harvested heads, one ref per job attempt
 	// that committed (heads/<label>/<attempt>-<nonce>, HeadRef): a plain
 	// commit the worker made, not a records tree. Written once (Adopt),
-	// pushed and fetched with the job records, never moved.
+	// pushed and fetched with the job records, never moved. Beside them,
+	// heads/<label>/rebased-<commit> (RebasedRef): a candidate swarm land
+	// made by rebasing one onto its branch's new tip.
 	Heads gitstore.RefName = "refs/nwdes/swarm/heads/"
 	// LandingsRef holds what swarm land did with each candidate of a card
 	// (landings/<label>/<candidate>): landed, or rebased into the next
