@@ -112,7 +112,10 @@ func (s *Replicator) PushBranch(ctx context.Context, remote string, commit oid.I
 	case pushRaced(out):
 		return "", refusal.New(refusal.Conflict, "run the command again: it reads where the branch stands now",
 			"%s's %s moved since it was read: git refused a push that is not a fast-forward", remote, branch).Wrap(err)
-	case strings.Contains(string(out), "hook declined") || (ge != nil && strings.Contains(ge.Stderr, "hook declined")) || (ge != nil && strings.Contains(ge.Stderr, "pre-push")):
+	case said != "" || strings.Contains(string(out), "hook declined"):
+		// nwdes's pre-push hook (which declines with no porcelain line)
+		// or the server's (which git reports "pre-receive hook
+		// declined") said why.
 		return "", refusal.New(refusal.PolicyRefused, "read what the hook said (git nwdes status --commit "+commit.Short()+" shows where the commit stands), do what it names, then run the command again",
 			"a hook refused the push of %s to %s's %s: %s", commit.Short(), remote, branch, orSaid(said)).Wrap(err)
 	}
@@ -131,15 +134,18 @@ func pushStatus(porcelain []byte, branch gitstore.RefName) string {
 	return ""
 }
 
-// hookLines keeps what nwdes's hooks said (the lines naming a refusal or
-// a remedy), on one line, bounded.
+// hookLines keeps what a hook said of its refusal: the lines from the
+// first that says "refused" (nwdes's hooks begin so, on the client and
+// through the server's "remote:"), on one line, bounded; "" when no hook
+// refused.
 func hookLines(stderr string) string {
 	var keep []string
 	for _, line := range strings.Split(stderr, "\n") {
 		l := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "remote:"))
-		if strings.HasPrefix(l, "nwdes:") || strings.HasPrefix(l, "remedy:") {
-			keep = append(keep, l)
+		if len(keep) == 0 && !strings.Contains(l, "refused") || strings.HasPrefix(l, "error:") || l == "" {
+			continue
 		}
+		keep = append(keep, l)
 	}
 	return text.Truncate(text.OneLine(strings.Join(keep, " ")), 600)
 }
