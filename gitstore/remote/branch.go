@@ -258,21 +258,5 @@ func (s *Replicator) WriteCommit(tree oid.ID, parents []oid.ID, message string) 
 // no record rule: every mode git stores is kept as it is (an executable,
 // a link, a submodule), which the records' reader would refuse.
 func treemergeProduct(st *gitstore.Store, base, ours, theirs oid.ID) (oid.ID, []string, error) {
-	return treemerge.Merge(productObjects{mergeObjects{st}}, base, ours, theirs, treemerge.Rules{})
-}
-
-// productObjects reads product trees: mergeObjects without the check that
-// a records tree holds only records' modes.
-type productObjects struct{ mergeObjects }
-
-func (x productObjects) Tree(h oid.ID) (map[string]treemerge.Entry, error) {
-	es, err := x.s.Git().ReadTree(h)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]treemerge.Entry, len(es))
-	for _, e := range es {
-		out[e.Name] = treemerge.Entry{Mode: e.Mode, Hash: e.ID}
-	}
-	return out, nil
+	return treemerge.Merge(mergeObjects{s: st, product: true}, base, ours, theirs, treemerge.Rules{})
 }

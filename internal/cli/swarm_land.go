@@ -45,23 +45,20 @@ EXAMPLES
 ` + exitStatus(judges("the branch had moved: the candidate was rebased into a new candidate, which must be gated and examined before it lands")),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "remote", Value: "origin", Usage: "the git remote `NAME` whose branch it lands on"},
-			&cli.IntFlag{Name: "attempt", Usage: "land the head of attempt `N` (default: the newest that harvested one)"},
+			intFlag("attempt", "land the head of attempt `N` (default: the newest that harvested one)", 0),
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			asJSON := s.wantJSON(c)
-			label, err := oneLabel(c)
+			label, attempt, err := labelAndAttempt(c)
 			if err != nil {
 				return err
-			}
-			if c.Int("attempt") < 0 {
-				return usagef("--attempt takes a positive attempt number")
 			}
 			st, err := s.open()
 			if err != nil {
 				return err
 			}
-			o := swarm.LandOptions{Store: st, Label: label, Remote: c.String("remote"), Attempt: c.Int("attempt"),
+			o := swarm.LandOptions{Store: st, Label: label, Remote: c.String("remote"), Attempt: attempt,
 				Sync: s.mergeOptions(st), Stderr: s.env.Stderr, By: s.owner(), Now: s.env.Now}
 			if o.Gates, err = s.gatesMode(); err != nil {
 				return err
@@ -87,6 +84,19 @@ EXAMPLES
 			return err
 		},
 	}
+}
+
+// labelAndAttempt are a swarm verb's card LABEL and --attempt (0 when
+// not given: the verb's default attempt).
+func labelAndAttempt(c *cli.Context) (string, int, error) {
+	label, err := oneLabel(c)
+	if err != nil {
+		return "", 0, err
+	}
+	if c.Int("attempt") < 0 {
+		return "", 0, usagef("--attempt is a positive attempt number")
+	}
+	return label, c.Int("attempt"), nil
 }
 
 func (s *session) renderLanding(r *swarm.LandResult) {
