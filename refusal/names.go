@@ -5,6 +5,8 @@ package refusal
 // the two together), and matched by identifier rather than by a string
 // typed again.
 const (
+	AlreadyLanded          = "AlreadyLanded"
+	BranchMissing          = "BranchMissing"
 	BranchUnsourced        = "BranchUnsourced"
 	CandidateMoved         = "CandidateMoved"
 	CardDropped            = "CardDropped"
@@ -25,6 +27,7 @@ const (
 	GateNotMet             = "GateNotMet"
 	GateUnproven           = "GateUnproven"
 	GateVacuous            = "GateVacuous"
+	HeadMissing            = "HeadMissing"
 	HistoryRewritten       = "HistoryRewritten"
 	HookConflict           = "HookConflict"
 	HooksPathUnusable      = "HooksPathUnusable"
@@ -41,6 +44,7 @@ const (
 	MissingFact            = "MissingFact"
 	NeedsPerson            = "NeedsPerson"
 	NothingToRework        = "NothingToRework"
+	NotAccepted            = "NotAccepted"
 	NotARepository         = "NotARepository"
 	ObjectMissing          = "ObjectMissing"
 	ObservationElsewhere   = "ObservationElsewhere"

@@ -169,6 +169,9 @@ func checkRecord(tx *gitstore.Tx, path string, rec *gitstore.Record) error {
 	case KindDrop:
 		_, err := dropFrom(path, rec)
 		return err
+	case KindLanding:
+		_, err := landingFrom(path, rec)
+		return err
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"sync"
@@ -33,6 +34,9 @@ type RunOptions struct {
 	GitPath string
 	// Stdin, when set, is given to the git command.
 	Stdin string
+	// Stderr, when set, also gets what git writes on stderr as it writes
+	// it (a push whose hooks speak to the person who asked for it).
+	Stderr io.Writer
 }
 
 // gitEnvExact and gitEnvPrefixes are what git may need from the caller's
@@ -114,6 +118,9 @@ func (s *Repo) Run(ctx context.Context, o RunOptions, args ...string) ([]byte, e
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if o.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, o.Stderr)
+	}
 	err := cmd.Run()
 	if err != nil {
 		code := -1

@@ -50,6 +50,7 @@ EXAMPLES
 		Subcommands: []*cli.Command{
 			s.swarmCardCmd(),
 			s.swarmReworkCmd(),
+			s.swarmLandCmd(),
 			{
 				Name:  "worker",
 				Usage: "check worker descriptions",
@@ -502,18 +503,15 @@ EXAMPLES
 ` + exitStatus(),
 				Flags: []cli.Flag{intFlag("attempt", "the attempt `N` (default: the latest)", 0), jsonFlag()},
 				Action: func(c *cli.Context) error {
-					label, err := oneLabel(c)
+					label, attempt, err := labelAndAttempt(c)
 					if err != nil {
 						return err
-					}
-					if c.Int("attempt") < 0 {
-						return usagef("--attempt is a positive attempt number")
 					}
 					st, err := s.open()
 					if err != nil {
 						return err
 					}
-					j, err := swarm.ShowJob(st, label, c.Int("attempt"))
+					j, err := swarm.ShowJob(st, label, attempt)
 					if err != nil {
 						return err
 					}
