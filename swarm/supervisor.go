@@ -77,6 +77,8 @@ type Supervisor struct {
 	running map[string]bool   // nonces of this supervisor's running jobs
 	skipped map[string]string // cards this run cannot stage, and why
 	blocked map[string]string // cards whose DEPENDS-ON failed, as last said
+
+	ledger ledger // the queue, jobs and control records last read, parsed (cache.go)
 }
 
 func (s *Supervisor) setRunning(nonce string, on bool) {
@@ -329,22 +331,18 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 			return nil, nil, oid.ID{}, nil, false, err
 		}
 	}
-	stops, err := Stops(s.Store)
+	ctl, stops, err := s.ledger.Control(s.Store)
 	if err != nil {
 		return nil, nil, oid.ID{}, nil, false, err
 	}
 	if _, all := stops["all"]; all {
 		return nil, nil, oid.ID{}, nil, true, nil
 	}
-	queue, err := Queue(s.Store)
+	queue, err := s.ledger.Queue(s.Store)
 	if err != nil {
 		return nil, nil, oid.ID{}, nil, false, err
 	}
-	jobs, err := Jobs(s.Store)
-	if err != nil {
-		return nil, nil, oid.ID{}, nil, false, err
-	}
-	ctl, err := ReadControl(s.Store)
+	jobs, err := s.ledger.Jobs(s.Store)
 	if err != nil {
 		return nil, nil, oid.ID{}, nil, false, err
 	}
@@ -454,11 +452,11 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 }
 
 func (s *Supervisor) finished(label string) (bool, error) {
-	jobs, err := Jobs(s.Store)
+	jobs, err := s.ledger.Jobs(s.Store)
 	if err != nil {
 		return false, err
 	}
-	ctl, err := ReadControl(s.Store)
+	ctl, _, err := s.ledger.Control(s.Store)
 	if err != nil {
 		return false, err
 	}
@@ -596,20 +594,15 @@ loop:
 					s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "fetch before reading the stop records: " + err.Error()})
 				}
 			}
-			stops, err := Stops(s.Store)
+			ctl, stops, err := s.ledger.Control(s.Store)
 			if err != nil {
-				s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "read the stop records: " + err.Error()})
+				s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "read the stop and drop records: " + err.Error()})
 			} else if st, ok := stops["all"]; ok {
 				cause, stopReason = stopRequested, "stop requested for every card: "+st.Reason
 			} else if st, ok := stops[label]; ok {
 				cause, stopReason = stopRequested, "stop requested: "+st.Reason
-			}
-			if cause == notStopped {
-				if ctl, err := ReadControl(s.Store); err != nil {
-					s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "read the drop records: " + err.Error()})
-				} else if d, ok := ctl.Dropped[label]; ok {
-					cause, stopReason = stopRequested, "dropped: "+orNone(d.Reason)
-				}
+			} else if d, ok := ctl.Dropped[label]; ok {
+				cause, stopReason = stopRequested, "dropped: "+orNone(d.Reason)
 			}
 			if cause == stopRequested {
 				proc.Stop(stopReason)
