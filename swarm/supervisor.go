@@ -538,6 +538,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	// when a stop record names it, the lease is lost, or it has been idle
 	// (no output, no CPU) for the worker's idle time.
 	cause, stopReason := notStopped, ""
+	renewed, _ := time.Parse(stamp, l.Heartbeat) // when the lease was last written: taken, then renewed
 	idle := s.Worker.IdleTime()
 	lastOut, lastCPU, active := act.written(), time.Duration(0), started
 	if cpu, ok := proc.CPU(); ok {
@@ -586,7 +587,7 @@ loop:
 				s.emit(Event{Kind: EventLost, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 				break loop
 			}
-			tip = next
+			tip, renewed = next, t
 			if s.Remote != "" {
 				// A stop record pushed elsewhere arrives by this fetch;
 				// one that failed is tried again at the next heartbeat.
@@ -675,8 +676,7 @@ loop:
 	if !lost {
 		// Record under the lease: a job whose lease was taken over while
 		// it ran is someone else's card now.
-		l.Heartbeat = now(s.Now).UTC().Format(stamp)
-		if next, err := s.Book.Renew(ctx, label, tip, l); err != nil {
+		if next, err := s.holdToRecord(ctx, label, tip, l, renewed); err != nil {
 			lost = true
 			s.emit(Event{Kind: EventLost, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 		} else {
