@@ -78,7 +78,14 @@ type Supervisor struct {
 	skipped map[string]string // cards this run cannot stage, and why
 	blocked map[string]string // cards whose DEPENDS-ON failed, as last said
 
-	ledger ledger // the queue, jobs and control records last read, parsed (cache.go)
+	ledger    ledger // the queue, jobs and control records last read, parsed (cache.go)
+	spareOnce sync.Once
+	spare     *spares // spare job directories made while jobs run (spare.go)
+}
+
+func (s *Supervisor) spares() *spares {
+	s.spareOnce.Do(func() { s.spare = newSpares(s.JobsDir, s.Holder) })
+	return s.spare
 }
 
 func (s *Supervisor) setRunning(nonce string, on bool) {
@@ -221,6 +228,8 @@ func (s *Supervisor) Run(ctx context.Context) (*Summary, error) {
 		sum  Summary
 		errs []error
 	)
+	s.spares().make(n) // the first job's directories, made while the queue is read
+	defer s.spares().close()
 	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func() {
@@ -487,7 +496,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	dir := filepath.Join(s.JobsDir, label, fmt.Sprintf("%d-%s", l.Attempt, l.Nonce))
 	tl := &timeline{}
 	tl.add(now(s.Now), "taken", "")
-	j, err := stage(s.Store, s.Export, q.Card, s.Worker, dir)
+	j, err := stage(s.Store, s.Export, q.Card, s.Worker, dir, s.spares())
 	if err != nil {
 		// A card this clone cannot stage (its base is not here) is left
 		// for others, and this run goes on with the rest.
@@ -531,6 +540,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 		return false, err
 	}
 	started := now(s.Now)
+	s.spares().make(max(s.Workers, s.Worker.Slots, 1)) // the next job's directories, made while this one runs
 	tl.add(started, "started", "")
 	s.emit(Event{Kind: EventStarted, Label: label, Attempt: l.Attempt, Deadline: deadline})
 
