@@ -21,19 +21,23 @@ import (
 //
 // Spares live beside the jobs directory, in <jobs dir>.spare/, named
 // <pid namespace>-<pid>-<start>-<nonce> after the supervisor process that
-// made them,
-// never inside a job's write set; they hold empty directories only, made
-// by the supervisor. The ones a supervisor did not use are removed when
-// its run ends; the ones a killed supervisor left are removed by the next
-// run on the same jobs directory (in the same pid namespace) once that
-// process is gone. A spare removed under a supervisor about to take it
-// costs only the speed: stage makes whatever directory is missing.
+// made them, never inside a job's write set; they hold only empty
+// directories and the empty files spareFiles names, made by the
+// supervisor. The ones a supervisor did not use are removed when its run
+// ends; the ones a killed supervisor left are removed by the next run on
+// the same jobs directory (in the same pid namespace) once that process
+// is gone, so no spare is removed while its maker may take it.
 
 // spareDirs are the directories of a job directory (relative to it) that
 // stage makes whatever the card: its own, then the git directory's
 // (gitstore/stage makes these with MkdirAll, so made ones are no change).
 var spareDirs = []string{"repo", "scratch", "home", "data", "repo/.git", "repo/.git/objects", "repo/.git/objects/info",
 	"repo/.git/objects/pack", "repo/.git/refs", "repo/.git/refs/heads", "repo/.git/refs/heads/worker", "repo/.git/refs/tags"}
+
+// spareFiles are the files stage writes whatever the card (gitstore/stage
+// writes them with os.WriteFile, which truncates a file that is there):
+// made empty in a spare, writing them makes no file.
+var spareFiles = []string{"repo/.git/HEAD", "repo/.git/config", "repo/.git/objects/info/alternates"}
 
 // spares is a supervisor's pool of spare job directories.
 type spares struct {
@@ -80,6 +84,16 @@ func (p *spares) make(max int) {
 			if err := os.Mkdir(filepath.Join(d, s), 0o755); err != nil {
 				_ = os.RemoveAll(d)
 				return // staging makes them itself
+			}
+		}
+		for _, s := range spareFiles {
+			f, err := os.OpenFile(filepath.Join(d, s), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if err == nil {
+				err = f.Close()
+			}
+			if err != nil {
+				_ = os.RemoveAll(d)
+				return
 			}
 		}
 		p.mu.Lock()

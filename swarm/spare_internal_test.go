@@ -61,6 +61,11 @@ func TestSparesAreTakenOnceAndLeaveNothingBehind(t *testing.T) {
 			t.Errorf("the job directory lacks %s: %v", d, err)
 		}
 	}
+	for _, f := range spareFiles {
+		if fi, err := os.Lstat(filepath.Join(root, f)); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+			t.Errorf("the job directory lacks the empty file %s: %v", f, err)
+		}
+	}
 	if p.take(filepath.Join(jobs, "card", "2-0123456789abcdef")) {
 		t.Error("a spare was taken twice")
 	}

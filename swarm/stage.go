@@ -47,8 +47,7 @@ func stage(st *gitstore.Store, export func(gitstore.CommitReader, oid.ID, string
 	if err := os.MkdirAll(filepath.Dir(root), 0o755); err != nil {
 		return nil, err
 	}
-	// A spare's directories are there already; one taken away part way
-	// (a sweep by another supervisor) has what is missing made here.
+	// A spare's directories are there already.
 	spare := sp.take(root)
 	if !spare {
 		if err := os.Mkdir(root, 0o755); err != nil {
