@@ -431,10 +431,10 @@ func (b *Remote) List(ctx context.Context) ([]LeaseEntry, error) {
 	return listLeases(b.Store, RemoteLeases, b.written)
 }
 
-// Holds reports, without writing, whether the lease on label is still the
+// holds reports, without writing, whether the lease on label is still the
 // one nonce names (what Renew checks before it writes), with the tip it
 // is at; ErrLost when it is not.
-func (b *Local) Holds(label, nonce string) (oid.ID, error) {
+func (b *Local) holds(label, nonce string) (oid.ID, error) {
 	v, err := b.Store.Records(leaseRef(LocalLeases, label))
 	if err != nil {
 		return oid.ID{}, err
@@ -448,7 +448,7 @@ func (b *Local) Holds(label, nonce string) (oid.ID, error) {
 
 // holdsChecker is a Book that can check a lease without writing it.
 type holdsChecker interface {
-	Holds(label, nonce string) (oid.ID, error)
+	holds(label, nonce string) (oid.ID, error)
 }
 
 // holdToRecord makes sure the lease l (at tip, its heartbeat last written
@@ -460,7 +460,7 @@ type holdsChecker interface {
 func (s *Supervisor) holdToRecord(ctx context.Context, label string, tip oid.ID, l *Lease, renewed time.Time) (oid.ID, error) {
 	t := now(s.Now)
 	if c, ok := s.Book.(holdsChecker); ok && t.Sub(renewed) < s.heartbeat() {
-		return c.Holds(label, l.Nonce)
+		return c.holds(label, l.Nonce)
 	}
 	l.Heartbeat = t.UTC().Format(stamp)
 	return s.Book.Renew(ctx, label, tip, l)
