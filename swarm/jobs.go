@@ -369,34 +369,31 @@ func JobProblems(st gitstore.RecordReader) ([]Job, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	labels, err := tx.List("jobs")
+	return jobsIn(tx, nil)
+}
+
+// labelJobs are the jobs of one label and the records of it left out.
+type labelJobs struct {
+	jobs     []Job
+	problems []string
+}
+
+// jobsIn is JobProblems of the view v, each label's jobs parsed once per
+// tree of jobs/<label> through m (nil: every one parsed).
+func jobsIn(v gitstore.View, m *memo) ([]Job, []string, error) {
+	labels, err := v.ReadDir("jobs")
 	if err != nil {
 		return nil, nil, err
 	}
 	var out []Job
 	var problems []string
-	for _, l := range labels {
-		names, err := tx.List("jobs/" + l)
+	for _, e := range labels {
+		lj, err := memoized(m, "jobs/"+e.Name, e.Hash, func() (*labelJobs, error) { return jobsOf(v, e.Name) })
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, n := range names {
-			path := "jobs/" + l + "/" + n
-			rec, err := tx.Get(path)
-			if err != nil {
-				if _, ok := refusal.As(err); ok {
-					problems = append(problems, err.Error())
-					continue
-				}
-				return nil, nil, err
-			}
-			j, err := jobFrom(path, rec)
-			if err != nil {
-				problems = append(problems, err.Error())
-				continue
-			}
-			out = append(out, *j)
-		}
+		out = append(out, lj.jobs...)
+		problems = append(problems, lj.problems...)
 	}
 	sort.SliceStable(out, func(i, k int) bool {
 		if out[i].Label != out[k].Label {
@@ -405,6 +402,34 @@ func JobProblems(st gitstore.RecordReader) ([]Job, []string, error) {
 		return out[i].Attempt < out[k].Attempt
 	})
 	return out, problems, nil
+}
+
+// jobsOf reads the job records of label in v; an object that cannot be
+// read is an error, a record that does not parse a problem.
+func jobsOf(v gitstore.View, label string) (*labelJobs, error) {
+	names, err := v.List("jobs/" + label)
+	if err != nil {
+		return nil, err
+	}
+	lj := &labelJobs{}
+	for _, n := range names {
+		path := "jobs/" + label + "/" + n
+		rec, err := v.Get(path)
+		if err != nil {
+			if _, ok := refusal.As(err); ok {
+				lj.problems = append(lj.problems, err.Error())
+				continue
+			}
+			return nil, err
+		}
+		j, err := jobFrom(path, rec)
+		if err != nil {
+			lj.problems = append(lj.problems, err.Error())
+			continue
+		}
+		lj.jobs = append(lj.jobs, *j)
+	}
+	return lj, nil
 }
 
 // recordJob writes j with its payloads; a job already recorded (the same
@@ -587,6 +612,11 @@ func Stops(st gitstore.RecordReader) (map[string]Stop, error) {
 	if err != nil {
 		return nil, err
 	}
+	return stopsIn(tx)
+}
+
+// stopsIn is Stops of the view v.
+func stopsIn(tx gitstore.View) (map[string]Stop, error) {
 	names, err := tx.List("stop")
 	if err != nil {
 		return nil, err

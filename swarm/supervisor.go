@@ -83,6 +83,15 @@ type Supervisor struct {
 	running map[string]bool   // nonces of this supervisor's running jobs
 	skipped map[string]string // cards this run cannot stage, and why
 	blocked map[string]string // cards whose DEPENDS-ON failed, as last said
+
+	ledger    ledger // the queue, jobs and control records last read, parsed (cache.go)
+	spareOnce sync.Once
+	spare     *spares // spare job directories made while jobs run (spare.go)
+}
+
+func (s *Supervisor) spares() *spares {
+	s.spareOnce.Do(func() { s.spare = newSpares(s.JobsDir, s.Holder) })
+	return s.spare
 }
 
 func (s *Supervisor) setRunning(nonce string, on bool) {
@@ -226,6 +235,8 @@ func (s *Supervisor) Run(ctx context.Context) (*Summary, error) {
 		sum  Summary
 		errs []error
 	)
+	s.spares().make(n) // the first job's directories, made while the queue is read
+	defer s.spares().close()
 	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func() {
@@ -336,22 +347,18 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 			return nil, nil, oid.ID{}, nil, false, err
 		}
 	}
-	stops, err := Stops(s.Store)
+	ctl, stops, err := s.ledger.Control(s.Store)
 	if err != nil {
 		return nil, nil, oid.ID{}, nil, false, err
 	}
 	if _, all := stops["all"]; all {
 		return nil, nil, oid.ID{}, nil, true, nil
 	}
-	queue, err := Queue(s.Store)
+	queue, err := s.ledger.Queue(s.Store)
 	if err != nil {
 		return nil, nil, oid.ID{}, nil, false, err
 	}
-	jobs, err := Jobs(s.Store)
-	if err != nil {
-		return nil, nil, oid.ID{}, nil, false, err
-	}
-	ctl, err := ReadControl(s.Store)
+	jobs, err := s.ledger.Jobs(s.Store)
 	if err != nil {
 		return nil, nil, oid.ID{}, nil, false, err
 	}
@@ -461,11 +468,11 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 }
 
 func (s *Supervisor) finished(label string) (bool, error) {
-	jobs, err := Jobs(s.Store)
+	jobs, err := s.ledger.Jobs(s.Store)
 	if err != nil {
 		return false, err
 	}
-	ctl, err := ReadControl(s.Store)
+	ctl, _, err := s.ledger.Control(s.Store)
 	if err != nil {
 		return false, err
 	}
@@ -501,7 +508,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	if q.Card.Kind == KindExamine {
 		j, err = s.stageExamine(ctx, q.Card, l, dir)
 	} else {
-		j, err = stage(s.Store, s.Export, q.Card, s.Worker, dir)
+		j, err = stage(s.Store, s.Export, q.Card, s.Worker, dir, s.spares())
 	}
 	if err != nil {
 		// A card this clone cannot stage (its base is not here) is left
@@ -551,6 +558,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 		return false, err
 	}
 	started := now(s.Now)
+	s.spares().make(max(s.Workers, s.Worker.Slots, 1)) // the next job's directories, made while this one runs
 	tl.add(started, "started", "")
 	s.emit(Event{Kind: EventStarted, Label: label, Attempt: l.Attempt, Deadline: deadline})
 
@@ -558,6 +566,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	// when a stop record names it, the lease is lost, or it has been idle
 	// (no output, no CPU) for the worker's idle time.
 	cause, stopReason := notStopped, ""
+	renewed, _ := time.Parse(stamp, l.Heartbeat) // when the lease was last written: taken, then renewed
 	idle := s.Worker.IdleTime()
 	lastOut, lastCPU, active := act.written(), time.Duration(0), started
 	if cpu, ok := proc.CPU(); ok {
@@ -606,7 +615,7 @@ loop:
 				s.emit(Event{Kind: EventLost, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 				break loop
 			}
-			tip = next
+			tip, renewed = next, t
 			if s.Remote != "" {
 				// A stop record pushed elsewhere arrives by this fetch;
 				// one that failed is tried again at the next heartbeat.
@@ -614,20 +623,15 @@ loop:
 					s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "fetch before reading the stop records: " + err.Error()})
 				}
 			}
-			stops, err := Stops(s.Store)
+			ctl, stops, err := s.ledger.Control(s.Store)
 			if err != nil {
-				s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "read the stop records: " + err.Error()})
+				s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "read the stop and drop records: " + err.Error()})
 			} else if st, ok := stops["all"]; ok {
 				cause, stopReason = stopRequested, "stop requested for every card: "+st.Reason
 			} else if st, ok := stops[label]; ok {
 				cause, stopReason = stopRequested, "stop requested: "+st.Reason
-			}
-			if cause == notStopped {
-				if ctl, err := ReadControl(s.Store); err != nil {
-					s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "read the drop records: " + err.Error()})
-				} else if d, ok := ctl.Dropped[label]; ok {
-					cause, stopReason = stopRequested, "dropped: "+orNone(d.Reason)
-				}
+			} else if d, ok := ctl.Dropped[label]; ok {
+				cause, stopReason = stopRequested, "dropped: "+orNone(d.Reason)
 			}
 			if cause == stopRequested {
 				proc.Stop(stopReason)
@@ -701,8 +705,7 @@ loop:
 	if !lost {
 		// Record under the lease: a job whose lease was taken over while
 		// it ran is someone else's card now.
-		l.Heartbeat = now(s.Now).UTC().Format(stamp)
-		if next, err := s.Book.Renew(ctx, label, tip, l); err != nil {
+		if next, err := s.holdToRecord(ctx, label, tip, l, renewed); err != nil {
 			lost = true
 			s.emit(Event{Kind: EventLost, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 		} else {

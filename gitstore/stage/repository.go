@@ -48,7 +48,9 @@ func Repository(s *git.Repo, commit oid.ID, dir, branch string, write func(dir s
 		return err
 	}
 	gitDir := filepath.Join(dir, ".git")
-	for _, d := range []string{"objects/info", "objects/pack", "refs/heads/" + filepath.Dir(branch), "refs/tags", "info"} {
+	// What git init writes and git needs not (description, info/exclude)
+	// is left out: a file or directory made is a cost of every staging.
+	for _, d := range []string{"objects/info", "objects/pack", "refs/heads/" + filepath.Dir(branch), "refs/tags"} {
 		if err := os.MkdirAll(filepath.Join(gitDir, filepath.FromSlash(d)), 0o755); err != nil {
 			return err
 		}
@@ -58,7 +60,6 @@ func Repository(s *git.Repo, commit oid.ID, dir, branch string, write func(dir s
 		"config":                  "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n",
 		"objects/info/alternates": objects + "\n",
 		"refs/heads/" + branch:    commit.String() + "\n",
-		"description":             "a checkout nwdes staged for one job\n",
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(gitDir, filepath.FromSlash(name)), []byte(body), 0o644); err != nil {
