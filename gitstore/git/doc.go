@@ -19,7 +19,7 @@
 // (promisor.go); Run is the one way this layer starts git, and transport
 // (gitstore/remote) asks it too.
 //
-// The API speaks oid.ID; go-git's plumbing.Hash stays inside (ids.go).
+// The API speaks oid.ID; go-git's oid.ID stays inside (ids.go).
 // Tree and commit codecs (TreeEntry, Commit, EncodeTree, DecodeCommit, …)
 // are exported for the record store above.
 //

@@ -11,9 +11,8 @@ import (
 	"github.com/nwdes/nwdes/refusal"
 )
 
-// TestASHA256IdIsRefusedNeverCut: the git layer reads SHA-1 repositories,
-// and an id of another format is refused by name wherever the API takes
-// one. The id here is a real commit's SHA-1 digest followed by twelve
+// TestASHA256IdIsRefusedNeverCut: in a SHA-1 repository an id of the
+// other format is refused by name wherever the API takes one. The id here is a real commit's SHA-1 digest followed by twelve
 // more bytes, so that cutting it to 20 bytes would read that commit: every
 // answer must be the refusal, and nothing may move.
 func TestASHA256IdIsRefusedNeverCut(t *testing.T) {
@@ -56,8 +55,8 @@ func TestASHA256IdIsRefusedNeverCut(t *testing.T) {
 	refused("MergeBases", err)
 	_, _, err = r.ChangedPaths(tip, long, 10)
 	refused("ChangedPaths", err)
-	_, err = git.EncodeTree([]git.TreeEntry{{Name: "f", Mode: git.ModeFile, ID: long}})
-	refused("EncodeTree", err)
+	_, err = git.EncodeTree([]git.TreeEntry{{Name: "a", Mode: git.ModeFile, ID: c.Tree}, {Name: "f", Mode: git.ModeFile, ID: long}})
+	refused("EncodeTree mixing formats", err)
 	_, err = git.EncodeCommit(c.Tree, []oid.ID{long}, "a <a@b>", time.Unix(0, 0), "m")
 	refused("EncodeCommit", err)
 	if r.Freshen(long) {
