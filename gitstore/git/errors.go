@@ -44,4 +44,3 @@ func showHash(h oid.ID) string {
 	}
 	return h.String()
 }
-
