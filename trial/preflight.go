@@ -421,6 +421,10 @@ type probes struct {
 	proc string
 	// beforeStoreEnd runs between the store's two readings.
 	beforeStoreEnd func()
+	// afterWitnessSeen runs after the witness's first sighting, before
+	// the wait: a test moves the witness there, so the move falls between
+	// the two sightings whatever the machine's load.
+	afterWitnessSeen func()
 }
 
 // Store is what a preflight asks of the store: the nonce it writes and
@@ -477,6 +481,9 @@ func preflight(ctx context.Context, in Request, st Store, clock func() time.Time
 	}
 	sup1 := observe(pr.proc, in.Supervisor)
 	w1 := observeWitness(st, in.Witness)
+	if pr.afterWitnessSeen != nil {
+		pr.afterWitnessSeen()
+	}
 	timer := time.NewTimer(p.interval)
 	select {
 	case <-ctx.Done():

@@ -243,14 +243,12 @@ func TestAWitnessRefThatMovesAdvancedAndOneThatStaysDidNot(t *testing.T) {
 	st := openStore(t, dir)
 	in := request(cmd.Process.Pid, statOf(t, cmd.Process.Pid).start, "")
 	in.Witness = WitnessRequest{Ref: "refs/nwdes-local/witness", IntervalMS: 300}
-	moved := make(chan error, 1)
-	time.AfterFunc(50*time.Millisecond, func() {
-		_, err := gittest.Run(dir, "update-ref", "refs/nwdes-local/witness", "HEAD")
-		moved <- err
-	})
-	r := run(t, in, st, probes{})
-	if err := <-moved; err != nil {
-		t.Fatal(err)
+	var moved error
+	r := run(t, in, st, probes{afterWitnessSeen: func() {
+		_, moved = gittest.Run(dir, "update-ref", "refs/nwdes-local/witness", "HEAD")
+	}})
+	if moved != nil {
+		t.Fatal(moved)
 	}
 	expect(t, r, ReadingWitness, AnswerTrue, "appeared")
 	expect(t, run(t, in, st, probes{}), ReadingWitness, AnswerFalse, "did not advance")

@@ -49,6 +49,7 @@ var allowed = map[string][]string{
 	"internal/text":         {},
 	"internal/gittest":      {},
 	"internal/layering":     {},
+	"internal/apicheck":     {},
 	"internal/race":         {},
 	"refusal":               {},
 	"internal/lazyre":       {},
