@@ -56,6 +56,23 @@ type Draft struct {
 
 func draftPath(feature string) string { return "drafts/" + feature }
 
+// loadDraft reads the feature's draft from tx, a view of x's drafts ref.
+// A replay's private ref has only its own drafts; DraftsRef also reads
+// loadDraft's legacy one.
+func (x *Examiner) loadDraft(tx gitstore.View, feature string) (*Draft, error) {
+	if x.drafts() != DraftsRef {
+		rec, err := tx.Get(draftPath(feature))
+		if errors.Is(err, gitstore.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return draftFrom(draftPath(feature), rec)
+	}
+	return loadDraft(x.Store, tx, feature)
+}
+
 // loadDraft reads the feature's draft from tx, a view of DraftsRef. A draft
 // an earlier nwdes kept in Ref (where it travelled between clones) is read
 // from there when this clone has none of its own yet; the next save keeps

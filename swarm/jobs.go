@@ -184,6 +184,21 @@ type Job struct {
 	// glob of the card's PATHS matches (v4); OutsideCount how many.
 	Outside      []string `json:"outside,omitempty"`
 	OutsideCount int      `json:"outside_count,omitempty"`
+	// Identity is the git identity the worker ran the job with (v5):
+	// "Name <email>", its commits' author and committer. With Worker it
+	// names who produced the job's head: such a worker may not examine it.
+	Identity string `json:"identity,omitempty"`
+	// Journal says what became of an examine card's journal (v5):
+	// JournalReplayed (Examination names the record published),
+	// JournalRefused (Reason says why, every problem), JournalNone (the
+	// job left none) or JournalIgnored (the job did not end done with an
+	// ok result, so its journal was not replayed). "" for a produce card.
+	Journal     string `json:"journal,omitempty"`
+	Examination string `json:"examination,omitempty"`
+	// Gate is what the feature's gates showed at the head (v5), nil when
+	// the run was not asked to gate (swarm run --gate) or nothing was
+	// harvested.
+	Gate *GateSummary `json:"gate,omitempty"`
 }
 
 // Step is one row of a job's timeline.
@@ -201,8 +216,9 @@ const MaxTimeline = 64
 // commits, changed); v3: end idle, timeline, renewals, log_bytes, lost
 // and the harness.log payload (the log's tail); v4: ends budget and
 // budget-unverifiable, spent, spent_problem, budget, retry, retry_after,
-// outside and outside_count.
-const jobVersion = 4
+// outside and outside_count; v5: identity, an examine card's journal and
+// examination, and gate (swarm run --gate).
+const jobVersion = 5
 
 // harvestProblem says what is wrong with the harvest fields of a job
 // record of version v, or "".
@@ -273,6 +289,28 @@ func jobFrom(path string, rec *gitstore.Record) (*Job, error) {
 	}
 	if rec.V < 4 && (j.Spent != nil || j.SpentProblem != "" || j.Budget != "" || j.Retry || j.RetryAfter != "" || j.Outside != nil || j.OutsideCount != 0) {
 		return nil, malformed(path, "a v%d job record holds no spending, retry or paths outside", rec.V)
+	}
+	if j.Gate != nil && rec.V < 5 {
+		return nil, malformed(path, "a v%d job record holds no gate summary", rec.V)
+	} else if j.Gate != nil {
+		if why := j.Gate.problem(); why != "" {
+			return nil, malformed(path, "%s", why)
+		}
+	}
+	if rec.V < 5 && (j.Identity != "" || j.Journal != "" || j.Examination != "") {
+		return nil, malformed(path, "a v%d job record holds no identity, journal or examination", rec.V)
+	}
+	switch j.Journal {
+	case "", JournalNone, JournalIgnored, JournalRefused:
+		if j.Examination != "" {
+			return nil, malformed(path, "an examination without a replayed journal")
+		}
+	case JournalReplayed:
+		if j.Examination == "" {
+			return nil, malformed(path, "a replayed journal names the examination it published")
+		}
+	default:
+		return nil, malformed(path, "journal %q is not replayed, refused, none or ignored", j.Journal)
 	}
 	if j.Retry {
 		if _, err := time.Parse(stamp, j.RetryAfter); err != nil {
@@ -376,7 +414,13 @@ func recordJob(ctx context.Context, st gitstore.RecordWriter, j *Job, exit, resu
 		// Keep the first steps and the last: what began and how it ended.
 		j.Timeline = append(j.Timeline[:MaxTimeline/2:MaxTimeline/2], j.Timeline[len(j.Timeline)-MaxTimeline/2:]...)
 	}
-	rec, err := gitstore.NewRecord(KindJob, jobVersion, j)
+	v := jobVersion
+	if j.Gate == nil && j.Identity == "" && j.Journal == "" && j.Examination == "" {
+		// A job with none of v5's fields is written as v4, so that a
+		// pool's older supervisors still read it.
+		v = 4
+	}
+	rec, err := gitstore.NewRecord(KindJob, v, j)
 	if err != nil {
 		return err
 	}

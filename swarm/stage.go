@@ -29,6 +29,9 @@ type jobDir struct {
 	Log                                     *capWriter
 	// Staged is what stage wrote in repo/.git that sealJob writes back.
 	Staged stagedGit
+	// Exam is set for an examine card's job (stageExamine), which has no
+	// repo/: Repo is then its workspace, its working directory.
+	Exam *examJob
 }
 
 // maxLog bounds harness.log: what passes it is counted, not kept.
@@ -69,12 +72,17 @@ func stage(st *gitstore.Store, export func(gitstore.CommitReader, oid.ID, string
 	if err := os.WriteFile(j.Prompt, Prompt(c, filepath.Join(root, ResultName)), 0o444); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(root, "harness.log"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	return j, j.openLog()
+}
+
+// openLog creates the job's harness.log.
+func (j *jobDir) openLog() error {
+	f, err := os.OpenFile(filepath.Join(j.Root, "harness.log"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	j.Log = &capWriter{f: f, max: maxLog}
-	return j, nil
+	return nil
 }
 
 // capWriter writes to a file up to max bytes and counts the rest.

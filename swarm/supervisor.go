@@ -59,6 +59,12 @@ type Supervisor struct {
 	// Rand, when set, is the source of the retry backoff's jitter, in
 	// [0, 1) (math/rand/v2's when nil).
 	Rand func() float64
+	// Examining, when set, lets the supervisor run examine cards
+	// (examinecard.go); without it they are skipped.
+	Examining *Examining
+	// Gates, when set, runs the feature's gates on each harvested head
+	// before its job is recorded (swarm run --gate; gate.go).
+	Gates *HeadGates
 	// Events, when set, receives what happens, in order per job.
 	Events func(Event)
 	Now    func() time.Time
@@ -152,6 +158,7 @@ const (
 	EventIdle          EventKind = "idle"           // the job wrote nothing and used no CPU for the worker's idle time: ended
 	EventBudget        EventKind = "budget"         // a reading of spent.json passed the budget, or readings stopped arriving: ended
 	EventSyncFailed    EventKind = "sync-failed"    // a fetch, or a read of the stop records, failed while the job ran; tried again at the next heartbeat
+	EventGated         EventKind = "gated"          // an oracle ran at a harvested head (swarm run --gate), then the gates' summary
 	EventRecorded      EventKind = "recorded"       // the job's record was written (and pushed)
 	EventRetry         EventKind = "retry"          // the job failed to launch: its card runs again after a backoff
 	EventReleased      EventKind = "released"       // the lease was released
@@ -161,7 +168,7 @@ const (
 // EventKinds lists every kind, in the order a job meets them.
 func EventKinds() []EventKind {
 	return []EventKind{EventTaken, EventSkipped, EventBlocked, EventStarted, EventRenewed, EventRenewFailed, EventLost,
-		EventStopped, EventIdle, EventBudget, EventSyncFailed, EventRecorded, EventRetry, EventReleased, EventReleaseFailed}
+		EventStopped, EventIdle, EventBudget, EventSyncFailed, EventGated, EventRecorded, EventRetry, EventReleased, EventReleaseFailed}
 }
 
 // Event is one thing a supervisor did.
@@ -489,7 +496,13 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	dir := filepath.Join(s.JobsDir, label, fmt.Sprintf("%d-%s", l.Attempt, l.Nonce))
 	tl := &timeline{}
 	tl.add(now(s.Now), "taken", "")
-	j, err := stage(s.Store, s.Export, q.Card, s.Worker, dir)
+	var j *jobDir
+	var err error
+	if q.Card.Kind == KindExamine {
+		j, err = s.stageExamine(ctx, q.Card, l, dir)
+	} else {
+		j, err = stage(s.Store, s.Export, q.Card, s.Worker, dir)
+	}
 	if err != nil {
 		// A card this clone cannot stage (its base is not here) is left
 		// for others, and this run goes on with the rest.
@@ -518,6 +531,11 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 		// helpers stay out.
 		Set:    []string{"NWDES_JOB_DIR=" + dir, "XDG_DATA_HOME=" + j.Data, "GIT_CONFIG_NOSYSTEM=1"},
 		Stdout: act, Stderr: act,
+	}
+	if j.Exam != nil {
+		// An examiner reads its workspace and the worker's roots: none
+		// of this repository's objects.
+		cmd.Read = s.Worker.ReadRoots
 	}
 	job, err := s.Wall.NewJob()
 	if err != nil {
@@ -674,6 +692,7 @@ loop:
 		Survivors: res.Survivors, Result: verdict, Reason: joinReasons(reason, why), Stopped: stopped, Forged: forged,
 		Attest: l.Attest, ExitSHA256: hex.EncodeToString(d[:]), JobDir: dir,
 		Spent: spend.spent, SpentProblem: s.redact(spend.problem), Budget: spend.budget.String(),
+		Identity: s.examinedBy(label, l.Attempt, l.Nonce).Identity,
 	}
 	if cause == notStopped && len(forged) == 0 {
 		s.retry(rec, res, noResult && ended.Sub(started) < s.Retry.policy().LaunchGrace)
@@ -693,8 +712,16 @@ loop:
 	if !lost {
 		// The job's commits come in under its own ref before the record
 		// names them (and, remote, travel with it in the same push).
-		s.harvest(ctx, q.Card, rec)
-		tl.add(now(s.Now), "harvested", strings.TrimSpace(rec.Harvest+" "+rec.Head))
+		if j.Exam != nil {
+			s.examineEnd(ctx, q.Card, rec, j)
+			tl.add(now(s.Now), "replayed", rec.Journal)
+		} else {
+			s.harvest(ctx, q.Card, rec)
+			tl.add(now(s.Now), "harvested", strings.TrimSpace(rec.Harvest+" "+rec.Head))
+			if s.gateHead(ctx, q.Card, rec); rec.Gate != nil {
+				tl.add(now(s.Now), "gated", s.redact(rec.Gate.String()))
+			}
+		}
 	}
 	// What could not be written in the job directory is named in the
 	// record: the record is what lasts.
@@ -727,7 +754,7 @@ loop:
 				return false, fmt.Errorf("job %s is recorded here but could not be pushed (its lease is kept; the next run pushes it first): %w", label, err)
 			}
 		}
-		s.emit(Event{Kind: EventRecorded, Label: label, Attempt: l.Attempt, End: end, Result: verdict, Elapsed: ended.Sub(started), Detail: rec.Reason})
+		s.emit(Event{Kind: EventRecorded, Label: label, Attempt: l.Attempt, End: end, Result: rec.Result, Elapsed: ended.Sub(started), Detail: rec.Reason})
 		if rec.Retry {
 			s.emit(Event{Kind: EventRetry, Label: label, Attempt: l.Attempt, Detail: "runs again after " + rec.RetryAfter})
 		}
@@ -843,6 +870,9 @@ func (s *Supervisor) harvest(ctx context.Context, c *Card, rec *Job) {
 // seal seals the job's directory (sealJob). When that fails its
 // repository is removed whole; only when that fails too is it an error.
 func (s *Supervisor) seal(j *jobDir) ([]string, error) {
+	if j.Exam != nil {
+		return sealExamine(j.Root)
+	}
 	sealed, err := sealJob(j.Root, j.Staged)
 	if err == nil {
 		return sealed, nil

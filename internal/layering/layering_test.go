@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	"hooks":             {"judge", "examine", "trust", "gitstore", "gitstore/gitrepo", "gitstore/oid", "internal/boundedio", "internal/text"},
 	"report":            {"judge", "examine", "gitstore", "gitstore/gitrepo", "gitstore/oid", "internal/text"},
 	"examine/workspace": {"examine", "sandbox", "gitstore", "gitstore/gitrepo", "gitstore/oid"},
-	"swarm":             {"examine", "sandbox", "internal/boundedio", "gitstore", "gitstore/remote", "gitstore/stage", "gitstore/gitrepo", "gitstore/oid", "internal/text"},
+	"swarm":             {"judge", "examine", "sandbox", "internal/boundedio", "gitstore", "gitstore/remote", "gitstore/stage", "gitstore/gitrepo", "gitstore/oid", "internal/text"},
 	"judge":             {"examine", "trust", "gitstore", "gitstore/gitrepo", "gitstore/oid"},
 	"examine":           {"sandbox", "trust", "gitstore", "gitstore/gitrepo", "gitstore/oid", "internal/text"},
 	"ledger":            {"gitstore", "gitstore/gitrepo", "gitstore/oid"},
