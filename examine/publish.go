@@ -246,7 +246,7 @@ func examinationFrom(path string, rec *gitstore.Record) (*Examination, error) {
 	if err := ex.validate(path, rec.Body); err != nil {
 		return nil, err
 	}
-	if ex.Projection != "" && (rec.V < 3 || !isHex40(ex.Projection)) {
+	if ex.Projection != "" && (rec.V < 3 || !isFullID(ex.Projection)) {
 		return nil, malformed(path, "projection %q in a v%d examination", ex.Projection, rec.V)
 	}
 	if ex.Gates != "" && (rec.V < 4 || ex.Gates != GatesAdvisory) {
@@ -263,7 +263,7 @@ func examinationFrom(path string, rec *gitstore.Record) (*Examination, error) {
 	for _, r := range ex.Rows {
 		switch {
 		case r.Proof == "" && r.ProofBase == "":
-		case rec.V >= 5 && r.Verdict == Met && (r.Proof == ProofProven || r.Proof == ProofVacuous) && isHex40(r.ProofBase) && r.ProofBase != ex.Candidate:
+		case rec.V >= 5 && r.Verdict == Met && (r.Proof == ProofProven || r.Proof == ProofVacuous) && isFullID(r.ProofBase) && r.ProofBase != ex.Candidate:
 		default:
 			return nil, malformed(path, "row %s: proof %q at base %q in a v%d examination (only proven or vacuous, at a base, on a met row, from v5)", r.Expectation, r.Proof, r.ProofBase, rec.V)
 		}

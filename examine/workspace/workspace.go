@@ -300,7 +300,7 @@ func Check(w *examine.Workspace, p *examine.Projection) error {
 		if err != nil {
 			return bad("public/%s cannot be read: %v", rel, err)
 		}
-		if gitstore.BlobID(data) != f.Blob {
+		if gitstore.BlobID(f.Blob.Format(), data) != f.Blob {
 			return bad("public/%s differs from the committed blob %s", rel, f.Blob.Short())
 		}
 		seen++
