@@ -65,6 +65,10 @@ type Supervisor struct {
 	// Gates, when set, runs the feature's gates on each harvested head
 	// before its job is recorded (swarm run --gate; gate.go).
 	Gates *HeadGates
+	// Only, when set, says which queued cards this supervisor takes; the
+	// others are left for another (swarm run --rework runs a producer
+	// and an examiner, each taking only its own kind of card).
+	Only func(*Card) bool
 	// Events, when set, receives what happens, in order per job.
 	Events func(Event)
 	Now    func() time.Time
@@ -172,12 +176,19 @@ const (
 	EventRetry         EventKind = "retry"          // the job failed to launch: its card runs again after a backoff
 	EventReleased      EventKind = "released"       // the lease was released
 	EventReleaseFailed EventKind = "release-failed" // the lease could not be released (tried three times)
+	// What the unattended loop (swarm run --rework; loop.go) decided.
+	EventExamineQueued EventKind = "examine-queued" // an examine card was queued for a harvested head
+	EventJudged        EventKind = "judged"         // the one judgment's outcome of a head, once its examination was replayed
+	EventReworkQueued  EventKind = "rework-queued"  // a rejected head's rework card was queued
+	EventLanded        EventKind = "landed"         // an accepted head was landed on its branch (swarm run --land)
+	EventLineageEnded  EventKind = "lineage-ended"  // a lineage ended: accepted, at its bound, for a person, or stopped
 )
 
 // EventKinds lists every kind, in the order a job meets them.
 func EventKinds() []EventKind {
 	return []EventKind{EventTaken, EventSkipped, EventBlocked, EventStarted, EventRenewed, EventRenewFailed, EventLost,
-		EventStopped, EventIdle, EventBudget, EventSyncFailed, EventGated, EventRecorded, EventRetry, EventReleased, EventReleaseFailed}
+		EventStopped, EventIdle, EventBudget, EventSyncFailed, EventGated, EventRecorded, EventRetry, EventReleased, EventReleaseFailed,
+		EventExamineQueued, EventJudged, EventReworkQueued, EventLanded, EventLineageEnded}
 }
 
 // Event is one thing a supervisor did.
@@ -387,7 +398,7 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 		if _, stopped := stops[label]; stopped {
 			continue
 		}
-		if s.isSkipped(label) {
+		if s.isSkipped(label) || (s.Only != nil && !s.Only(q.Card)) {
 			continue
 		}
 		if at, ok := retries[label]; ok && now(s.Now).Before(at) {

@@ -146,7 +146,7 @@ EXAMPLES
 			{
 				Name:      "run",
 				Usage:     "supervise: run queued cards until none is left (or forever with --follow)",
-				UsageText: "git nwdes swarm run --worker FILE [--workers N] [--attempts N] [--remote NAME] [--follow] [--best-effort] [--gate [--gate-timeout D]] [--json]",
+				UsageText: "git nwdes swarm run --worker FILE [--workers N] [--attempts N] [--remote NAME] [--follow] [--best-effort] [--gate [--gate-timeout D]] [--rework --examiner FILE [--limit N] [--land REMOTE]] [--json]",
 				Description: `Takes a lease on each unfinished card in turn, stages its job directory
 (.git/nwdes/swarm/jobs/<label>/<attempt>-<nonce>: the base's checkout in
 repo/, scratch/, a private HOME and XDG_DATA_HOME), runs the harness inside
@@ -176,9 +176,26 @@ recorded against the head, and the job record says what they showed
 be proven there; when it is not, the record names it (GateNotMet,
 GateVacuous, GateUnproven). A "gated" line reports each oracle as it ends.
 
+With --rework (which implies --gate) the run is the whole loop, unattended:
+the --worker runs the produce cards; after each head is harvested and
+gated, an examine card for it (KIND: examine, CANDIDATE and BASE the head,
+FEATURE the card's) is queued and run by the --examiner, another worker
+description (nobody certifies their own work); once its journal is
+replayed, the one judgment (as status asks it) says the head's outcome.
+Accepted ends the lineage (with --land REMOTE, swarm land lands it
+there); refused becomes the next card as swarm rework makes it, until the
+lineage holds its bound (--limit, git config nwdes.swarm.reworks, default
+2: ReworkLimit) or what is left is a person's to decide (NeedsPerson). A
+stop or drop record naming a card of the lineage (or swarm stop --all)
+ends it. Each step is a line (examine-queued, judged, rework-queued,
+landed, lineage-ended); the run ends when every lineage it drives has
+ended, and exits 0 only when each was accepted (and landed, with --land),
+1 when one ended otherwise. See docs/swarm.md (The loop).
+
 EXAMPLES
    git nwdes swarm run --worker worker.json
    git nwdes swarm run --worker worker.json --gate
+   git nwdes swarm run --worker producer.json --rework --examiner examiner.json --land origin
    git nwdes swarm run --worker worker.json --workers 4 --remote origin --follow
 ` + exitStatus(),
 				Flags: []cli.Flag{
@@ -189,6 +206,10 @@ EXAMPLES
 					&cli.BoolFlag{Name: "best-effort", Usage: "run even where the kernel cannot enforce the whole wall"},
 					&cli.BoolFlag{Name: "gate", Usage: "run the feature's gates (FEATURE, or TEST's) on each harvested head, with the card's BASE as --base"},
 					durationFlag("gate-timeout", "with --gate, end each oracle after `D`", examine.DefaultGateTimeout),
+					&cli.BoolFlag{Name: "rework", Usage: "run the loop unattended: gate each head, examine it with --examiner, rework what is refused, until accepted, the bound or a stop"},
+					&cli.StringFlag{Name: "examiner", Usage: "with --rework, the examiner's worker description `FILE` (another worker than --worker)"},
+					intFlag("limit", "with --rework, at most `N` reworks per lineage (default: git config nwdes.swarm.reworks, else 2)", 0),
+					&cli.StringFlag{Name: "land", Usage: "with --rework, land each accepted head on the branch its card names, on the git remote `NAME` (as swarm land)"},
 					hidden(durationFlag("heartbeat", "renew leases every `D`", 5*time.Second)),
 					intFlag("attempts", "attempts at a card whose launch fails (it did not start, or exited within the launch grace with no result)", swarm.DefaultRetry().Attempts),
 					hidden(durationFlag("launch-grace", "a harness that exits within `D` with no result failed to launch", swarm.DefaultRetry().LaunchGrace)),
@@ -214,7 +235,7 @@ EXAMPLES
 					if err != nil {
 						return err
 					}
-					if c.Bool("gate") {
+					if c.Bool("gate") || c.Bool("rework") {
 						if c.Duration("gate-timeout") <= 0 {
 							return usagef("--gate-timeout must be positive")
 						}
@@ -225,8 +246,14 @@ EXAMPLES
 						enc := json.NewEncoder(s.env.Stdout)
 						sup.Events = func(e swarm.Event) { _ = enc.Encode(e) }
 					default:
-						prog := &swarmProgress{w: s.env.Stderr, live: s.env.Terminal, rows: map[string]*progressRow{}}
+						prog := &swarmProgress{w: s.env.Stderr, live: s.env.Terminal && !c.Bool("rework"), rows: map[string]*progressRow{}}
 						sup.Events = prog.event
+					}
+					if c.Bool("rework") {
+						return s.swarmLoop(c, st, sup, strict, asJSON)
+					}
+					if c.IsSet("examiner") || c.IsSet("limit") || c.IsSet("land") {
+						return usagef("--examiner, --limit and --land go with --rework")
 					}
 					sum, err := sup.Run(c.Context)
 					if err != nil {

@@ -1,0 +1,613 @@
+package swarm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nwdes/nwdes/examine"
+	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/internal/text"
+	"github.com/nwdes/nwdes/judge"
+	"github.com/nwdes/nwdes/refusal"
+)
+
+// The unattended loop (swarm run --rework): card → head → gates →
+// examination card → outcome → rework card, until the lineage is
+// accepted, reaches its bound, needs a person, or is stopped. It adds no
+// judgment of its own and keeps no state a record does not hold: after
+// each pass of its supervisors, Decide reads the queue, the jobs and the
+// stop records and says, per lineage, what comes next; the loop then
+// does it through the library's own calls — AddCard for the examine card,
+// judge.Judge for the outcome, ReworkCard for the rework (with its bound
+// and refusals), Land when asked.
+//
+// Two supervisors run it, one per worker: the producer takes the produce
+// cards and gates each harvested head; the examiner takes the examine
+// cards. They are two worker descriptions because nobody certifies their
+// own work (examine.OwnWork): the examiner must be another worker than
+// the one whose head it judges, and a supervisor runs one worker.
+
+// LoopAction is what Decide says comes next in a lineage.
+type LoopAction string
+
+// The actions.
+const (
+	// LoopWait: the lineage's current card, or its head's examine card,
+	// has not finished yet: a supervisor runs it.
+	LoopWait LoopAction = "wait"
+	// LoopExamine: queue an examine card for the current card's head.
+	LoopExamine LoopAction = "examine"
+	// LoopJudge: the head's examination was replayed: ask its outcome.
+	LoopJudge LoopAction = "judge"
+	// LoopEnd: the lineage ended (Decision.End says how).
+	LoopEnd LoopAction = "end"
+)
+
+// LineageEnd is how a lineage ended.
+type LineageEnd string
+
+// The ends of a lineage.
+const (
+	// LineageAccepted: the one judgment accepted a head.
+	LineageAccepted LineageEnd = "accepted"
+	// LineageBound: a head was refused and the lineage holds its bound
+	// of reworks (ReworkLimit).
+	LineageBound LineageEnd = "bound"
+	// LineagePerson: what is left is a person's to decide (NeedsPerson,
+	// a job with no head, an examination not published, a card no
+	// supervisor could run).
+	LineagePerson LineageEnd = "needs-person"
+	// LineageStopped: a stop record (or a drop) names one of its cards,
+	// or every card.
+	LineageStopped LineageEnd = "stopped"
+)
+
+// Decision is what comes next in one lineage, read from records alone.
+type Decision struct {
+	// Lineage is the label of the lineage's first card.
+	Lineage string
+	Action  LoopAction
+	// Card is the lineage's current card (the last of its REWORK-OF
+	// chain); Head its finished job's harvested head, when it has one.
+	Card *Card
+	Head string
+	// Examine is the label of the head's examine card, once queued.
+	Examine string
+	// End and Reason say how the lineage ended (LoopEnd).
+	End    LineageEnd
+	Reason string
+}
+
+// Records are what Decide reads: the queue, the jobs, the control and
+// stop records, as read at one time.
+type Records struct {
+	Queue   []Queued
+	Jobs    []Job
+	Control *Control
+	Stops   map[string]Stop
+}
+
+// Decide says what comes next in the lineage whose first card is root.
+// It follows REWORK-OF from root to the current card, then: a stop or a
+// drop naming a card of the lineage (or a stop of every card) ends it;
+// a current card not finished waits; one finished with no head ends for
+// a person; a head with no examine card is to be examined; an examine
+// card not finished waits; one whose journal was not replayed ends for a
+// person; a replayed one is to be judged.
+func Decide(root string, r Records) Decision {
+	d := Decision{Lineage: root}
+	chain := lineageChain(root, r.Queue)
+	if len(chain) == 0 {
+		return ended(d, LineagePerson, "card "+root+" is not queued here")
+	}
+	c := chain[len(chain)-1]
+	d.Card = c
+	if st, ok := r.Stops["all"]; ok {
+		return ended(d, LineageStopped, "a stop record stops every card"+because(st.Reason))
+	}
+	for _, k := range chain {
+		if st, ok := r.Stops[k.Label]; ok {
+			return ended(d, LineageStopped, "a stop record stops card "+k.Label+because(st.Reason))
+		}
+		if r.Control != nil {
+			if dr, ok := r.Control.Dropped[k.Label]; ok {
+				return ended(d, LineageStopped, "card "+k.Label+" was dropped"+because(dr.Reason))
+			}
+		}
+	}
+	outcomes := Outcomes(r.Jobs, r.Control)
+	out, finished := outcomes[c.Label]
+	if !finished {
+		d.Action = LoopWait
+		return d
+	}
+	if out.Head == "" {
+		return ended(d, LineagePerson, fmt.Sprintf("card %s's job #%d ended %s, result %s, with no head to examine%s",
+			c.Label, out.Attempt, out.End, out.Result, because(out.Reason)))
+	}
+	d.Head = out.Head
+	feature := gateFeature(c)
+	var exam *Card
+	for i := range r.Queue {
+		k := r.Queue[i].Card
+		if k.Kind == KindExamine && k.Candidate == out.Head && k.Feature == feature {
+			exam = k
+		}
+	}
+	if exam == nil {
+		d.Action = LoopExamine
+		return d
+	}
+	d.Examine = exam.Label
+	if st, ok := r.Stops[exam.Label]; ok {
+		return ended(d, LineageStopped, "a stop record stops card "+exam.Label+because(st.Reason))
+	}
+	if r.Control != nil {
+		if dr, ok := r.Control.Dropped[exam.Label]; ok {
+			return ended(d, LineageStopped, "card "+exam.Label+" was dropped"+because(dr.Reason))
+		}
+	}
+	eo, finished := outcomes[exam.Label]
+	if !finished {
+		d.Action = LoopWait
+		return d
+	}
+	if eo.Journal != JournalReplayed {
+		return ended(d, LineagePerson, fmt.Sprintf("the examination of %s by card %s's job #%d was not published (journal %s, result %s)%s",
+			text.Short(out.Head), exam.Label, eo.Attempt, orNone(eo.Journal), eo.Result, because(eo.Reason)))
+	}
+	d.Action = LoopJudge
+	return d
+}
+
+func ended(d Decision, end LineageEnd, reason string) Decision {
+	d.Action, d.End, d.Reason = LoopEnd, end, reason
+	return d
+}
+
+func because(why string) string {
+	if why == "" {
+		return ""
+	}
+	return ": " + text.OneLine(why)
+}
+
+// lineageChain is root's card, then each card that reworks the one
+// before it (REWORK-OF), as far as the queue holds them.
+func lineageChain(root string, queue []Queued) []*Card {
+	byLabel := map[string]*Card{}
+	next := map[string]*Card{}
+	for i := range queue {
+		c := queue[i].Card
+		byLabel[c.Label] = c
+		if r := c.ReworkOf; r != nil {
+			// One rework per card in a loop's lineage: ReworkCard refuses
+			// a second of the same head; the newest queued is followed.
+			next[r.Card] = c
+		}
+	}
+	c, ok := byLabel[root]
+	if !ok {
+		return nil
+	}
+	chain := []*Card{c}
+	for i := 0; i <= MaxReworkNumber; i++ {
+		n, ok := next[c.Label]
+		if !ok {
+			break
+		}
+		chain = append(chain, n)
+		c = n
+	}
+	return chain
+}
+
+// lineageOf is the first card of the lineage label belongs to.
+func lineageOf(label string, queue []Queued) string {
+	byLabel := map[string]*Card{}
+	for i := range queue {
+		byLabel[queue[i].Card.Label] = queue[i].Card
+	}
+	for i := 0; i <= MaxReworkNumber; i++ {
+		c, ok := byLabel[label]
+		if !ok || c.ReworkOf == nil {
+			break
+		}
+		label = c.ReworkOf.Card
+	}
+	return label
+}
+
+// loopable reports whether a card starts or continues a lineage the loop
+// drives: a produce card whose head answers to a feature.
+func loopable(c *Card) bool { return c.Kind != KindExamine && gateFeature(c) != "" }
+
+// Loop runs lineages unattended (swarm run --rework).
+type Loop struct {
+	// Producer runs the produce cards, with Gates set; Examiner the
+	// examine cards, with Examining set. Their Only and Events are set
+	// by Run.
+	Producer, Examiner *Supervisor
+	// Limit is each lineage's bound of reworks (ReworkOptions.Limit).
+	Limit int
+	// Question is the judgment asked of each examined head, with the
+	// judging side's settings (Proof, Gates); its Commit and Now are set
+	// per head.
+	Question judge.Question
+	// Check is what the cards the loop queues are checked against; its
+	// Worker is set to the examiner's name for an examine card.
+	Check CheckOptions
+	// Land, when set, lands an accepted head: the label of the card that
+	// produced it. It returns a line saying what it did.
+	Land func(ctx context.Context, label string) (string, error)
+	By   string
+	Now  func() time.Time
+	// Events receives the supervisors' events and the loop's own.
+	Events func(Event)
+}
+
+// LineageResult is how one lineage the loop drove ended.
+type LineageResult struct {
+	Lineage string     `json:"lineage"`
+	Card    string     `json:"card"`
+	Head    string     `json:"head,omitempty"`
+	End     LineageEnd `json:"end"`
+	Reason  string     `json:"reason"`
+	// Refusal names the refusal that ended it (ReworkLimit, NeedsPerson…).
+	Refusal string `json:"refusal,omitempty"`
+	// Landed says what Land did with an accepted head; LandRefusal names
+	// why it did not land.
+	Landed      string `json:"landed,omitempty"`
+	LandRefusal string `json:"land_refusal,omitempty"`
+}
+
+// LoopSummary is what a loop did: each lineage it drove, in the order
+// they ended, and its supervisors' summaries merged.
+type LoopSummary struct {
+	Lineages []LineageResult
+	Summary
+}
+
+// Accepted reports whether every lineage ended accepted (and, when asked
+// to land, landed).
+func (s *LoopSummary) Accepted() bool {
+	for _, l := range s.Lineages {
+		if l.End != LineageAccepted || l.LandRefusal != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// loopRun is one Run's state: the lineages it drives and how they ended.
+type loopRun struct {
+	*Loop
+	drive []string // roots, in the order first driven
+	ended map[string]*LineageResult
+	sum   *LoopSummary
+}
+
+// Run drives, until each has ended, the lineages of every produce card
+// with a feature that is unfinished when it starts or that its producer
+// runs. Each round the producer runs what it can take, the loop decides
+// (an examine card per new head), the examiner runs, the loop decides
+// again (judge, then rework, end or land). A round in which nothing ran
+// and nothing was decided ends what is left for a person (the card
+// cannot be run here: skipped or blocked, with why).
+func (l *Loop) Run(ctx context.Context) (*LoopSummary, error) {
+	if l.Producer == nil || l.Examiner == nil || l.Producer.Worker == nil || l.Examiner.Worker == nil {
+		return nil, errors.New("a loop runs a producer and an examiner")
+	}
+	if l.Producer.Worker.Name == l.Examiner.Worker.Name {
+		return nil, refusal.New(refusal.DutyNotSeparated, "name an examiner worker description with another name (swarm run --examiner FILE)",
+			"worker %s would examine its own heads: nobody certifies their own work", l.Producer.Worker.Name)
+	}
+	r := &loopRun{Loop: l, ended: map[string]*LineageResult{}, sum: &LoopSummary{Lineages: []LineageResult{}}}
+	recs, err := r.read()
+	if err != nil {
+		return nil, err
+	}
+	outcomes := Outcomes(recs.Jobs, recs.Control)
+	for _, q := range recs.Queue {
+		if _, done := outcomes[q.Card.Label]; !done && loopable(q.Card) {
+			r.driven(lineageOf(q.Card.Label, recs.Queue))
+		}
+	}
+	var recorded []string
+	l.Producer.Only = loopable
+	l.Examiner.Only = func(c *Card) bool { return c.Kind == KindExamine }
+	for _, s := range []*Supervisor{l.Producer, l.Examiner} {
+		s.Events = func(e Event) {
+			if e.Kind == EventRecorded {
+				recorded = append(recorded, e.Label)
+			}
+			if l.Events != nil {
+				l.Events(e)
+			}
+		}
+	}
+	for {
+		moved := false
+		for _, s := range []*Supervisor{l.Producer, l.Examiner} {
+			recorded = recorded[:0]
+			sum, err := s.Run(ctx)
+			if sum != nil {
+				r.merge(sum)
+			}
+			if err != nil {
+				return r.sum, err
+			}
+			moved = moved || len(recorded) > 0
+			recs, err := r.read()
+			if err != nil {
+				return r.sum, err
+			}
+			for _, label := range recorded {
+				if c := cardIn(label, recs.Queue); c != nil && loopable(c) {
+					r.driven(lineageOf(label, recs.Queue))
+				}
+			}
+			stepped, err := r.step(ctx, recs)
+			if err != nil {
+				return r.sum, err
+			}
+			moved = moved || stepped
+		}
+		if len(r.ended) == len(r.drive) {
+			return r.sum, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return r.sum, err
+		}
+		if !moved {
+			r.stalled()
+			return r.sum, nil
+		}
+	}
+}
+
+func (r *loopRun) read() (Records, error) {
+	st := r.Producer.Store
+	var recs Records
+	var err error
+	if recs.Queue, err = Queue(st); err != nil {
+		return recs, err
+	}
+	if recs.Jobs, err = Jobs(st); err != nil {
+		return recs, err
+	}
+	if recs.Control, err = ReadControl(st); err != nil {
+		return recs, err
+	}
+	recs.Stops, err = Stops(st)
+	return recs, err
+}
+
+func (r *loopRun) driven(root string) {
+	for _, d := range r.drive {
+		if d == root {
+			return
+		}
+	}
+	r.drive = append(r.drive, root)
+}
+
+func (r *loopRun) merge(s *Summary) {
+	r.sum.Ran += s.Ran
+	r.sum.Stopped += s.Stopped
+	for _, m := range []struct {
+		to   *map[string]string
+		from map[string]string
+	}{{&r.sum.Skipped, s.Skipped}, {&r.sum.Blocked, s.Blocked}} {
+		for k, v := range m.from {
+			if *m.to == nil {
+				*m.to = map[string]string{}
+			}
+			(*m.to)[k] = v
+		}
+	}
+}
+
+func cardIn(label string, queue []Queued) *Card {
+	for i := range queue {
+		if queue[i].Card.Label == label {
+			return queue[i].Card
+		}
+	}
+	return nil
+}
+
+func (r *loopRun) emit(e Event) {
+	if r.Events == nil {
+		return
+	}
+	e.Time = now(r.Now)
+	r.Events(e)
+}
+
+// step decides, for each lineage not ended, what comes next, and does
+// it. It reports whether it queued a card or ended a lineage.
+func (r *loopRun) step(ctx context.Context, recs Records) (bool, error) {
+	moved := false
+	for _, root := range r.drive {
+		if _, done := r.ended[root]; done {
+			continue
+		}
+		d := Decide(root, recs)
+		switch d.Action {
+		case LoopWait:
+			continue
+		case LoopEnd:
+			r.end(d, "")
+		case LoopExamine:
+			if err := r.examine(ctx, d); err != nil {
+				return moved, err
+			}
+		case LoopJudge:
+			if err := r.judge(ctx, d); err != nil {
+				return moved, err
+			}
+		}
+		moved = true
+	}
+	return moved, nil
+}
+
+// end records how a lineage ended and says so.
+func (r *loopRun) end(d Decision, name string) *LineageResult {
+	res := &LineageResult{Lineage: d.Lineage, Head: d.Head, End: d.End, Reason: d.Reason, Refusal: name}
+	if d.Card != nil {
+		res.Card = d.Card.Label
+	}
+	r.ended[d.Lineage] = res
+	r.sum.Lineages = append(r.sum.Lineages, *res)
+	detail := string(d.End)
+	if res.Head != "" {
+		detail += " at " + text.Short(res.Head)
+	}
+	r.emit(Event{Kind: EventLineageEnded, Label: d.Lineage, Detail: detail + ": " + res.Reason})
+	return res
+}
+
+// examineText is the examine card the loop queues for a head.
+func examineText(label string, c *Card, lineage, head string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s%s sha=%s\n", ContractPrefix, label, head[:12])
+	fmt.Fprintf(&b, "%s: %s\n%s: %s\n%s: %s\n%s: %s\n", BaseHeader, head, KindHeader, KindExamine, CandidateHeader, head, FeatureHeader, gateFeature(c))
+	if v, ok := c.Lookup(DeadlineHeader); ok {
+		fmt.Fprintf(&b, "%s: %s\n", DeadlineHeader, v)
+	}
+	fmt.Fprintf(&b, "\nExamine %s at %s, the head card %s produced (lineage %s), against the contract it holds,\n", gateFeature(c), text.Short(head), c.Label, lineage)
+	b.WriteString("from its public behaviour: judge every expectation, citing what you observed.\n")
+	return b.String()
+}
+
+// examineLabel names the examine card of a card's head.
+func examineLabel(c *Card) string { return text.Truncate(c.Label, 90) + "-exam" }
+
+func (r *loopRun) examine(ctx context.Context, d Decision) error {
+	label := examineLabel(d.Card)
+	o := r.Check
+	o.Worker = r.Examiner.Worker.Name
+	check, err := AddCard(ctx, []byte(examineText(label, d.Card, d.Lineage, d.Head)), o, r.By, now(r.Now))
+	if rf, ok := refusal.As(err); ok {
+		d.End, d.Reason = LineagePerson, "the examine card of "+text.Short(d.Head)+" was refused: "+rf.Name+": "+text.OneLine(rf.Detail)
+		r.end(d, rf.Name)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	detail := fmt.Sprintf("card %s examines %s, the head of card %s, by worker %s", check.Card.Label, text.Short(d.Head), d.Card.Label, r.Examiner.Worker.Name)
+	r.emit(Event{Kind: EventExamineQueued, Label: d.Lineage, Detail: detail})
+	return nil
+}
+
+// judge asks the one judgment of the head; accepted ends the lineage
+// (and lands it, when asked); anything else is ReworkCard's to turn into
+// the next card, or to refuse by name, which ends the lineage.
+func (r *loopRun) judge(ctx context.Context, d Decision) error {
+	st := r.Check.Store
+	feature := gateFeature(d.Card)
+	head, err := oid.Parse(d.Head)
+	if err != nil {
+		return err
+	}
+	q := r.Question
+	q.Commit, q.Now = head, now(r.Now)
+	j, err := judge.Judge(st, q)
+	if err != nil {
+		return err
+	}
+	outcome, why := examine.None, ""
+	for _, f := range j.Features {
+		if f.Feature != feature {
+			continue
+		}
+		outcome, why = f.Outcome, f.Refusal
+		if f.OK() {
+			r.emit(Event{Kind: EventJudged, Label: d.Lineage, Detail: fmt.Sprintf("%s at %s: accepted", feature, text.Short(d.Head))})
+			d.End, d.Reason = LineageAccepted, fmt.Sprintf("the examination of %s at %s is accepted (card %s)", feature, text.Short(d.Head), d.Card.Label)
+			res := r.end(d, "")
+			r.land(ctx, d, res)
+			return nil
+		}
+	}
+	detail := fmt.Sprintf("%s at %s: %s", feature, text.Short(d.Head), orNone(string(outcome)))
+	if why != "" {
+		detail += " (" + why + ")"
+	}
+	r.emit(Event{Kind: EventJudged, Label: d.Lineage, Detail: detail})
+	rw, err := ReworkCard(ctx, ReworkOptions{Feature: feature, Candidate: d.Head, Limit: r.Limit, Question: r.Question, Check: r.Check, By: r.By, Now: now(r.Now)})
+	if rf, ok := refusal.As(err); ok {
+		d.End = LineagePerson
+		if rf.Name == refusal.ReworkLimit {
+			d.End = LineageBound
+		}
+		d.Reason = rf.Name + ": " + text.OneLine(rf.Detail)
+		if rf.Remedy != "" {
+			d.Reason += "; " + text.OneLine(rf.Remedy)
+		}
+		r.end(d, rf.Name)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.emit(Event{Kind: EventReworkQueued, Label: d.Lineage, Detail: fmt.Sprintf("card %s reworks %s (rework %d of at most %d): %s",
+		rw.Label, text.Short(rw.Base), rw.ReworkOf.N, rw.Limit, text.Plural(rw.GapsCount, "gap", "gaps"))})
+	return nil
+}
+
+// land lands an accepted head when asked; a refusal is kept in the
+// lineage's result (it ended accepted, not landed).
+func (r *loopRun) land(ctx context.Context, d Decision, res *LineageResult) {
+	if r.Land == nil {
+		return
+	}
+	what, err := r.Land(ctx, d.Card.Label)
+	if err != nil {
+		res.LandRefusal = "error"
+		if rf, ok := refusal.As(err); ok {
+			res.LandRefusal = rf.Name
+		}
+		res.Landed = "not landed: " + text.OneLine(err.Error())
+	} else {
+		res.Landed = what
+	}
+	r.sum.Lineages[len(r.sum.Lineages)-1] = *res
+	r.emit(Event{Kind: EventLanded, Label: d.Lineage, Detail: res.Landed})
+}
+
+// stalled ends every lineage still driven when a round moved nothing:
+// its card cannot be run here (skipped, blocked), or waits on another
+// supervisor's lease.
+func (r *loopRun) stalled() {
+	recs, _ := r.read()
+	for _, root := range r.drive {
+		if _, done := r.ended[root]; done {
+			continue
+		}
+		d := Decide(root, recs)
+		label := root
+		if d.Card != nil {
+			label = d.Card.Label
+		}
+		if d.Examine != "" {
+			label = d.Examine
+		}
+		why := "card " + label + " did not run here"
+		if s, ok := r.sum.Skipped[label]; ok {
+			why += ": skipped: " + text.OneLine(s)
+		} else if b, ok := r.sum.Blocked[label]; ok {
+			why += ": blocked: " + text.OneLine(b)
+		} else {
+			why += " (another supervisor holds it, or it waits for a retry)"
+		}
+		d.End, d.Reason = LineagePerson, why
+		r.end(d, "")
+	}
+}
