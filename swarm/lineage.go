@@ -37,13 +37,18 @@ type Attempt struct {
 	// (examine.Reader.Standing: none, invalid, or its derived outcome).
 	Examination examine.Outcome `json:"examination,omitempty"`
 	Problem     string          `json:"examination_problem,omitempty"`
+	// Landing is what swarm land did with the head: the last landing
+	// record of its chain (landed, or rebased into a candidate still to
+	// be judged); nil when it was never taken to land.
+	Landing *Landing `json:"landing,omitempty"`
 }
 
 // Lineages describes each queued card's lineage, oldest card first, at
 // most MaxLineageCards of them (the count left out is returned), reading
-// the examinations of each harvested head through rd, so that any clone
-// that fetched the swarm's and examine's records sees the same journey.
-func Lineages(rd *examine.Reader, queue []Queued, jobs []Job) ([]CardLineage, int, error) {
+// the examinations of each harvested head through rd and its landings in
+// landings (Landings, by candidate), so that any clone that fetched the
+// swarm's and examine's records sees the same journey.
+func Lineages(rd *examine.Reader, queue []Queued, jobs []Job, landings map[string]Landing) ([]CardLineage, int, error) {
 	byCard := map[string][]Job{}
 	for _, j := range jobs {
 		byCard[j.Label] = append(byCard[j.Label], j)
@@ -66,7 +71,7 @@ func Lineages(rd *examine.Reader, queue []Queued, jobs []Job) ([]CardLineage, in
 			l.ReworkedBy = []string{}
 		}
 		for _, j := range byCard[q.Card.Label] {
-			a := Attempt{Attempt: j.Attempt, End: j.End, Result: j.Result, Head: j.Head, Gate: j.Gate}
+			a := Attempt{Attempt: j.Attempt, End: j.End, Result: j.Result, Head: j.Head, Gate: j.Gate, Landing: lastLanding(j.Head, landings)}
 			if id, err := oid.Parse(j.Head); err == nil && l.Feature != "" {
 				s, err := rd.Standing(id, l.Feature)
 				if err != nil {
@@ -108,9 +113,35 @@ func (l *CardLineage) String() string {
 		if a.Examination != "" {
 			b.WriteString(", examination " + string(a.Examination))
 		}
+		switch l := a.Landing; {
+		case l == nil:
+		case l.Event == LandLanded:
+			fmt.Fprintf(&b, ", landed %s on %s's %s", text.Short(l.Candidate), l.Remote, l.Branch)
+		case l.Event == LandRebased:
+			fmt.Fprintf(&b, ", rebased into %s onto %s's %s, not landed", text.Short(l.Rebased), l.Remote, l.Branch)
+		}
 	}
 	if len(l.ReworkedBy) > 0 {
 		b.WriteString("; reworked by " + strings.Join(l.ReworkedBy, ", "))
 	}
 	return b.String()
+}
+
+// lastLanding follows the landing records from head (each rebased one to
+// its successor) to the last: landed, or rebased into a candidate no
+// record names yet.
+func lastLanding(head string, landings map[string]Landing) *Landing {
+	var last *Landing
+	for i := 0; i < maxChain && head != ""; i++ {
+		l, ok := landings[head]
+		if !ok {
+			break
+		}
+		last = &l
+		if l.Event != LandRebased {
+			break
+		}
+		head = l.Rebased
+	}
+	return last
 }

@@ -197,7 +197,7 @@ EXAMPLES
    git nwdes swarm run --worker worker.json --gate
    git nwdes swarm run --worker producer.json --rework --examiner examiner.json --land origin
    git nwdes swarm run --worker worker.json --workers 4 --remote origin --follow
-` + exitStatus(),
+` + exitStatus(judges("with --rework, a lineage ended not accepted: at its bound, for a person, stopped, or not landed")),
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "worker", Usage: "the worker description `FILE`", Required: true},
 					intFlag("workers", "jobs at once (default: the worker's slots)", 0),
@@ -842,7 +842,11 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 	if err != nil {
 		return err
 	}
-	lineage, lineageLeft, err := swarm.Lineages(rd, queue, jobs)
+	landings, err := swarm.Landings(st, "")
+	if err != nil {
+		return err
+	}
+	lineage, lineageLeft, err := swarm.Lineages(rd, queue, jobs, landings)
 	if err != nil {
 		return err
 	}
