@@ -310,10 +310,15 @@ func (l *Loop) Run(ctx context.Context) (*LoopSummary, error) {
 	if err != nil {
 		return nil, err
 	}
-	outcomes := Outcomes(recs.Jobs, recs.Control)
 	for _, q := range recs.Queue {
-		if _, done := outcomes[q.Card.Label]; !done && loopable(q.Card) {
-			r.driven(lineageOf(q.Card.Label, recs.Queue))
+		if !loopable(q.Card) {
+			continue
+		}
+		// A lineage whose card, or whose head's examination, is still to
+		// finish: one an earlier run left off is driven again.
+		root := lineageOf(q.Card.Label, recs.Queue)
+		if a := Decide(root, recs).Action; a == LoopWait || a == LoopExamine {
+			r.driven(root)
 		}
 	}
 	var recorded []string
@@ -346,8 +351,8 @@ func (l *Loop) Run(ctx context.Context) (*LoopSummary, error) {
 				return r.sum, err
 			}
 			for _, label := range recorded {
-				if c := cardIn(label, recs.Queue); c != nil && loopable(c) {
-					r.driven(lineageOf(label, recs.Queue))
+				if root := r.lineageRecorded(label, recs); root != "" {
+					r.driven(root)
 				}
 			}
 			stepped, err := r.step(ctx, recs)
@@ -409,6 +414,28 @@ func (r *loopRun) merge(s *Summary) {
 			(*m.to)[k] = v
 		}
 	}
+}
+
+// lineageRecorded is the lineage a recorded job belongs to: its card's,
+// or, for an examine card, that of the card whose job produced its
+// candidate; "" when it belongs to none.
+func (r *loopRun) lineageRecorded(label string, recs Records) string {
+	c := cardIn(label, recs.Queue)
+	switch {
+	case c == nil:
+		return ""
+	case loopable(c):
+		return lineageOf(label, recs.Queue)
+	case c.Kind == KindExamine:
+		for _, j := range recs.Jobs {
+			if j.Head == c.Candidate && c.Candidate != "" {
+				if p := cardIn(j.Label, recs.Queue); p != nil && loopable(p) {
+					return lineageOf(j.Label, recs.Queue)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 func cardIn(label string, queue []Queued) *Card {
