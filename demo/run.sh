@@ -140,4 +140,62 @@ run git nwdes swarm show greet-Ada
 step "Everything nwdes wrote re-validates, and git agrees"
 run git nwdes fsck
 run git fsck --strict --no-dangling
+
+step "The loop, unattended: card -> head -> gates -> examine card -> outcome -> rework -> accepted -> landed"
+# A fresh project whose remote judges every push (the server hook). Its
+# BASE holds the contract but not bin/greet: E1 and E2 are RED there.
+git init -q --bare "$work/loop-remote.git"
+git -C "$work/loop-remote.git" nwdes hooks install --server >/dev/null
+git -C "$work/loop-remote.git" config nwdes.defaultBranch main
+git init -q "$work/loop"
+cd "$work/loop"
+git remote add origin "$work/loop-remote.git"
+git nwdes hooks install >/dev/null
+echo "# greet" > README.md
+git add -A && git commit -q -m "start the project" && git push -q origin main
+cp -R "$here/sample/.nwave" "$here/sample/docs" .
+git add -A && git commit -q -m "greeting: the contract, before the code"
+base=$(git rev-parse HEAD)
+# Two scripted workers (no model, no network), each a shell step where an
+# agent would think. The producer's first head adds bin/greet but leaves
+# the README silent (E3); the rework, given the examiner's finding, fixes
+# that. The examiner reads only the public projection (README.md, docs/).
+mkdir -p "$work/pool"
+cp "$here/sample/bin/greet" "$work/pool/greet"
+cat > "$work/pool/producer.sh" <<'SH'
+line=$(head -n 1 "$1")
+if grep -q 'E3 unmet' "$1"; then
+  echo 'Run `bin/greet NAME` to be greeted.' >> README.md
+  git commit -q -am "README: say how to run greet" || exit 1
+else
+  mkdir -p bin && cp "$(dirname "$0")/greet" bin/greet
+  git add bin/greet && git commit -q -m "greet: greet the visitor by name" || exit 1
+fi
+printf '%s\nDONE\n' "$line" > "$NWDES_JOB_DIR/RESULT.md"
+SH
+cat > "$work/pool/examiner.sh" <<'SH'
+j=$NWDES_JOB_DIR
+readme=$(tr '\n' ' ' < public/README.md)
+if grep -q 'bin/greet' public/README.md; then e3='"verdict":"met"'; else e3='"verdict":"unmet","class":"product_violation"'; fi
+cat > "$j/journal.jsonl" <<J
+{"op":"observation add","id":"O1","text":"the guide shows greet Ada printing Hello, Ada. and greet without a name printing its usage, exit 2","public":["docs/guides/greeting.md"]}
+{"op":"observation add","id":"O2","text":"README.md says: $readme","public":["README.md"]}
+{"op":"verdict set","expectation":"E1","verdict":"met","observations":["O1"]}
+{"op":"verdict set","expectation":"E2","verdict":"met","observations":["O1"]}
+{"op":"verdict set","expectation":"E3",$e3,"observations":["O2"]}
+{"op":"close","outcome":"accepted","diagnostic":"judged from the public README and guide"}
+J
+printf '%s\nDONE\n' "$(head -n 1 "$1")" > "$j/RESULT.md"
+SH
+for w in producer examiner; do
+  printf '{"name": "%s", "harness": "/bin/sh", "harness_args": ["%s/pool/%s.sh", "{prompt}"], "read_roots": ["%s/pool"], "deadline": "1m"}\n' "$w" "$work" "$w" "$work" > "$work/$w.json"
+done
+printf 'RESULT: greet sha=%s\nBASE: %s\nFEATURE: greeting\nTEST: greeting E1\nBRANCH: main\nDEADLINE: 1m\n\nAdd bin/greet as the contract asks, and commit it.\n' "${base:0:12}" "$base" > "$work/greet.md"
+run cat "$work/greet.md"
+run git nwdes swarm add --card "$work/greet.md"
+run git nwdes swarm run --worker "$work/producer.json" --rework --examiner "$work/examiner.json" --land origin
+step "The journey, from the records; the remote's main is the accepted head, judged by its own hook"
+run git nwdes swarm status
+run git -C "$work/loop-remote.git" log --oneline main
+run git log -1 --notes=nwdes origin/main
 printf '\nThe demo ran in %s (removed on exit).\n' "$work"

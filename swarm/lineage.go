@@ -17,7 +17,9 @@ const MaxLineageCards = 500
 // their heads, what the gates showed there, the examination of each head
 // and its outcome, and the cards that rework it.
 type CardLineage struct {
-	Card     string     `json:"label"`
+	Card string `json:"label"`
+	// Kind is the card's KIND: an examine card's journey is its job's.
+	Kind     Kind       `json:"kind,omitempty"`
 	Feature  string     `json:"feature,omitempty"`
 	ReworkOf *ReworkRef `json:"rework_of,omitempty"`
 	Attempts []Attempt  `json:"attempts"`
@@ -66,7 +68,7 @@ func Lineages(rd *examine.Reader, queue []Queued, jobs []Job, landings map[strin
 			left++
 			continue
 		}
-		l := CardLineage{Card: q.Card.Label, Feature: gateFeature(q.Card), ReworkOf: q.Card.ReworkOf, Attempts: []Attempt{}, ReworkedBy: children[q.Card.Label]}
+		l := CardLineage{Card: q.Card.Label, Kind: q.Card.Kind, Feature: gateFeature(q.Card), ReworkOf: q.Card.ReworkOf, Attempts: []Attempt{}, ReworkedBy: children[q.Card.Label]}
 		if l.ReworkedBy == nil {
 			l.ReworkedBy = []string{}
 		}

@@ -147,10 +147,11 @@ func (s *session) reworkQuestion() (q judge.Question, err error) {
 }
 
 // printLineage prints the lineage of each card that has one to show: a
-// feature its heads answer to, a rework it is or has.
+// feature its heads answer to, a rework it is or has. An examine card
+// makes no head: its job's line says what it examined.
 func (s *session) printLineage(lineage []swarm.CardLineage, left int) {
 	for _, l := range lineage {
-		if l.Feature == "" && l.ReworkOf == nil && len(l.ReworkedBy) == 0 {
+		if l.Kind == swarm.KindExamine || (l.Feature == "" && l.ReworkOf == nil && len(l.ReworkedBy) == 0) {
 			continue
 		}
 		fmt.Fprintln(s.env.Stdout, text.TerminalLine(l.String()))
