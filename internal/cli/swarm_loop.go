@@ -20,6 +20,9 @@ import (
 // accepted (and landed, with --land), 1 (a negative judgment: not
 // accepted) when one ended at its bound, for a person, or stopped.
 func (s *session) swarmLoop(c *cli.Context, st *gitstore.Store, sup *swarm.Supervisor, strict, asJSON bool) error {
+	if c.Bool("follow") {
+		return usagef("--rework ends when its lineages end: it does not --follow")
+	}
 	if c.String("examiner") == "" {
 		return usagef("--rework needs --examiner FILE: the worker that examines the heads (nobody certifies their own work)")
 	}
