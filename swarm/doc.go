@@ -45,7 +45,12 @@
 // card's BASE as base before its job is recorded (gate.go). ReworkCard
 // turns a refused outcome of a head into the next card of its lineage
 // (REWORK-OF), bounded; Lineages reads each card's journey back from the
-// records (rework.go, lineage.go).
+// records (rework.go, lineage.go). Loop (swarm run --rework; loop.go)
+// joins them unattended: a producer and an examiner supervisor, and
+// between their passes Decide, which reads from the records alone what
+// comes next in each lineage (an examine card for a new head, the
+// judgment of an examined one, its rework, its end), done through those
+// same calls.
 //
 // docs/swarm.md describes worker descriptions, cards, leases and their
 // states. The package imports the store, the wall, examine (its tree
