@@ -27,6 +27,8 @@ func FuzzRecordDecoders(f *testing.F) {
 		{string(KindExamination), "published/01/2/f/zzzz", `{"candidate":"","closed_at":"x","contract_blob":"","contract_path":"","diagnostic":"","feature":"../f","outcome":"accepted","rows":[],"texts":[]}`},
 		{string(KindLatest), "features/f", `{"candidate":"` + c + `","closed_at":"2026-01-01T00:00:00.000000000Z","outcome":"accepted","path":"published/x"}`},
 		{string(KindDraft), "drafts/f", `{"feature":"f","next_id":1,"observations":[{"id":"O1","source":"examiner"}],"rows":["E1"],"verdicts":[]}`},
+		{string(KindDraft), "drafts/f", `{"candidate":"` + c + `","feature":"f","next_id":2,"rows":["E1"],"verdicts":[{"expectation":"E1","observations":["O1"],"verdict":"met"}]}`},
+		{string(KindObservation), "draftobs/f/0/O1", `{"commit":"` + c + `","id":"O1","source":"examiner"}`},
 		{string(KindEvidence), "evidence/01/23/f/E1/x-y", `{"candidate":"` + c + `","end":"wall","state":"MET","feature":"f","expectation":"E1"}`},
 		{string(KindGateLatest), "latest/f", `{"criteria":{"E1":{"candidate":"ab","path":"p","ran_at":"t","state":"MET"}},"feature":"f"}`},
 		{string(KindVerifyResult), "verify/01/23/f/x-y", `{"feature":"f","head":"` + c + `","verdict":"ERROR"}`},
@@ -55,11 +57,17 @@ func FuzzRecordDecoders(f *testing.F) {
 			}
 		}
 		_, _ = latestFrom(path, rec)
-		if d, err := draftFrom(path, rec); err == nil {
+		if d, err := draftFrom(path, rec, nil); err == nil {
 			for _, o := range d.Observations {
 				if n, ok := observationNumber(o.ID); !ok || n >= d.NextID {
 					t.Fatalf("accepted a draft that would reissue %s (next_id %d)", o.ID, d.NextID)
 				}
+			}
+		}
+		obs := &gitstore.Record{Kind: rec.Kind, V: v, Body: body, Payloads: map[string][]byte{textPayload: []byte("x")}}
+		if o, err := observationFrom(path, obs); err == nil {
+			if f, ok := observationFeature(path); !ok || observationPath(f, o.ID) != path || o.problem() != "" {
+				t.Fatalf("accepted observation %s at %s", o.ID, path)
 			}
 		}
 		if e, err := evidenceFrom(path, rec); err == nil {

@@ -138,14 +138,8 @@ func (d *Draft) validate(path string) error {
 			// evidence.
 			return malformed(path, "next_id %d is not above issued observation %s", d.NextID, o.ID)
 		}
-		if o.Source != SourceExaminer && o.Source != SourceGate {
-			return malformed(path, "%s has source %q", o.ID, o.Source)
-		}
-		if o.Commit != "" && !isHex40(o.Commit) {
-			return malformed(path, "%s was made at %q, which is not an object id", o.ID, o.Commit)
-		}
-		if o.Gate != nil && (o.Source != SourceGate || !validExpectation(o.Gate.Expectation) || (o.Gate.State != GateMet && o.Gate.State != GateNotMet)) {
-			return malformed(path, "%s has a malformed gate citation", o.ID)
+		if p := o.problem(); p != "" {
+			return malformed(path, "%s", p)
 		}
 		issued[o.ID] = true
 	}
@@ -284,8 +278,13 @@ func CheckRecord(tx *gitstore.Tx, path string, rec *gitstore.Record) error {
 		}
 		return nil
 	case KindDraft:
-		_, err := draftFrom(path, rec)
-		return err
+		d, err := draftFrom(path, rec, tx)
+		if err != nil || rec.V < 3 {
+			return err
+		}
+		return checkDraftHead(tx, path, d)
+	case KindObservation:
+		return checkObservation(tx, path, rec)
 	case KindProjection:
 		_, err := projectionFrom(path, rec)
 		return err
