@@ -234,7 +234,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 			case spec.Kinds != nil && !containsKind(spec.Kinds, r.Kind):
 				bad(p, fmt.Sprintf("record kind %q does not belong in %s", r.Kind, ref))
 			case kind.Check != nil:
-				if err := checkRecord(kind, at, p); err != nil {
+				if err := checkRecord(kind, at, p, r); err != nil {
 					bad(p, fmt.Sprintf("%s record: %v", r.Kind, err))
 				}
 			}
@@ -296,17 +296,19 @@ func (s *Store) fsckCarried(rep *FsckReport, ref RefName, commit, tree oid.ID, d
 	}
 }
 
-// checkRecord loads a record's payloads and runs its kind's Check on it.
-func checkRecord(kind KindSpec, at *fsckCommit, path string) error {
+// checkRecord loads the payloads of a record whose record.json the walk
+// has read and decoded (as rec), and runs its kind's Check on it: the
+// record.json is not read and decoded a second time.
+func checkRecord(kind KindSpec, at *fsckCommit, path string, rec *Record) error {
 	tx, err := at.view()
 	if err != nil {
 		return err
 	}
-	full, err := tx.Get(strings.TrimSuffix(path, "/record.json"))
-	if err != nil {
+	dir := strings.TrimSuffix(path, "/record.json")
+	if err := readRecordRest(tx, dir, rec); err != nil {
 		return err
 	}
-	return kind.Check(tx, strings.TrimSuffix(path, "/record.json"), full)
+	return kind.Check(tx, dir, rec)
 }
 
 func hasEntry(es []git.TreeEntry, name string) bool {
