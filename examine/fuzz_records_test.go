@@ -2,6 +2,8 @@ package examine
 
 import (
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
@@ -90,6 +92,22 @@ func FuzzRecordDecoders(f *testing.F) {
 		if r, err := verifyFrom(path, rec); err == nil {
 			_ = r.Render()
 			_ = r.Token()
+		}
+	})
+}
+
+// FuzzObservationNumber holds observationNumber, which reads IDs by hand,
+// to the rule obsID states, for every ID whose number fits an int.
+func FuzzObservationNumber(f *testing.F) {
+	for _, s := range []string{"O1", "O0", "O01", "O123", "o1", "O", "O1a", "O999999999999999999", "O-1", "O١"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, ok := observationNumber(ObservationID(s))
+		want, err := strconv.Atoi(strings.TrimPrefix(s, "O"))
+		wantOK := obsID.MatchString(s) && err == nil && len(s) <= 19
+		if ok != wantOK || (ok && n != want) {
+			t.Fatalf("observationNumber(%q) = %d, %v; want %d, %v", s, n, ok, want, wantOK)
 		}
 	})
 }
