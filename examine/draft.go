@@ -90,6 +90,23 @@ func newDraft(feature, candidate string, rows []ExpectationID) *Draft {
 	return &Draft{Feature: feature, Candidate: candidate, NextID: 1, Rows: rows, whole: true, rewrite: true}
 }
 
+// loadDraft reads the feature's draft from tx, a view of x's drafts ref.
+// A replay's private ref has only its own drafts; DraftsRef also reads
+// loadDraft's legacy one.
+func (x *Examiner) loadDraft(tx gitstore.View, feature string) (*Draft, error) {
+	if x.drafts() != DraftsRef {
+		rec, err := tx.Get(draftPath(feature))
+		if errors.Is(err, gitstore.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return draftFrom(draftPath(feature), rec, tx)
+	}
+	return loadDraft(x.Store, tx, feature)
+}
+
 // loadDraft reads the feature's draft from tx, a view of DraftsRef: its
 // head, and its observations only as they are asked for. A draft an
 // earlier nwdes kept in Ref (where it travelled between clones) is read

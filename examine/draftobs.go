@@ -102,7 +102,7 @@ func (o *Observation) problem() string {
 	switch {
 	case o.Source != SourceExaminer && o.Source != SourceGate:
 		return string(o.ID) + " has source " + strconv.Quote(string(o.Source))
-	case o.Commit != "" && !isHex40(o.Commit):
+	case o.Commit != "" && !isFullID(o.Commit):
 		return string(o.ID) + " was made at " + strconv.Quote(o.Commit) + ", which is not an object id"
 	case o.Gate != nil && (o.Source != SourceGate || !validExpectation(o.Gate.Expectation) || (o.Gate.State != GateMet && o.Gate.State != GateNotMet)):
 		return string(o.ID) + " has a malformed gate citation"

@@ -40,6 +40,21 @@ type Examiner struct {
 	// default, refuses to publish a met verdict whose oracle is not MET at
 	// the candidate; GatesAdvisory publishes it and records the mode.
 	Gates GatesMode
+	// By, when set, is the swarm worker that examines: every close
+	// records it (ExaminedBy), and the judgment holds it to the rule that
+	// nobody certifies their own work.
+	By *ExaminedBy
+	// Drafts is where the drafts are kept: DraftsRef when empty, or one
+	// ref of the ReplayDrafts family, private to one replay of a worker's
+	// journal (no draft of this clone's person is read or touched).
+	Drafts gitstore.RefName
+}
+
+func (x *Examiner) drafts() gitstore.RefName {
+	if x.Drafts != "" {
+		return x.Drafts
+	}
+	return DraftsRef
 }
 
 // signedAlike reports whether prev carries the signature a close would
@@ -157,9 +172,9 @@ func (x *Examiner) edit(ctx context.Context, t Target, msg string, needDraft boo
 	}
 	t.Feature = cand.Feature // when it was left out
 	var res *Result
-	_, err = x.Store.Change(ctx, DraftsRef, msg+" "+t.Feature, func(tx gitstore.Edit) error {
+	_, err = x.Store.Change(ctx, x.drafts(), msg+" "+t.Feature, func(tx gitstore.Edit) error {
 		res = &Result{}
-		d, err := loadDraft(x.Store, tx, t.Feature)
+		d, err := x.loadDraft(tx, t.Feature)
 		if err != nil {
 			return err
 		}
@@ -630,7 +645,7 @@ func (x *Examiner) assemble(c *Candidate, d *Draft, diagnostic string) (*Examina
 	ex := &Examination{
 		Feature: c.Feature, Candidate: c.Commit.String(), ContractPath: c.ContractPath,
 		ContractBlob: c.ContractBlob.String(), Diagnostic: diagnostic,
-		ClosedAt: x.now().UTC().Format(closedLayout),
+		ClosedAt: x.now().UTC().Format(closedLayout), By: x.By,
 	}
 	textIndex := map[string]int{}
 	var verdicts []Verdict
@@ -674,11 +689,11 @@ func (x *Examiner) Show(feature string) (*Draft, *Examination, error) {
 	if err := ValidFeature(feature); err != nil {
 		return nil, nil, err
 	}
-	dtx, err := x.Store.Records(DraftsRef)
+	dtx, err := x.Store.Records(x.drafts())
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := loadDraft(x.Store, dtx, feature)
+	d, err := x.loadDraft(dtx, feature)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -50,11 +50,11 @@ func FuzzRecordDecoders(f *testing.F) {
 		if ex, err := examinationFrom(path, rec); err == nil {
 			_ = RenderBrief(ex)
 			for _, r := range ex.Rows {
-				if r.Proof != "" && (v < 5 || r.Verdict != Met || !isHex40(r.ProofBase)) {
+				if r.Proof != "" && (v < 5 || r.Verdict != Met || !isFullID(r.ProofBase)) {
 					t.Fatalf("accepted a v%d examination whose row %s has proof %q at %q", v, r.Expectation, r.Proof, r.ProofBase)
 				}
 			}
-			if !isHex40(ex.Candidate) || !isHex40(ex.ContractBlob) {
+			if !isFullID(ex.Candidate) || !isFullID(ex.ContractBlob) {
 				t.Fatalf("accepted an examination with ids %q %q", ex.Candidate, ex.ContractBlob)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -647,6 +648,26 @@ func (g *Gates) runAt(ctx context.Context, commit oid.ID, row *GateRow) (*Oracle
 		run.State = GateMet
 	}
 	return run, nil
+}
+
+// FailureTail is the end of a run's output, at most n lines of each of
+// them cut at 160 characters and made safe for a terminal: the standard
+// error's when it wrote any, else the standard output's.
+func (e *Evidence) FailureTail(n int) []string {
+	for _, b := range [][]byte{e.StderrTail, e.StdoutTail} {
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		if len(lines) == 1 && lines[0] == "" {
+			continue
+		}
+		if len(lines) > n {
+			lines = lines[len(lines)-n:]
+		}
+		for i, l := range lines {
+			lines[i] = text.TerminalLine(text.Truncate(l, 160))
+		}
+		return lines
+	}
+	return nil
 }
 
 // ObservationText renders the evidence as a draft observation: what ran,

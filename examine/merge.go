@@ -13,13 +13,14 @@ import (
 //     results) are merged between clones: published records have names of
 //     their own and union without conflict; the index and drafts have
 //     merge rules.
-//   - DraftsRef is local: a clone's drafts never travel.
+//   - DraftsRef is local: a clone's drafts never travel; so is the
+//     ReplayDrafts family, each ref one replay's private drafts.
 //   - The notes ref's fsck check compares each brief with the records.
 func Register(r *gitstore.Registry) error {
 	kinds := []gitstore.KindSpec{
 		{Kind: KindDraft, Version: 3, Check: CheckRecord, Merge: resolveDraft},
 		{Kind: KindObservation, Version: 1, Check: CheckRecord},
-		{Kind: KindExamination, Version: 5, Check: CheckRecord},
+		{Kind: KindExamination, Version: 6, Check: CheckRecord},
 		{Kind: KindLatest, Version: 1, Check: CheckRecord, Merge: resolveLatest},
 		{Kind: KindEvidence, Version: 3, Check: CheckRecord},
 		{Kind: KindGateLatest, Version: 1, Check: CheckRecord},
@@ -37,6 +38,7 @@ func Register(r *gitstore.Registry) error {
 			Kinds: []gitstore.Kind{KindDraft, KindExamination, KindLatest, KindProjection}},
 		{Ref: DraftsRef, Policy: gitstore.PolicyLocal, Layout: []string{"draftobs", "drafts", "workspaces"},
 			Kinds: []gitstore.Kind{KindDraft, KindObservation, KindWorkspace}},
+		{Ref: ReplayDrafts, Policy: gitstore.PolicyLocal, Layout: []string{"draftobs", "drafts"}, Kinds: []gitstore.Kind{KindDraft, KindObservation}},
 		{Ref: GateRef, Policy: gitstore.PolicyMerge, Layout: []string{"evidence", "latest", "verify"}, Immutable: []string{"evidence", "verify"},
 			Kinds: []gitstore.Kind{KindEvidence, KindGateLatest, KindVerifyResult}},
 		{Ref: gitstore.NotesRef, Policy: gitstore.PolicyMerge, CheckNote: func(s *gitstore.Store) func(oid.ID, []byte) error { return CheckNote(s) }},

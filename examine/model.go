@@ -22,6 +22,12 @@ const Ref gitstore.RefName = "refs/nwdes/examine"
 // ID a clone printed only ever denotes the text that clone recorded.
 const DraftsRef gitstore.RefName = "refs/nwdes-local/drafts"
 
+// ReplayDrafts is the family of private draft refs, one per replay of a
+// swarm worker's journal (Examiner.Drafts): local, and removed once the
+// replay published or was refused, so a person's drafts are never read
+// or touched by a worker's.
+const ReplayDrafts gitstore.RefName = "refs/nwdes-local/replays/"
+
 // Record kinds and their versions.
 //
 // examine.draft v1: a feature's working draft (observations, verdicts, the
@@ -45,6 +51,10 @@ const DraftsRef gitstore.RefName = "refs/nwdes-local/drafts"
 // candidate (carried over by the examiner) names that commit.
 // examine.examination v4: the gates mode the examiner closed under
 // ("advisory" when nwdes.gates=advisory; absent: binding).
+// examine.examination v5: a met row records the proof of its oracle
+// (proven or vacuous) and the base it was run at.
+// examine.examination v6: the examiner, when a swarm worker examined
+// (worker, identity, job: ExaminedBy).
 // examine.latest v1: per feature, where its newest examination is.
 const (
 	KindDraft       gitstore.Kind = "examine.draft"

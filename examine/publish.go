@@ -66,6 +66,10 @@ type Examination struct {
 	// nwdes.gates=advisory at close (v4): its met verdicts then stand
 	// whatever the oracles showed, and the brief says so. "" is binding.
 	Gates GatesMode `json:"gates,omitempty"`
+	// By names the examiner when it is a swarm worker (v6): the worker,
+	// its git identity and the job whose journal was replayed; nil for an
+	// examination a person closed.
+	By *ExaminedBy `json:"examiner,omitempty"`
 	// Path is where the record lives in Ref (not stored in the body).
 	Path string `json:"-"`
 	// Signature is the record's SSH signature (payload "signature"), nil
@@ -193,6 +197,9 @@ func publish(tx gitstore.Edit, ex *Examination, signer func([]byte) ([]byte, err
 			version = 5
 		}
 	}
+	if ex.By != nil {
+		version = 6
+	}
 	rec, err := gitstore.NewRecord(KindExamination, version, ex)
 	if err != nil {
 		return err
@@ -229,7 +236,7 @@ func readExamination(tx gitstore.View, path string) (*Examination, error) {
 
 // examinationFrom decodes and validates an examination record read at path.
 func examinationFrom(path string, rec *gitstore.Record) (*Examination, error) {
-	if rec.Kind != KindExamination || rec.V < 1 || rec.V > 5 {
+	if rec.Kind != KindExamination || rec.V < 1 || rec.V > 6 {
 		return nil, malformed(path, "a %s v%d record, not an examination", rec.Kind, rec.V)
 	}
 	var ex Examination
@@ -239,16 +246,24 @@ func examinationFrom(path string, rec *gitstore.Record) (*Examination, error) {
 	if err := ex.validate(path, rec.Body); err != nil {
 		return nil, err
 	}
-	if ex.Projection != "" && (rec.V < 3 || !isHex40(ex.Projection)) {
+	if ex.Projection != "" && (rec.V < 3 || !isFullID(ex.Projection)) {
 		return nil, malformed(path, "projection %q in a v%d examination", ex.Projection, rec.V)
 	}
 	if ex.Gates != "" && (rec.V < 4 || ex.Gates != GatesAdvisory) {
 		return nil, malformed(path, "gates %q in a v%d examination (only \"advisory\", from v4)", ex.Gates, rec.V)
 	}
+	if ex.By != nil {
+		if rec.V < 6 {
+			return nil, malformed(path, "an examiner in a v%d examination (from v6)", rec.V)
+		}
+		if p := ex.By.problem(); p != "" {
+			return nil, malformed(path, "examiner: %s", p)
+		}
+	}
 	for _, r := range ex.Rows {
 		switch {
 		case r.Proof == "" && r.ProofBase == "":
-		case rec.V >= 5 && r.Verdict == Met && (r.Proof == ProofProven || r.Proof == ProofVacuous) && isHex40(r.ProofBase) && r.ProofBase != ex.Candidate:
+		case rec.V >= 5 && r.Verdict == Met && (r.Proof == ProofProven || r.Proof == ProofVacuous) && isFullID(r.ProofBase) && r.ProofBase != ex.Candidate:
 		default:
 			return nil, malformed(path, "row %s: proof %q at base %q in a v%d examination (only proven or vacuous, at a base, on a met row, from v5)", r.Expectation, r.Proof, r.ProofBase, rec.V)
 		}
@@ -564,6 +579,9 @@ func renderBrief(ex *Examination) string {
 	if ex.Gates == GatesAdvisory {
 		b.WriteString("- gates: advisory (nwdes.gates=advisory: a met verdict stands whatever its oracle showed)\n")
 	}
+	if ex.By != nil {
+		fmt.Fprintf(&b, "- examiner: swarm worker %s (%s), job %s\n", ex.By.Worker, ex.By.Identity, ex.By.Job)
+	}
 	if s := SignedBy(ex); s != "" {
 		fmt.Fprintf(&b, "- %s\n", s)
 	}
@@ -651,7 +669,8 @@ func CarriedFrom(t CitedText) string {
 // same: contract, outcome, diagnostic, rows and cited texts.
 func sameJudgment(a, b *Examination) bool {
 	if a.Candidate != b.Candidate || a.ContractPath != b.ContractPath || a.ContractBlob != b.ContractBlob || a.Projection != b.Projection ||
-		a.Outcome != b.Outcome || a.Diagnostic != b.Diagnostic || len(a.Rows) != len(b.Rows) || len(a.Texts) != len(b.Texts) {
+		a.Outcome != b.Outcome || a.Diagnostic != b.Diagnostic || len(a.Rows) != len(b.Rows) || len(a.Texts) != len(b.Texts) ||
+		(a.By == nil) != (b.By == nil) || a.By != nil && *a.By != *b.By {
 		return false
 	}
 	for i := range a.Rows {

@@ -1,11 +1,12 @@
 package examine
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
 
@@ -210,8 +211,9 @@ type Holding struct {
 
 // Holds judges the newest examination of feature at commit as every
 // surface must: Standing (the record against the commit), then Binding
-// (abandoned criteria, oracles), then, under a policy, the signature and
-// the separation of duties. Only an accepted examination is held to the
+// (abandoned criteria, oracles), then, under a policy, the signature, and
+// the separation of duties (by the signing key under a policy, by the
+// worker an examination names always). Only an accepted examination is held to the
 // last three; a rejected one stands as it is.
 func (r *Reader) Holds(commit oid.ID, feature string, rules Rules) (Holding, error) {
 	var h Holding
@@ -242,15 +244,14 @@ func (r *Reader) Holds(commit oid.ID, feature string, rules Rules) (Holding, err
 	if rule, problem := Binding(h.Examination, h.Contract, h.Gates, rules.AllowAdvisory, rules.Proof); rule != "" {
 		return refuse(rule, rule+": "+problem)
 	}
-	if rules.Policy == nil {
-		return h, nil
-	}
-	if err := h.Examination.SignedAsRequired(rules.Policy, rules.Now); err != nil {
-		rule := refusal.SignatureInvalid
-		if rf, ok := refusal.As(err); ok {
-			rule = rf.Name
+	if rules.Policy != nil {
+		if err := h.Examination.SignedAsRequired(rules.Policy, rules.Now); err != nil {
+			rule := refusal.SignatureInvalid
+			if rf, ok := refusal.As(err); ok {
+				rule = rf.Name
+			}
+			return refuse(rule, text.OneLine(err.Error()))
 		}
-		return refuse(rule, text.OneLine(err.Error()))
 	}
 	problem, err := r.separated(commit, h.Examination, rules.Policy)
 	if err != nil {
@@ -274,34 +275,24 @@ func (r *Reader) gateView(tip oid.ID) (gitstore.View, error) {
 	return r.gates, nil
 }
 
-// separated is the rule that nobody certifies their own work: it says why
-// ex's signer is the candidate's producer (the key that signed the
-// candidate commit, or a key the policy names as its author or committer),
+// separated is the rule that nobody certifies their own work (ownWork),
+// applied to ex: by the worker it names, and, under a policy, by the key
+// that signed it. It says why ex's examiner is the candidate's producer,
 // or "".
 func (r *Reader) separated(commit oid.ID, ex *Examination, policy *trust.Policy) (string, error) {
-	pub, err := ex.Signer()
-	if err != nil || pub == nil {
-		return "", err
+	var pub ssh.PublicKey
+	if policy != nil {
+		var err error
+		if pub, err = ex.Signer(); err != nil {
+			return "", err
+		}
+	}
+	if pub == nil && ex.By == nil {
+		return "", nil
 	}
 	m, err := r.st.CommitMeta(commit)
 	if err != nil {
 		return "", err
 	}
-	if m.Signature != nil {
-		// A signature that does not hold names nobody: refusing on it
-		// would let anyone block an acceptance by pasting a key.
-		if k, err := trust.CommitSigner(m.Payload, m.Signature); err == nil && k != nil && bytes.Equal(k.Marshal(), pub.Marshal()) {
-			return fmt.Sprintf("the examination of %s is signed by %s, the key that signed the candidate commit %s: nobody certifies their own work",
-				ex.Feature, trust.Fingerprint(pub), commit.Short()), nil
-		}
-	}
-	for _, id := range policy.Identities(pub) {
-		for _, e := range m.Emails() {
-			if id == e {
-				return fmt.Sprintf("the examination of %s is signed by %s, which %s names as %s, the candidate commit's author or committer: nobody certifies their own work",
-					ex.Feature, trust.Fingerprint(pub), policy.Source, id), nil
-			}
-		}
-	}
-	return "", nil
+	return ownWork(m, commit, ex.Feature, ex.By, pub, policy), nil
 }

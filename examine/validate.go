@@ -24,9 +24,11 @@ func malformed(path, format string, args ...any) error {
 		"%s: %s", path, fmt.Sprintf(format, args...))
 }
 
-// isHex40 reports whether s is a full lower-case object id.
-func isHex40(s string) bool {
-	if len(s) != 40 {
+// isFullID reports whether s is a full lower-case object id: 40 digits
+// (SHA-1) or 64 (SHA-256). Which format the repository uses is the git
+// layer's to check when the id is read: it refuses the other by name.
+func isFullID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -58,7 +60,7 @@ func (ex *Examination) validate(path string, body []byte) error {
 	if err := ValidFeature(ex.Feature); err != nil {
 		return malformed(path, "feature %q is not a feature name", ex.Feature)
 	}
-	if !isHex40(ex.Candidate) || !isHex40(ex.ContractBlob) {
+	if !isFullID(ex.Candidate) || !isFullID(ex.ContractBlob) {
 		return malformed(path, "candidate %q or contract_blob %q is not an object id", ex.Candidate, ex.ContractBlob)
 	}
 	if !validOutcome(ex.Outcome) {
@@ -99,7 +101,7 @@ func (ex *Examination) validate(path string, body []byte) error {
 		if _, ok := observationNumber(t.ID); t.ID != "" && !ok {
 			return malformed(path, "text %d has observation id %q", i+1, t.ID)
 		}
-		if t.Commit != "" && (!isHex40(t.Commit) || t.Commit == ex.Candidate) {
+		if t.Commit != "" && (!isFullID(t.Commit) || t.Commit == ex.Candidate) {
 			return malformed(path, "text %d was carried from %q, which is not another commit", i+1, t.Commit)
 		}
 	}
@@ -107,7 +109,7 @@ func (ex *Examination) validate(path string, body []byte) error {
 }
 
 func (l *latestBody) validate(path, feature string) error {
-	if !isHex40(l.Candidate) || !validOutcome(l.Outcome) {
+	if !isFullID(l.Candidate) || !validOutcome(l.Outcome) {
 		return malformed(path, "candidate %q or outcome %q is malformed", l.Candidate, l.Outcome)
 	}
 	if _, err := time.Parse(closedLayout, l.ClosedAt); err != nil {
@@ -123,7 +125,7 @@ func (d *Draft) validate(path string) error {
 	if err := ValidFeature(d.Feature); err != nil || path != draftPath(d.Feature) {
 		return malformed(path, "a draft of %q belongs at %s", d.Feature, draftPath(d.Feature))
 	}
-	if d.Candidate != "" && !isHex40(d.Candidate) {
+	if d.Candidate != "" && !isFullID(d.Candidate) {
 		return malformed(path, "candidate %q is not an object id", d.Candidate)
 	}
 	issued := map[ObservationID]bool{}
@@ -182,14 +184,14 @@ func observationNumber(id ObservationID) (int, bool) {
 }
 
 func (e *Evidence) validate(path string, body []byte) error {
-	if err := ValidFeature(e.Feature); err != nil || !validExpectation(e.Expectation) || !isHex40(e.Candidate) {
+	if err := ValidFeature(e.Feature); err != nil || !validExpectation(e.Expectation) || !isFullID(e.Candidate) {
 		return malformed(path, "feature %q, expectation %q or candidate %q is malformed", e.Feature, e.Expectation, e.Candidate)
 	}
 	if p := e.OracleRun.problem(); p != "" {
 		return malformed(path, "%s", p)
 	}
 	if b := e.Base; b != nil {
-		if !isHex40(b.Commit) || b.Commit == e.Candidate {
+		if !isFullID(b.Commit) || b.Commit == e.Candidate {
 			return malformed(path, "base %q is not an object id other than the candidate's", b.Commit)
 		}
 		if p := b.OracleRun.problem(); p != "" {
@@ -230,7 +232,7 @@ func (l *gateLatest) validate(path string) error {
 		return malformed(path, "a gate index of %q belongs at %s", l.Feature, gateLatestPath(l.Feature))
 	}
 	for id, e := range l.Criteria {
-		if !validExpectation(id) || !isHex40(e.Candidate) || (e.State != GateMet && e.State != GateNotMet) {
+		if !validExpectation(id) || !isFullID(e.Candidate) || (e.State != GateMet && e.State != GateNotMet) {
 			return malformed(path, "entry %q is malformed", id)
 		}
 	}
@@ -238,10 +240,10 @@ func (l *gateLatest) validate(path string) error {
 }
 
 func (r *VerifyResult) validate(path string, body []byte) error {
-	if err := ValidFeature(r.Feature); err != nil || !isHex40(r.Head) || (r.Base != "" && !isHex40(r.Base)) {
+	if err := ValidFeature(r.Feature); err != nil || !isFullID(r.Head) || (r.Base != "" && !isFullID(r.Base)) {
 		return malformed(path, "feature %q, head %q or base %q is malformed", r.Feature, r.Head, r.Base)
 	}
-	if r.ContractBlob != "" && !isHex40(r.ContractBlob) {
+	if r.ContractBlob != "" && !isFullID(r.ContractBlob) {
 		return malformed(path, "contract_blob %q is not an object id", r.ContractBlob)
 	}
 	switch r.Verdict {

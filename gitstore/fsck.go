@@ -213,7 +213,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 		case s.opts.Registry.isNotes(ref):
 			rep.Notes++
 			id := strings.ReplaceAll(p, "/", "")
-			if !git.IsHex40(id) {
+			if !git.IsHexID(s.git.Format(), id) {
 				bad(p, "notes tree entry is not named for an object id")
 			} else if at.checkNote != nil {
 				if err := at.checkNote(oid.MustParse(id), blob); err != nil {

@@ -110,7 +110,7 @@ func (s *Store) NotedCommits() ([]oid.ID, error) {
 				}
 				continue
 			}
-			if id := prefix + e.Name; git.IsHex40(id) {
+			if id := prefix + e.Name; git.IsHexID(s.git.Format(), id) {
 				out = append(out, oid.MustParse(id))
 			}
 		}

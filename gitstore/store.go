@@ -377,7 +377,7 @@ func (s *Store) commit(tx *Tx, tree oid.ID, message string) (oid.ID, error) {
 	}
 	b := tx.batch
 	if b == nil {
-		b = &git.Batch{}
+		b = git.NewBatch(s.git.Format())
 	}
 	c, err := git.EncodeCommit(tree, parents, Identity, s.opts.Now(), message)
 	if err != nil {

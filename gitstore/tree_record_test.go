@@ -129,16 +129,21 @@ func TestACarriedTreeIsRefusedUnlessItsBlobsExistAndItsPathsAreFiles(t *testing.
 	}
 }
 
-// TestATreeOfSHA256BlobsIsRefused: a record's tree names SHA-1 blobs only
-// (the repository's format); a SHA-256 id is refused by name, never cut to
-// the SHA-1 length.
-func TestATreeOfSHA256BlobsIsRefused(t *testing.T) {
+// TestATreeOfTwoFormatsIsRefused: a tree is of its blobs' object format
+// (SHA-256 blobs make a SHA-256 tree); blobs of two formats are refused by
+// name, never cut to one length.
+func TestATreeOfTwoFormatsIsRefused(t *testing.T) {
 	long, err := oid.FromBytes(bytes.Repeat([]byte{0x5a}, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = gitstore.TreeOf([]gitstore.TreeFile{{Path: "f", Mode: gitstore.ModeFile, Blob: long}})
+	tree, err := gitstore.TreeOf([]gitstore.TreeFile{{Path: "f", Mode: gitstore.ModeFile, Blob: long}})
+	if err != nil || tree.Format() != oid.SHA256 {
+		t.Fatalf("TreeOf of a SHA-256 blob: %v %v, want a SHA-256 tree", tree, err)
+	}
+	short := oid.MustParse(strings.Repeat("5a", 20))
+	_, err = gitstore.TreeOf([]gitstore.TreeFile{{Path: "f", Mode: gitstore.ModeFile, Blob: short}, {Path: "g", Mode: gitstore.ModeFile, Blob: long}})
 	if !refusal.Named(err, refusal.UnsupportedRepository) {
-		t.Fatalf("TreeOf of a SHA-256 blob: %v, want UnsupportedRepository", err)
+		t.Fatalf("TreeOf of SHA-1 and SHA-256 blobs: %v, want UnsupportedRepository", err)
 	}
 }

@@ -203,7 +203,7 @@ func (tx *Tx) writeBlob(path string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	h := git.HashOf(git.BlobObject, data)
+	h := git.HashOf(tx.s.git.Format(), git.BlobObject, data)
 	name := parts[len(parts)-1]
 	if e := dir.entries[name]; e != nil && e.Mode == ModeFile && e.ID == h {
 		return nil
@@ -365,9 +365,14 @@ func (tx *Tx) attachTree(dir string, files []TreeFile) error {
 }
 
 // TreeOf returns the id of the tree files make, the TreeID of a record
-// that carries them: computed, nothing is written. A path given twice, or
-// one that is both a file and a directory, is refused.
+// that carries them: computed, nothing is written, in the object format of
+// the files' blobs (SHA-1 for no files). A path given twice, one that is
+// both a file and a directory, or blobs of two formats are refused.
 func TreeOf(files []TreeFile) (oid.ID, error) {
+	format := oid.SHA1
+	if len(files) > 0 {
+		format = files[0].Blob.Format()
+	}
 	type dir struct {
 		files map[string]TreeFile
 		dirs  map[string]*dir
@@ -415,7 +420,7 @@ func TreeOf(files []TreeFile) (oid.ID, error) {
 		if err != nil {
 			return oid.Zero, err
 		}
-		return git.HashOf(git.TreeObject, b), nil
+		return git.HashOf(format, git.TreeObject, b), nil
 	}
 	return hash(root)
 }
@@ -425,7 +430,7 @@ func TreeOf(files []TreeFile) (oid.ID, error) {
 // here: Store.commit adds the commit and stages the batch as one pack
 // (git.Repo.Stage), and git.Repo.MoveRef publishes it before the ref moves.
 func (tx *Tx) writeTrees() (oid.ID, error) {
-	tx.batch = &git.Batch{}
+	tx.batch = git.NewBatch(tx.s.git.Format())
 	for _, b := range tx.blobs {
 		tx.batch.Add(git.BlobObject, b)
 	}
@@ -463,5 +468,6 @@ func (tx *Tx) writeNode(n *node) (oid.ID, error) {
 	return h, nil
 }
 
-// BlobID is the object id git gives a blob holding data (git hash-object).
-func BlobID(data []byte) oid.ID { return git.HashOf(git.BlobObject, data) }
+// BlobID is the object id git gives a blob holding data (git hash-object)
+// in object format f.
+func BlobID(f oid.Format, data []byte) oid.ID { return git.HashOf(f, git.BlobObject, data) }

@@ -309,8 +309,8 @@ func check(open func() (*gitstore.Store, error), p Policy, updates []Update, rec
 // policy), with the server's own policy file when it has one.
 func judgeRef(st judge.Store, p Policy, serverPolicy *trust.Policy, records judge.Records, res *RefResult) error {
 	u := res.Update
-	if len(u.LocalOID) != 40 {
-		return unreadable(u, fmt.Errorf("object name %s is not SHA-1", u.LocalOID))
+	if !isOID(u.LocalOID) {
+		return unreadable(u, fmt.Errorf("%q is not an object name", u.LocalOID))
 	}
 	commit, err := st.Resolve(u.LocalOID)
 	if err != nil {

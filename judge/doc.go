@@ -22,7 +22,10 @@
 //     GateUnproven otherwise);
 //   - under a signing policy, it is signed by a key the policy allows for
 //     the feature, and that key is neither the key that signed the
-//     candidate commit nor one the policy names as its author or committer.
+//     candidate commit nor one the policy names as its author or committer;
+//   - an examination a swarm worker made (it names its examiner) is not
+//     by a worker whose identity is the commit's author's or committer's,
+//     with or without a policy: nobody certifies their own work.
 //
 // And every contract the protected branch held (or, judged against
 // nothing, a parent held) is still there.

@@ -47,6 +47,9 @@ type Card struct {
 	// Branch is the BRANCH header's, as a full ref (refs/heads/…): the
 	// branch an accepted head of the card lands on; "" when none.
 	Branch string
+	// ReworkOf is the REWORK-OF header's: the card whose head this card
+	// reworks (its BASE) and its place in that lineage; nil when none.
+	ReworkOf *ReworkRef
 	// Headers are the card's headers in file order, BASE and DEADLINE
 	// included.
 	Headers []Header
@@ -98,13 +101,14 @@ const (
 	FeatureHeader   = "FEATURE"
 	CandidateHeader = "CANDIDATE"
 	BranchHeader    = "BRANCH"
+	ReworkOfHeader  = "REWORK-OF"
 )
 
 // TypedHeaders lists the headers whose values a card's parser checks;
 // any other header is the card's own text, unless its key is one letter
 // or two from one of these (a typo, refused).
 func TypedHeaders() []string {
-	return []string{BaseHeader, DeadlineHeader, PathsHeader, DependsOnHeader, TestHeader, BudgetHeader, KindHeader, FeatureHeader, CandidateHeader, BranchHeader}
+	return []string{BaseHeader, DeadlineHeader, PathsHeader, DependsOnHeader, TestHeader, BudgetHeader, KindHeader, FeatureHeader, CandidateHeader, BranchHeader, ReworkOfHeader}
 }
 
 // CardError lists everything wrong with a card, in file order, each problem
@@ -115,7 +119,7 @@ type CardError struct {
 
 func (e *CardError) Error() string { return problemList(e.Problems) }
 
-const cardRemedy = "write line 1 as `" + ContractForm + "`, then `KEY: value` headers up to a blank line, among them `BASE: <the full 40-digit commit>` whose first 12 digits are sha12 (and, if wanted, `DEADLINE:`, `PATHS:`, `DEPENDS-ON:`, `TEST:`, `BUDGET:`, `KIND:`, `FEATURE:`, `CANDIDATE:`, `BRANCH:` as docs/swarm.md describes them), then the prompt; fix every problem listed"
+const cardRemedy = "write line 1 as `" + ContractForm + "`, then `KEY: value` headers up to a blank line, among them `BASE: <the full 40-digit commit>` whose first 12 digits are sha12 (and, if wanted, `DEADLINE:`, `PATHS:`, `DEPENDS-ON:`, `TEST:`, `BUDGET:`, `KIND:`, `FEATURE:`, `CANDIDATE:`, `BRANCH:`, `REWORK-OF:` as docs/swarm.md describes them), then the prompt; fix every problem listed"
 
 // ParseCard reads a card. The file is at most MaxCardSize bytes of valid
 // UTF-8 with no NUL, and its lines end with "\n". Line 1 is exactly

@@ -119,6 +119,18 @@ func CheckCard(ctx context.Context, b []byte, o CheckOptions) (*CardCheck, error
 		return nil, err
 	}
 	problems = append(problems, dependencyProblems(c, queue)...)
+	exProblems, exWarnings, err := examineCardProblems(c, o)
+	if err != nil {
+		return nil, err
+	}
+	problems, check.Warnings = append(problems, exProblems...), append(check.Warnings, exWarnings...)
+	if c.ReworkOf != nil {
+		jobs, err := Jobs(o.Store)
+		if err != nil {
+			return nil, err
+		}
+		problems = append(problems, reworkProblems(c, queue, jobs)...)
+	}
 	if c.Test != nil && baseOK {
 		switch {
 		case o.Oracle == nil:

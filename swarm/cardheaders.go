@@ -85,6 +85,12 @@ func (c *Card) typedHeader(h Header) []string {
 			return []string{"BRANCH " + strconv.Quote(text.Truncate(h.Value, 100)) + " is not a branch name (like main, or refs/heads/main)"}
 		}
 		c.Branch = ref
+	case ReworkOfHeader:
+		r, why := parseReworkOf(h.Value, c.Label)
+		if why != "" {
+			return []string{"REWORK-OF " + why}
+		}
+		c.ReworkOf = r
 	default:
 		if near := text.Nearest(h.Key, TypedHeaders()); near != "" {
 			return []string{fmt.Sprintf("the header %s is not one nwdes reads; did you mean %s?", h.Key, near)}
@@ -201,6 +207,9 @@ func (c *Card) kindProblems(seen map[string]int) []string {
 			p = append(p, "CANDIDATE is for KIND examine cards; a produce card works from BASE")
 		}
 	}
+	if _, rework := seen[ReworkOfHeader]; rework && c.Kind == KindExamine {
+		p = append(p, "REWORK-OF is for produce cards: a rework produces a new head from the earlier one")
+	}
 	if c.Test != nil && c.Feature != "" && c.Test.Feature != c.Feature {
 		p = append(p, "TEST names feature "+c.Test.Feature+" but FEATURE names "+c.Feature+"; a card answers to one feature")
 	}
@@ -217,4 +226,35 @@ func InPaths(globs []string, path string) bool {
 		}
 	}
 	return false
+}
+
+// ReworkRef is a card's place in a lineage (REWORK-OF): the card whose
+// harvested head it reworks, which is its BASE, and N, how many reworks
+// the lineage holds with this one (1 for the first).
+type ReworkRef struct {
+	Card string `json:"card"`
+	N    int    `json:"n"`
+}
+
+func (r ReworkRef) String() string { return r.Card + " " + strconv.Itoa(r.N) }
+
+// MaxReworkNumber bounds REWORK-OF's number, whatever bound a lineage has.
+const MaxReworkNumber = 99
+
+// parseReworkOf reads REWORK-OF: `<label> <n>`, the label another card's.
+func parseReworkOf(v, self string) (*ReworkRef, string) {
+	label, num, ok := strings.Cut(v, " ")
+	q := strconv.Quote(text.Truncate(v, 120))
+	n, err := strconv.Atoi(num)
+	switch {
+	case !ok || strings.Contains(num, " "):
+		return nil, q + " is not `<label> <n>` (the card whose head this card reworks, and its number in the lineage)"
+	case !validCard(label):
+		return nil, strconv.Quote(text.Truncate(label, 100)) + " is not a card label (" + LabelPattern + ")"
+	case label == self:
+		return nil, "names the card itself"
+	case err != nil || n < 1 || n > MaxReworkNumber || strconv.Itoa(n) != num:
+		return nil, fmt.Sprintf("number %s is not a whole number from 1 to %d", strconv.Quote(text.Truncate(num, 20)), MaxReworkNumber)
+	}
+	return &ReworkRef{Card: label, N: n}, ""
 }

@@ -82,6 +82,11 @@ func ReadControl(st gitstore.RecordReader) (*Control, error) {
 	if err != nil {
 		return nil, err
 	}
+	return controlIn(tx)
+}
+
+// controlIn is ReadControl of the view v.
+func controlIn(tx gitstore.View) (*Control, error) {
 	c := &Control{Requeued: map[string]Requeue{}, Dropped: map[string]Drop{}}
 	cards, err := tx.List("requeue")
 	if err != nil {

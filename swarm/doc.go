@@ -22,6 +22,14 @@
 // that failed to launch is recorded and retried with a jittered backoff
 // (RetryPolicy, on the supervisor's clock and random source).
 //
+// A card of KIND examine (examinecard.go) runs without a repository: its
+// job gets the examiner's bundle and a public workspace (made by the
+// Examining the CLI passes: examine prompt's own) and writes a journal
+// (journal.go) that the supervisor checks whole and replays through
+// examine.Examiner's calls, into an examination of CANDIDATE naming the
+// worker; a worker that produced the candidate may not examine it
+// (examine.OwnWork, the judgment's rule asked earlier).
+//
 // Liveness (Lease.State) follows one rule: a lease held on this host is
 // live exactly while its holder process (pid and start time) lives; one
 // from another host is held until its heartbeat is older than the stale
@@ -33,8 +41,15 @@
 // supervisor, the local book and harvest take the git store, which alone
 // adopts a worker's commit, stages a repository and lists a ref family.
 //
+// With HeadGates (swarm run --gate) each harvested head is gated with the
+// card's BASE as base before its job is recorded (gate.go). ReworkCard
+// turns a refused outcome of a head into the next card of its lineage
+// (REWORK-OF), bounded; Lineages reads each card's journey back from the
+// records (rework.go, lineage.go).
+//
 // docs/swarm.md describes worker descriptions, cards, leases and their
-// states. The package imports the store, the wall and examine (its tree
-// export, its gates for TEST, its FILE SCOPE globs for PATHS); the CLI is
-// a thin layer over it.
+// states. The package imports the store, the wall, examine (its tree
+// export, its gates for TEST and for heads, its FILE SCOPE globs for
+// PATHS) and judge (the one judgment a rework starts from); the CLI is a
+// thin layer over it.
 package swarm

@@ -184,6 +184,21 @@ type Job struct {
 	// glob of the card's PATHS matches (v4); OutsideCount how many.
 	Outside      []string `json:"outside,omitempty"`
 	OutsideCount int      `json:"outside_count,omitempty"`
+	// Identity is the git identity the worker ran the job with (v5):
+	// "Name <email>", its commits' author and committer. With Worker it
+	// names who produced the job's head: such a worker may not examine it.
+	Identity string `json:"identity,omitempty"`
+	// Journal says what became of an examine card's journal (v5):
+	// JournalReplayed (Examination names the record published),
+	// JournalRefused (Reason says why, every problem), JournalNone (the
+	// job left none) or JournalIgnored (the job did not end done with an
+	// ok result, so its journal was not replayed). "" for a produce card.
+	Journal     string `json:"journal,omitempty"`
+	Examination string `json:"examination,omitempty"`
+	// Gate is what the feature's gates showed at the head (v5), nil when
+	// the run was not asked to gate (swarm run --gate) or nothing was
+	// harvested.
+	Gate *GateSummary `json:"gate,omitempty"`
 }
 
 // Step is one row of a job's timeline.
@@ -201,8 +216,9 @@ const MaxTimeline = 64
 // commits, changed); v3: end idle, timeline, renewals, log_bytes, lost
 // and the harness.log payload (the log's tail); v4: ends budget and
 // budget-unverifiable, spent, spent_problem, budget, retry, retry_after,
-// outside and outside_count.
-const jobVersion = 4
+// outside and outside_count; v5: identity, an examine card's journal and
+// examination, and gate (swarm run --gate).
+const jobVersion = 5
 
 // harvestProblem says what is wrong with the harvest fields of a job
 // record of version v, or "".
@@ -274,6 +290,28 @@ func jobFrom(path string, rec *gitstore.Record) (*Job, error) {
 	if rec.V < 4 && (j.Spent != nil || j.SpentProblem != "" || j.Budget != "" || j.Retry || j.RetryAfter != "" || j.Outside != nil || j.OutsideCount != 0) {
 		return nil, malformed(path, "a v%d job record holds no spending, retry or paths outside", rec.V)
 	}
+	if j.Gate != nil && rec.V < 5 {
+		return nil, malformed(path, "a v%d job record holds no gate summary", rec.V)
+	} else if j.Gate != nil {
+		if why := j.Gate.problem(); why != "" {
+			return nil, malformed(path, "%s", why)
+		}
+	}
+	if rec.V < 5 && (j.Identity != "" || j.Journal != "" || j.Examination != "") {
+		return nil, malformed(path, "a v%d job record holds no identity, journal or examination", rec.V)
+	}
+	switch j.Journal {
+	case "", JournalNone, JournalIgnored, JournalRefused:
+		if j.Examination != "" {
+			return nil, malformed(path, "an examination without a replayed journal")
+		}
+	case JournalReplayed:
+		if j.Examination == "" {
+			return nil, malformed(path, "a replayed journal names the examination it published")
+		}
+	default:
+		return nil, malformed(path, "journal %q is not replayed, refused, none or ignored", j.Journal)
+	}
 	if j.Retry {
 		if _, err := time.Parse(stamp, j.RetryAfter); err != nil {
 			return nil, malformed(path, "a retried job names when (retry_after %q is not a time)", j.RetryAfter)
@@ -331,34 +369,31 @@ func JobProblems(st gitstore.RecordReader) ([]Job, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	labels, err := tx.List("jobs")
+	return jobsIn(tx, nil)
+}
+
+// labelJobs are the jobs of one label and the records of it left out.
+type labelJobs struct {
+	jobs     []Job
+	problems []string
+}
+
+// jobsIn is JobProblems of the view v, each label's jobs parsed once per
+// tree of jobs/<label> through m (nil: every one parsed).
+func jobsIn(v gitstore.View, m *memo) ([]Job, []string, error) {
+	labels, err := v.ReadDir("jobs")
 	if err != nil {
 		return nil, nil, err
 	}
 	var out []Job
 	var problems []string
-	for _, l := range labels {
-		names, err := tx.List("jobs/" + l)
+	for _, e := range labels {
+		lj, err := memoized(m, "jobs/"+e.Name, e.Hash, func() (*labelJobs, error) { return jobsOf(v, e.Name) })
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, n := range names {
-			path := "jobs/" + l + "/" + n
-			rec, err := tx.Get(path)
-			if err != nil {
-				if _, ok := refusal.As(err); ok {
-					problems = append(problems, err.Error())
-					continue
-				}
-				return nil, nil, err
-			}
-			j, err := jobFrom(path, rec)
-			if err != nil {
-				problems = append(problems, err.Error())
-				continue
-			}
-			out = append(out, *j)
-		}
+		out = append(out, lj.jobs...)
+		problems = append(problems, lj.problems...)
 	}
 	sort.SliceStable(out, func(i, k int) bool {
 		if out[i].Label != out[k].Label {
@@ -369,6 +404,34 @@ func JobProblems(st gitstore.RecordReader) ([]Job, []string, error) {
 	return out, problems, nil
 }
 
+// jobsOf reads the job records of label in v; an object that cannot be
+// read is an error, a record that does not parse a problem.
+func jobsOf(v gitstore.View, label string) (*labelJobs, error) {
+	names, err := v.List("jobs/" + label)
+	if err != nil {
+		return nil, err
+	}
+	lj := &labelJobs{}
+	for _, n := range names {
+		path := "jobs/" + label + "/" + n
+		rec, err := v.Get(path)
+		if err != nil {
+			if _, ok := refusal.As(err); ok {
+				lj.problems = append(lj.problems, err.Error())
+				continue
+			}
+			return nil, err
+		}
+		j, err := jobFrom(path, rec)
+		if err != nil {
+			lj.problems = append(lj.problems, err.Error())
+			continue
+		}
+		lj.jobs = append(lj.jobs, *j)
+	}
+	return lj, nil
+}
+
 // recordJob writes j with its payloads; a job already recorded (the same
 // attempt and nonce) is left as it is.
 func recordJob(ctx context.Context, st gitstore.RecordWriter, j *Job, exit, result, logTail []byte) error {
@@ -376,7 +439,13 @@ func recordJob(ctx context.Context, st gitstore.RecordWriter, j *Job, exit, resu
 		// Keep the first steps and the last: what began and how it ended.
 		j.Timeline = append(j.Timeline[:MaxTimeline/2:MaxTimeline/2], j.Timeline[len(j.Timeline)-MaxTimeline/2:]...)
 	}
-	rec, err := gitstore.NewRecord(KindJob, jobVersion, j)
+	v := jobVersion
+	if j.Gate == nil && j.Identity == "" && j.Journal == "" && j.Examination == "" {
+		// A job with none of v5's fields is written as v4, so that a
+		// pool's older supervisors still read it.
+		v = 4
+	}
+	rec, err := gitstore.NewRecord(KindJob, v, j)
 	if err != nil {
 		return err
 	}
@@ -543,6 +612,11 @@ func Stops(st gitstore.RecordReader) (map[string]Stop, error) {
 	if err != nil {
 		return nil, err
 	}
+	return stopsIn(tx)
+}
+
+// stopsIn is Stops of the view v.
+func stopsIn(tx gitstore.View) (map[string]Stop, error) {
 	names, err := tx.List("stop")
 	if err != nil {
 		return nil, err

@@ -430,3 +430,38 @@ func (b *Remote) Release(ctx context.Context, label string, tip oid.ID) error {
 func (b *Remote) List(ctx context.Context) ([]LeaseEntry, error) {
 	return listLeases(b.Store, RemoteLeases, b.written)
 }
+
+// holds reports, without writing, whether the lease on label is still the
+// one nonce names (what Renew checks before it writes), with the tip it
+// is at; ErrLost when it is not.
+func (b *Local) holds(label, nonce string) (oid.ID, error) {
+	v, err := b.Store.Records(leaseRef(LocalLeases, label))
+	if err != nil {
+		return oid.ID{}, err
+	}
+	cur, err := readLease(v)
+	if err != nil || cur == nil || cur.Nonce != nonce {
+		return oid.ID{}, ErrLost
+	}
+	return v.Base(), nil
+}
+
+// holdsChecker is a Book that can check a lease without writing it.
+type holdsChecker interface {
+	holds(label, nonce string) (oid.ID, error)
+}
+
+// holdToRecord makes sure the lease l (at tip, its heartbeat last written
+// at renewed) is still this job's before its record is written, and
+// returns its tip. A lease renewed within the last heartbeat is as fresh
+// as the heartbeat keeps it anyway: a book that can check it without
+// writing (Local) only reads it, which spares a commit and a ref update
+// per card; otherwise it is renewed.
+func (s *Supervisor) holdToRecord(ctx context.Context, label string, tip oid.ID, l *Lease, renewed time.Time) (oid.ID, error) {
+	t := now(s.Now)
+	if c, ok := s.Book.(holdsChecker); ok && t.Sub(renewed) < s.heartbeat() {
+		return c.holds(label, l.Nonce)
+	}
+	l.Heartbeat = t.UTC().Format(stamp)
+	return s.Book.Renew(ctx, label, tip, l)
+}

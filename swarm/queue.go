@@ -83,13 +83,19 @@ func Queue(st gitstore.RecordReader) ([]Queued, error) {
 	if err != nil {
 		return nil, err
 	}
-	names, err := tx.List("cards")
+	return queueIn(tx, nil)
+}
+
+// queueIn is Queue of the view v, each card parsed once per record tree
+// through m (nil: every one parsed).
+func queueIn(v gitstore.View, m *memo) ([]Queued, error) {
+	entries, err := v.ReadDir("cards")
 	if err != nil {
 		return nil, err
 	}
 	var out []Queued
-	for _, n := range names {
-		q, err := queuedFrom(cardPath(n), tx)
+	for _, e := range entries {
+		q, err := memoized(m, cardPath(e.Name), e.Hash, func() (*Queued, error) { return queuedFrom(cardPath(e.Name), v) })
 		if _, ok := refusal.As(err); ok {
 			continue // a card record that does not parse is fsck's to name, not a stop for every card
 		}
@@ -168,6 +174,9 @@ func checkRecord(tx *gitstore.Tx, path string, rec *gitstore.Record) error {
 		return err
 	case KindDrop:
 		_, err := dropFrom(path, rec)
+		return err
+	case KindLanding:
+		_, err := landingFrom(path, rec)
 		return err
 	}
 	return nil

@@ -20,8 +20,14 @@ const (
 	// Heads is the family of harvested heads, one ref per job attempt
 	// that committed (heads/<label>/<attempt>-<nonce>, HeadRef): a plain
 	// commit the worker made, not a records tree. Written once (Adopt),
-	// pushed and fetched with the job records, never moved.
+	// pushed and fetched with the job records, never moved. Beside them,
+	// heads/<label>/rebased-<commit> (RebasedRef): a candidate swarm land
+	// made by rebasing one onto its branch's new tip.
 	Heads gitstore.RefName = "refs/nwdes/swarm/heads/"
+	// LandingsRef holds what swarm land did with each candidate of a card
+	// (landings/<label>/<candidate>): landed, or rebased into the next
+	// candidate. Merged between clones, each record immutable.
+	LandingsRef gitstore.RefName = "refs/nwdes/swarm/landings"
 )
 
 // Record kinds.
@@ -35,6 +41,7 @@ const (
 // swarm.stop v1: a stop record (Stop).
 // swarm.requeue v1: a finished card runs again (Requeue).
 // swarm.drop v1: a card never runs (Drop).
+// swarm.landing v1: what swarm land did with a candidate (Landing).
 const (
 	KindCard    gitstore.Kind = "swarm.card"
 	KindLease   gitstore.Kind = "swarm.lease"
@@ -42,6 +49,7 @@ const (
 	KindStop    gitstore.Kind = "swarm.stop"
 	KindRequeue gitstore.Kind = "swarm.requeue"
 	KindDrop    gitstore.Kind = "swarm.drop"
+	KindLanding gitstore.Kind = "swarm.landing"
 )
 
 // Register declares the swarm's kinds and refs.
@@ -53,6 +61,7 @@ func Register(r *gitstore.Registry) error {
 		{Kind: KindStop, Version: 1, Check: checkRecord},
 		{Kind: KindRequeue, Version: 1, Check: checkRecord},
 		{Kind: KindDrop, Version: 1, Check: checkRecord},
+		{Kind: KindLanding, Version: landingVersion, Check: checkRecord},
 	} {
 		if err := r.DeclareKind(k); err != nil {
 			return err
@@ -64,6 +73,7 @@ func Register(r *gitstore.Registry) error {
 		{Ref: ControlRef, Policy: gitstore.PolicyMerge, Layout: []string{"stop", "requeue", "drop"}, Kinds: []gitstore.Kind{KindStop, KindRequeue, KindDrop}},
 		{Ref: LocalLeases, Policy: gitstore.PolicyLocal, History: gitstore.HistoryLatest, Layout: []string{"lease"}, Kinds: []gitstore.Kind{KindLease}},
 		{Ref: RemoteLeases, Policy: gitstore.PolicySwap, Layout: []string{"lease"}, Kinds: []gitstore.Kind{KindLease}},
+		{Ref: LandingsRef, Policy: gitstore.PolicyMerge, Layout: []string{"landings"}, Immutable: []string{"landings"}, Kinds: []gitstore.Kind{KindLanding}},
 		{Ref: Heads, Policy: gitstore.PolicyFastForward, Commit: true},
 	} {
 		if err := r.DeclareRef(spec); err != nil {

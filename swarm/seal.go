@@ -119,7 +119,7 @@ func sealJob(dir string, sg stagedGit) ([]string, error) {
 			return changed, err
 		}
 		switch name {
-		case "config", "description", "index", "info":
+		case "config", "index":
 			// stage wrote these; config is written again below
 		default:
 			changed = append(changed, "repo/.git/"+name)

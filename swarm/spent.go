@@ -8,11 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"math/big"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/nwdes/nwdes/internal/boundedio"
@@ -269,20 +266,16 @@ func readSpentAt(dir string) (reading, string) {
 }
 
 func readSpentFile(dir string) (reading, string) {
-	f, err := os.OpenFile(filepath.Join(dir, SpentName), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := openInJob(dir, SpentName)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return reading{}, ""
-	case errors.Is(err, syscall.ELOOP):
-		return reading{problem: SpentName + " is a symbolic link (not followed)"}, ""
-	case errors.Is(err, syscall.ENXIO):
-		return reading{problem: SpentName + " is a socket or device"}, ""
 	case err != nil:
-		return reading{problem: SpentName + " cannot be opened: " + err.Error()}, ""
+		return reading{problem: err.Error()}, ""
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
+	if err != nil {
 		return reading{problem: SpentName + " is not a regular file"}, ""
 	}
 	mod := "\x00" + fi.ModTime().Format(time.RFC3339Nano)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,6 +30,9 @@ type jobDir struct {
 	Log                                     *capWriter
 	// Staged is what stage wrote in repo/.git that sealJob writes back.
 	Staged stagedGit
+	// Exam is set for an examine card's job (stageExamine), which has no
+	// repo/: Repo is then its workspace, its working directory.
+	Exam *examJob
 }
 
 // maxLog bounds harness.log: what passes it is counted, not kept.
@@ -36,8 +40,9 @@ const maxLog = 64 << 20
 
 // stage makes the job directory of one attempt at card by worker w: its
 // repository's config names w's identity (user.name, user.email), which
-// sealing keeps.
-func stage(st *gitstore.Store, export func(gitstore.CommitReader, oid.ID, string) error, c *Card, w *Worker, root string) (*jobDir, error) {
+// sealing keeps. Its directories come from a spare (spare.go) when one is
+// ready (nil: none).
+func stage(st *gitstore.Store, export func(gitstore.CommitReader, oid.ID, string) error, c *Card, w *Worker, root string, sp *spares) (*jobDir, error) {
 	j := &jobDir{
 		Root: root, Repo: filepath.Join(root, "repo"), Scratch: filepath.Join(root, "scratch"),
 		Home: filepath.Join(root, "home"), Data: filepath.Join(root, "data"), Prompt: filepath.Join(root, "prompt.md"),
@@ -45,11 +50,15 @@ func stage(st *gitstore.Store, export func(gitstore.CommitReader, oid.ID, string
 	if err := os.MkdirAll(filepath.Dir(root), 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.Mkdir(root, 0o755); err != nil {
-		return nil, err
+	// A spare's directories are there already.
+	spare := sp.take(root)
+	if !spare {
+		if err := os.Mkdir(root, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	for _, d := range []string{j.Repo, j.Scratch, j.Home, j.Data} {
-		if err := os.Mkdir(d, 0o755); err != nil {
+		if err := os.Mkdir(d, 0o755); err != nil && !(spare && errors.Is(err, fs.ErrExist)) {
 			return nil, err
 		}
 	}
@@ -69,12 +78,17 @@ func stage(st *gitstore.Store, export func(gitstore.CommitReader, oid.ID, string
 	if err := os.WriteFile(j.Prompt, Prompt(c, filepath.Join(root, ResultName)), 0o444); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(root, "harness.log"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	return j, j.openLog()
+}
+
+// openLog creates the job's harness.log.
+func (j *jobDir) openLog() error {
+	f, err := os.OpenFile(filepath.Join(j.Root, "harness.log"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	j.Log = &capWriter{f: f, max: maxLog}
-	return j, nil
+	return nil
 }
 
 // capWriter writes to a file up to max bytes and counts the rest.

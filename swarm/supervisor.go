@@ -59,6 +59,12 @@ type Supervisor struct {
 	// Rand, when set, is the source of the retry backoff's jitter, in
 	// [0, 1) (math/rand/v2's when nil).
 	Rand func() float64
+	// Examining, when set, lets the supervisor run examine cards
+	// (examinecard.go); without it they are skipped.
+	Examining *Examining
+	// Gates, when set, runs the feature's gates on each harvested head
+	// before its job is recorded (swarm run --gate; gate.go).
+	Gates *HeadGates
 	// Events, when set, receives what happens, in order per job.
 	Events func(Event)
 	Now    func() time.Time
@@ -77,6 +83,15 @@ type Supervisor struct {
 	running map[string]bool   // nonces of this supervisor's running jobs
 	skipped map[string]string // cards this run cannot stage, and why
 	blocked map[string]string // cards whose DEPENDS-ON failed, as last said
+
+	ledger    ledger // the queue, jobs and control records last read, parsed (cache.go)
+	spareOnce sync.Once
+	spare     *spares // spare job directories made while jobs run (spare.go)
+}
+
+func (s *Supervisor) spares() *spares {
+	s.spareOnce.Do(func() { s.spare = newSpares(s.JobsDir, s.Holder) })
+	return s.spare
 }
 
 func (s *Supervisor) setRunning(nonce string, on bool) {
@@ -152,6 +167,7 @@ const (
 	EventIdle          EventKind = "idle"           // the job wrote nothing and used no CPU for the worker's idle time: ended
 	EventBudget        EventKind = "budget"         // a reading of spent.json passed the budget, or readings stopped arriving: ended
 	EventSyncFailed    EventKind = "sync-failed"    // a fetch, or a read of the stop records, failed while the job ran; tried again at the next heartbeat
+	EventGated         EventKind = "gated"          // an oracle ran at a harvested head (swarm run --gate), then the gates' summary
 	EventRecorded      EventKind = "recorded"       // the job's record was written (and pushed)
 	EventRetry         EventKind = "retry"          // the job failed to launch: its card runs again after a backoff
 	EventReleased      EventKind = "released"       // the lease was released
@@ -161,7 +177,7 @@ const (
 // EventKinds lists every kind, in the order a job meets them.
 func EventKinds() []EventKind {
 	return []EventKind{EventTaken, EventSkipped, EventBlocked, EventStarted, EventRenewed, EventRenewFailed, EventLost,
-		EventStopped, EventIdle, EventBudget, EventSyncFailed, EventRecorded, EventRetry, EventReleased, EventReleaseFailed}
+		EventStopped, EventIdle, EventBudget, EventSyncFailed, EventGated, EventRecorded, EventRetry, EventReleased, EventReleaseFailed}
 }
 
 // Event is one thing a supervisor did.
@@ -219,6 +235,8 @@ func (s *Supervisor) Run(ctx context.Context) (*Summary, error) {
 		sum  Summary
 		errs []error
 	)
+	s.spares().make(n) // the first job's directories, made while the queue is read
+	defer s.spares().close()
 	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func() {
@@ -329,22 +347,18 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 			return nil, nil, oid.ID{}, nil, false, err
 		}
 	}
-	stops, err := Stops(s.Store)
+	ctl, stops, err := s.ledger.Control(s.Store)
 	if err != nil {
 		return nil, nil, oid.ID{}, nil, false, err
 	}
 	if _, all := stops["all"]; all {
 		return nil, nil, oid.ID{}, nil, true, nil
 	}
-	queue, err := Queue(s.Store)
+	queue, err := s.ledger.Queue(s.Store)
 	if err != nil {
 		return nil, nil, oid.ID{}, nil, false, err
 	}
-	jobs, err := Jobs(s.Store)
-	if err != nil {
-		return nil, nil, oid.ID{}, nil, false, err
-	}
-	ctl, err := ReadControl(s.Store)
+	jobs, err := s.ledger.Jobs(s.Store)
 	if err != nil {
 		return nil, nil, oid.ID{}, nil, false, err
 	}
@@ -454,11 +468,11 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 }
 
 func (s *Supervisor) finished(label string) (bool, error) {
-	jobs, err := Jobs(s.Store)
+	jobs, err := s.ledger.Jobs(s.Store)
 	if err != nil {
 		return false, err
 	}
-	ctl, err := ReadControl(s.Store)
+	ctl, _, err := s.ledger.Control(s.Store)
 	if err != nil {
 		return false, err
 	}
@@ -489,7 +503,13 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	dir := filepath.Join(s.JobsDir, label, fmt.Sprintf("%d-%s", l.Attempt, l.Nonce))
 	tl := &timeline{}
 	tl.add(now(s.Now), "taken", "")
-	j, err := stage(s.Store, s.Export, q.Card, s.Worker, dir)
+	var j *jobDir
+	var err error
+	if q.Card.Kind == KindExamine {
+		j, err = s.stageExamine(ctx, q.Card, l, dir)
+	} else {
+		j, err = stage(s.Store, s.Export, q.Card, s.Worker, dir, s.spares())
+	}
 	if err != nil {
 		// A card this clone cannot stage (its base is not here) is left
 		// for others, and this run goes on with the rest.
@@ -519,6 +539,11 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 		Set:    []string{"NWDES_JOB_DIR=" + dir, "XDG_DATA_HOME=" + j.Data, "GIT_CONFIG_NOSYSTEM=1"},
 		Stdout: act, Stderr: act,
 	}
+	if j.Exam != nil {
+		// An examiner reads its workspace and the worker's roots: none
+		// of this repository's objects.
+		cmd.Read = s.Worker.ReadRoots
+	}
 	job, err := s.Wall.NewJob()
 	if err != nil {
 		j.Log.Close()
@@ -533,6 +558,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 		return false, err
 	}
 	started := now(s.Now)
+	s.spares().make(max(s.Workers, s.Worker.Slots, 1)) // the next job's directories, made while this one runs
 	tl.add(started, "started", "")
 	s.emit(Event{Kind: EventStarted, Label: label, Attempt: l.Attempt, Deadline: deadline})
 
@@ -540,6 +566,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	// when a stop record names it, the lease is lost, or it has been idle
 	// (no output, no CPU) for the worker's idle time.
 	cause, stopReason := notStopped, ""
+	renewed, _ := time.Parse(stamp, l.Heartbeat) // when the lease was last written: taken, then renewed
 	idle := s.Worker.IdleTime()
 	lastOut, lastCPU, active := act.written(), time.Duration(0), started
 	if cpu, ok := proc.CPU(); ok {
@@ -588,7 +615,7 @@ loop:
 				s.emit(Event{Kind: EventLost, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 				break loop
 			}
-			tip = next
+			tip, renewed = next, t
 			if s.Remote != "" {
 				// A stop record pushed elsewhere arrives by this fetch;
 				// one that failed is tried again at the next heartbeat.
@@ -596,20 +623,15 @@ loop:
 					s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "fetch before reading the stop records: " + err.Error()})
 				}
 			}
-			stops, err := Stops(s.Store)
+			ctl, stops, err := s.ledger.Control(s.Store)
 			if err != nil {
-				s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "read the stop records: " + err.Error()})
+				s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "read the stop and drop records: " + err.Error()})
 			} else if st, ok := stops["all"]; ok {
 				cause, stopReason = stopRequested, "stop requested for every card: "+st.Reason
 			} else if st, ok := stops[label]; ok {
 				cause, stopReason = stopRequested, "stop requested: "+st.Reason
-			}
-			if cause == notStopped {
-				if ctl, err := ReadControl(s.Store); err != nil {
-					s.emit(Event{Kind: EventSyncFailed, Label: label, Attempt: l.Attempt, Detail: "read the drop records: " + err.Error()})
-				} else if d, ok := ctl.Dropped[label]; ok {
-					cause, stopReason = stopRequested, "dropped: "+orNone(d.Reason)
-				}
+			} else if d, ok := ctl.Dropped[label]; ok {
+				cause, stopReason = stopRequested, "dropped: "+orNone(d.Reason)
 			}
 			if cause == stopRequested {
 				proc.Stop(stopReason)
@@ -674,6 +696,7 @@ loop:
 		Survivors: res.Survivors, Result: verdict, Reason: joinReasons(reason, why), Stopped: stopped, Forged: forged,
 		Attest: l.Attest, ExitSHA256: hex.EncodeToString(d[:]), JobDir: dir,
 		Spent: spend.spent, SpentProblem: s.redact(spend.problem), Budget: spend.budget.String(),
+		Identity: s.examinedBy(label, l.Attempt, l.Nonce).Identity,
 	}
 	if cause == notStopped && len(forged) == 0 {
 		s.retry(rec, res, noResult && ended.Sub(started) < s.Retry.policy().LaunchGrace)
@@ -682,8 +705,7 @@ loop:
 	if !lost {
 		// Record under the lease: a job whose lease was taken over while
 		// it ran is someone else's card now.
-		l.Heartbeat = now(s.Now).UTC().Format(stamp)
-		if next, err := s.Book.Renew(ctx, label, tip, l); err != nil {
+		if next, err := s.holdToRecord(ctx, label, tip, l, renewed); err != nil {
 			lost = true
 			s.emit(Event{Kind: EventLost, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 		} else {
@@ -693,8 +715,16 @@ loop:
 	if !lost {
 		// The job's commits come in under its own ref before the record
 		// names them (and, remote, travel with it in the same push).
-		s.harvest(ctx, q.Card, rec)
-		tl.add(now(s.Now), "harvested", strings.TrimSpace(rec.Harvest+" "+rec.Head))
+		if j.Exam != nil {
+			s.examineEnd(ctx, q.Card, rec, j)
+			tl.add(now(s.Now), "replayed", rec.Journal)
+		} else {
+			s.harvest(ctx, q.Card, rec)
+			tl.add(now(s.Now), "harvested", strings.TrimSpace(rec.Harvest+" "+rec.Head))
+			if s.gateHead(ctx, q.Card, rec); rec.Gate != nil {
+				tl.add(now(s.Now), "gated", s.redact(rec.Gate.String()))
+			}
+		}
 	}
 	// What could not be written in the job directory is named in the
 	// record: the record is what lasts.
@@ -727,7 +757,7 @@ loop:
 				return false, fmt.Errorf("job %s is recorded here but could not be pushed (its lease is kept; the next run pushes it first): %w", label, err)
 			}
 		}
-		s.emit(Event{Kind: EventRecorded, Label: label, Attempt: l.Attempt, End: end, Result: verdict, Elapsed: ended.Sub(started), Detail: rec.Reason})
+		s.emit(Event{Kind: EventRecorded, Label: label, Attempt: l.Attempt, End: end, Result: rec.Result, Elapsed: ended.Sub(started), Detail: rec.Reason})
 		if rec.Retry {
 			s.emit(Event{Kind: EventRetry, Label: label, Attempt: l.Attempt, Detail: "runs again after " + rec.RetryAfter})
 		}
@@ -843,6 +873,9 @@ func (s *Supervisor) harvest(ctx context.Context, c *Card, rec *Job) {
 // seal seals the job's directory (sealJob). When that fails its
 // repository is removed whole; only when that fails too is it an error.
 func (s *Supervisor) seal(j *jobDir) ([]string, error) {
+	if j.Exam != nil {
+		return sealExamine(j.Root)
+	}
 	sealed, err := sealJob(j.Root, j.Staged)
 	if err == nil {
 		return sealed, nil

@@ -16,7 +16,12 @@ type Prompter struct {
 	// TempDir is where workspaces are made (os.TempDir() when empty); it
 	// must lie outside every checkout.
 	TempDir string
-	Now     func() time.Time
+	// Job, when set, is the directory of the swarm job the workspace is
+	// made for, walled so that it sees nothing above it: TempDir may then
+	// lie inside it though the job directory is in the repository's git
+	// directory (workspaceBase says why that keeps the rule's reason).
+	Job string
+	Now func() time.Time
 }
 
 // Checkout is the resolved top level of the store's work tree: the
@@ -57,7 +62,12 @@ func (p *Prompter) Prompt(ctx context.Context, t examine.Target) (*Bundle, error
 	if err != nil {
 		return nil, err
 	}
-	if _, err := workspaceBase(p.TempDir, checkout); err != nil {
+	if p.Job != "" {
+		if err := inGitDir(p.Job, p.Store.Location().CommonDir); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := workspaceBase(p.TempDir, checkout, p.Job); err != nil {
 		return nil, err
 	}
 	if proj, err = examine.RecordProjection(ctx, p.Store, cand.Commit); err != nil {
@@ -67,9 +77,23 @@ func (p *Prompter) Prompt(ctx context.Context, t examine.Target) (*Bundle, error
 	if p.Now != nil {
 		now = p.Now
 	}
-	w, err := Make(ctx, p.Store, proj, cand.Feature, checkout, p.TempDir, now())
+	w, err := makeIn(ctx, p.Store, proj, cand.Feature, checkout, p.TempDir, p.Job, now())
 	if err != nil {
 		return nil, err
 	}
 	return NewBundle(cand, w, proj, cmds.Names()), nil
+}
+
+// inGitDir refuses a job directory outside the repository's git
+// directory: a swarm job's directory lies there, in none of the work
+// tree's files, and only there does the exception workspaceBase makes
+// for a walled job hold.
+func inGitDir(job, gitDir string) error {
+	j, err1 := filepath.EvalSymlinks(job)
+	g, err2 := filepath.EvalSymlinks(gitDir)
+	if err1 != nil || err2 != nil || !within(j, g) || j == g {
+		return refusal.New(refusal.TempDirUnusable, "make an examine job's workspace in its job directory, in the repository's git directory",
+			"the job directory %s is not inside the git directory %s", job, gitDir)
+	}
+	return nil
 }

@@ -33,7 +33,13 @@ const namePrefix = "nwdes-examine-"
 // checkout. It refuses a tempDir inside a checkout (TempDirUnusable) and
 // leaves nothing behind when it fails.
 func Make(ctx context.Context, st examine.Store, p *examine.Projection, feature, checkout, tempDir string, now time.Time) (*examine.Workspace, error) {
-	base, err := workspaceBase(tempDir, checkout)
+	return makeIn(ctx, st, p, feature, checkout, tempDir, "", now)
+}
+
+// makeIn is Make for a workspace under tempDir that may lie in the walled
+// job directory job ("" for none: workspaceBase).
+func makeIn(ctx context.Context, st examine.Store, p *examine.Projection, feature, checkout, tempDir, job string, now time.Time) (*examine.Workspace, error) {
+	base, err := workspaceBase(tempDir, checkout, job)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +74,17 @@ func Make(ctx context.Context, st examine.Store, p *examine.Projection, feature,
 // workspaceBase resolves the directory workspaces are made in (os.TempDir
 // when empty): an existing absolute directory outside every checkout, or
 // TempDirUnusable.
-func workspaceBase(tempDir, checkout string) (string, error) {
+//
+// The rule is there so that the examiner cannot see the candidate's
+// files. A swarm job's directory (job, non-empty) lies in the
+// repository's git directory, so inside its checkout, yet the examiner
+// in it sees none of the checkout: the wall shows the job its own
+// directory and nothing above it (the supervisor gives an examine job
+// no objects and no read root in the repository). There the rule is
+// kept for what the examiner can see: tempDir must be the job directory
+// or inside it, and no directory from tempDir up to the job directory
+// may hold a .git (a checkout inside the job would be seen whole).
+func workspaceBase(tempDir, checkout, job string) (string, error) {
 	if tempDir == "" {
 		tempDir = os.TempDir()
 	}
@@ -76,6 +92,22 @@ func workspaceBase(tempDir, checkout string) (string, error) {
 	if fi, serr := os.Stat(base); err != nil || serr != nil || !fi.IsDir() || !filepath.IsAbs(base) {
 		return "", refusal.New(refusal.TempDirUnusable, "set TMPDIR to an existing absolute directory outside every checkout",
 			"the directory for workspaces, %q, is not an existing absolute directory", tempDir)
+	}
+	if job != "" {
+		jobDir, err := filepath.EvalSymlinks(job)
+		if err != nil || !filepath.IsAbs(jobDir) || !within(base, jobDir) {
+			return "", refusal.New(refusal.TempDirUnusable, "make an examine job's workspace in its own job directory",
+				"the directory for workspaces, %s, is not inside the job directory %s", base, job)
+		}
+		for d := base; ; d = filepath.Dir(d) {
+			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+				return "", refusal.New(refusal.TempDirUnusable, "stage no checkout in an examine job's directory (the examiner must not see the candidate's files)",
+					"the directory for workspaces, %s, is inside the checkout %s", base, d)
+			}
+			if d == jobDir {
+				return base, nil
+			}
+		}
 	}
 	if where := insideCheckout(base, checkout); where != "" {
 		return "", refusal.New(refusal.TempDirUnusable, "set TMPDIR to a directory outside every checkout (the examiner must not see the candidate's files)",
@@ -268,7 +300,7 @@ func Check(w *examine.Workspace, p *examine.Projection) error {
 		if err != nil {
 			return bad("public/%s cannot be read: %v", rel, err)
 		}
-		if gitstore.BlobID(data) != f.Blob {
+		if gitstore.BlobID(f.Blob.Format(), data) != f.Blob {
 			return bad("public/%s differs from the committed blob %s", rel, f.Blob.Short())
 		}
 		seen++

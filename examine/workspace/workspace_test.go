@@ -276,6 +276,39 @@ func TestAWorkspaceDirectoryInsideACheckoutIsRefused(t *testing.T) {
 	}
 }
 
+func TestAJobsWorkspaceMayLieInItsWalledJobDirectoryAndNowhereElseInTheCheckout(t *testing.T) {
+	checkout, st := candidate(t, nil)
+	job := filepath.Join(checkout, ".git", "nwdes", "swarm", "jobs", "exam", "1-0123456789abcdef")
+	if err := os.MkdirAll(filepath.Join(job, "scratch"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := &workspace.Prompter{Store: st, TempDir: job, Job: job}
+	b, err := p.Prompt(context.Background(), examine.Target{Feature: "greeting"})
+	if err != nil || filepath.Dir(b.Workspace) != job {
+		t.Fatalf("in the job directory: %+v, %v", b, err)
+	}
+	for name, p := range map[string]*workspace.Prompter{
+		"the checkout, named as a job": {Store: st, TempDir: filepath.Join(checkout, "docs"), Job: filepath.Join(checkout, "docs")},
+		"outside the job directory":    {Store: st, TempDir: filepath.Join(checkout, "docs"), Job: job},
+		"without saying it is a job's": {Store: st, TempDir: job},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := p.Prompt(context.Background(), examine.Target{Feature: "greeting"}); refusalName(err) != refusal.TempDirUnusable {
+				t.Fatalf("%v, want TempDirUnusable", err)
+			}
+		})
+	}
+	t.Run("a checkout inside the job", func(t *testing.T) {
+		if err := os.Mkdir(filepath.Join(job, "scratch", ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p := &workspace.Prompter{Store: st, TempDir: filepath.Join(job, "scratch"), Job: job}
+		if _, err := p.Prompt(context.Background(), examine.Target{Feature: "greeting"}); refusalName(err) != refusal.TempDirUnusable {
+			t.Fatalf("%v, want TempDirUnusable", err)
+		}
+	})
+}
+
 func TestSweepRemovesCleanWorkspacesKeepsContaminatedOnesAndLeavesOtherCheckouts(t *testing.T) {
 	checkout, st := candidate(t, nil)
 	clean, dirty := prompt(t, st), prompt(t, st)

@@ -79,10 +79,10 @@ func (s *Repo) Adopt(ctx context.Context, ref RefName, objectsDir string, head o
 	if lim.Objects < 1 || lim.Bytes < 1 || lim.Object < 1 {
 		return nil, fmt.Errorf("adopt into %s: limits %+v are not all at least 1", ref, lim)
 	}
-	h, err := toHash(head)
-	if err != nil {
+	if err := s.check(head); err != nil {
 		return nil, err
 	}
+	h := head
 	cur, err := s.refs.read(ref)
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func (s *Repo) Adopt(ctx context.Context, ref RefName, objectsDir string, head o
 	if !cur.IsZero() {
 		return nil, fmt.Errorf("adopt into %s: it already names %s: %w", ref, cur, ErrConflict)
 	}
-	foreign, err := odb.OpenIsolated(objectsDir, lim.Object)
+	foreign, err := odb.OpenIsolated(objectsDir, s.format, lim.Object)
 	if err != nil {
 		return nil, err
 	}
@@ -105,15 +105,15 @@ func (s *Repo) Adopt(ctx context.Context, ref RefName, objectsDir string, head o
 	defer release()
 
 	type want struct {
-		h    plumbing.Hash
+		h    oid.ID
 		typ  plumbing.ObjectType
 		from string // what refers to it, for a person
 	}
 	var (
-		batch Batch
+		batch = Batch{f: s.format}
 		out   Adopted
 		queue = []want{{h, plumbing.CommitObject, "the head"}}
-		seen  = map[plumbing.Hash]bool{}
+		seen  = map[oid.ID]bool{}
 	)
 	for len(queue) > 0 {
 		w := queue[0]
@@ -131,7 +131,7 @@ func (s *Repo) Adopt(ctx context.Context, ref RefName, objectsDir string, head o
 			continue
 		}
 		refuse := func(format string, args ...any) (*Adopted, error) {
-			return nil, &AdoptError{Object: toID(w.h), Why: fmt.Sprintf(format, args...)}
+			return nil, &AdoptError{Object: w.h, Why: fmt.Sprintf(format, args...)}
 		}
 		if out.Objects >= lim.Objects {
 			return refuse("more than %d objects to copy", lim.Objects)
@@ -154,7 +154,7 @@ func (s *Repo) Adopt(ctx context.Context, ref RefName, objectsDir string, head o
 		out.Bytes += int64(len(data))
 		switch typ {
 		case plumbing.CommitObject:
-			tree, parents, why := checkCommit(data)
+			tree, parents, why := checkCommit(s.format, data)
 			if why != "" {
 				return refuse("a malformed commit: %s", why)
 			}
@@ -164,7 +164,7 @@ func (s *Repo) Adopt(ctx context.Context, ref RefName, objectsDir string, head o
 				queue = append(queue, want{p, plumbing.CommitObject, "a parent of commit " + w.h.String()})
 			}
 		case plumbing.TreeObject:
-			entries, why := checkTree(data)
+			entries, why := checkTree(s.format, data)
 			if why != "" {
 				return refuse("a malformed tree: %s", why)
 			}
@@ -187,7 +187,7 @@ func (s *Repo) Adopt(ctx context.Context, ref RefName, objectsDir string, head o
 	if sp != nil {
 		s.obj.hold(h, sp)
 	}
-	if err := s.moveRef(ref, plumbing.ZeroHash, h); err != nil {
+	if err := s.moveRef(ref, oid.Zero, h); err != nil {
 		return nil, fmt.Errorf("adopt into %s: %w", ref, err)
 	}
 	return &out, nil
@@ -202,33 +202,37 @@ var identLine = lazyre.New(`^[^<>\n]* <[^<>\n]*> (0|[1-9][0-9]{0,18}) [+-][0-9]{
 
 // checkCommit reads a commit as git fsck --strict does, returning its tree
 // and parents, or why it is malformed.
-func checkCommit(b []byte) (plumbing.Hash, []plumbing.Hash, string) {
+func checkCommit(f oid.Format, b []byte) (oid.ID, []oid.ID, string) {
 	if bytes.IndexByte(b, 0) >= 0 {
-		return plumbing.ZeroHash, nil, "it holds a NUL byte"
+		return oid.Zero, nil, "it holds a NUL byte"
 	}
 	head, _, found := bytes.Cut(b, []byte("\n\n"))
 	if !found {
 		if len(b) == 0 || b[len(b)-1] != '\n' {
-			return plumbing.ZeroHash, nil, "its headers are not terminated"
+			return oid.Zero, nil, "its headers are not terminated"
 		}
 		head = b[:len(b)-1]
 	}
 	lines := strings.Split(string(head), "\n")
 	var (
-		tree    plumbing.Hash
-		parents []plumbing.Hash
+		tree    oid.ID
+		parents []oid.ID
 		i       int
 	)
-	hexLine := func(key string) (plumbing.Hash, bool) {
+	hexLine := func(key string) (oid.ID, bool) {
 		if i >= len(lines) {
-			return plumbing.ZeroHash, false
+			return oid.Zero, false
 		}
 		v, ok := strings.CutPrefix(lines[i], key+" ")
-		if !ok || !isHex40(v) {
-			return plumbing.ZeroHash, false
+		if !ok {
+			return oid.Zero, false
+		}
+		id, ok := parseHex(f, v)
+		if !ok {
+			return oid.Zero, false
 		}
 		i++
-		return plumbing.NewHash(v), true
+		return id, true
 	}
 	tree, ok := hexLine("tree")
 	if !ok {
@@ -260,14 +264,15 @@ func checkCommit(b []byte) (plumbing.Hash, []plumbing.Hash, string) {
 
 // checkTree reads a tree as git fsck --strict does, returning its entries
 // or why it is malformed.
-func checkTree(b []byte) ([]treeEntry, string) {
+func checkTree(f oid.Format, b []byte) ([]treeEntry, string) {
 	var out []treeEntry
+	hl := f.Size()
 	names := map[string]bool{}
 	prev := ""
 	for len(b) > 0 {
 		sp := bytes.IndexByte(b, ' ')
 		nul := bytes.IndexByte(b, 0)
-		if sp <= 0 || nul < sp || len(b) < nul+21 {
+		if sp <= 0 || nul < sp || len(b) < nul+1+hl {
 			return nil, "an entry is cut short"
 		}
 		var mode uint32
@@ -297,15 +302,18 @@ func checkTree(b []byte) ([]treeEntry, string) {
 			return nil, fmt.Sprintf("two entries are named %q", name)
 		}
 		names[name] = true
-		e := treeEntry{name: name, mode: mode}
-		copy(e.hash[:], b[nul+1:nul+21])
+		id, ok := fromRaw(f, b[nul+1:nul+1+hl])
+		if !ok || id.IsZero() {
+			return nil, fmt.Sprintf("entry %q has a null id", name)
+		}
+		e := treeEntry{name: name, mode: mode, hash: id}
 		if k := treeKey(e); prev != "" && k <= prev {
 			return nil, fmt.Sprintf("entry %q is out of git's order", name)
 		} else {
 			prev = k
 		}
 		out = append(out, e)
-		b = b[nul+21:]
+		b = b[nul+1+hl:]
 	}
 	return out, ""
 }
@@ -332,8 +340,8 @@ func (s *Repo) ChangedPaths(from, to oid.ID, limit int) ([]string, int, error) {
 			paths = append(paths, p)
 		}
 	}
-	var all func(dir string, tree plumbing.Hash) error
-	all = func(dir string, tree plumbing.Hash) error {
+	var all func(dir string, tree oid.ID) error
+	all = func(dir string, tree oid.ID) error {
 		es, err := s.treeEntries(tree)
 		if err != nil {
 			return err
@@ -349,8 +357,8 @@ func (s *Repo) ChangedPaths(from, to oid.ID, limit int) ([]string, int, error) {
 		}
 		return nil
 	}
-	var diff func(dir string, a, b plumbing.Hash) error
-	diff = func(dir string, a, b plumbing.Hash) error {
+	var diff func(dir string, a, b oid.ID) error
+	diff = func(dir string, a, b oid.ID) error {
 		if a == b {
 			return nil
 		}
@@ -404,7 +412,7 @@ func (s *Repo) ChangedPaths(from, to oid.ID, limit int) ([]string, int, error) {
 	return paths, n, nil
 }
 
-func (s *Repo) treeEntries(h plumbing.Hash) (map[string]treeEntry, error) {
+func (s *Repo) treeEntries(h oid.ID) (map[string]treeEntry, error) {
 	t, b, err := s.obj.read(h)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package git
 
 import (
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"strings"
 	"testing"
 )
@@ -24,12 +25,12 @@ func TestCheckTreeRefusesWhatGitFsckStrictRefuses(t *testing.T) {
 		{"a tree sorted as a file", entry("40000", "a") + entry("100644", "a.c"), "order"},
 		{"cut short", entry("100644", "a")[:10], "cut short"},
 	} {
-		if _, why := checkTree([]byte(tc.tree)); !strings.Contains(why, tc.want) {
+		if _, why := checkTree(oid.SHA1, []byte(tc.tree)); !strings.Contains(why, tc.want) {
 			t.Errorf("%s: checkTree says %q, want %q", tc.name, why, tc.want)
 		}
 	}
 	ok := entry("100644", "a.c") + entry("40000", "a") + entry("100755", "b") + entry("120000", "c") + entry("160000", "d")
-	if es, why := checkTree([]byte(ok)); why != "" || len(es) != 5 {
+	if es, why := checkTree(oid.SHA1, []byte(ok)); why != "" || len(es) != 5 {
 		t.Fatalf("a sound tree: %q, %d entries", why, len(es))
 	}
 }
@@ -50,12 +51,12 @@ func TestCheckCommitRefusesWhatGitFsckStrictRefuses(t *testing.T) {
 		{"a NUL", tree + "author" + who + "committer" + who + "\nm\x00\n", "NUL"},
 		{"unterminated headers", tree + "author" + who + "committer" + strings.TrimSuffix(who, "\n"), "not terminated"},
 	} {
-		if _, _, why := checkCommit([]byte(tc.commit)); !strings.Contains(why, tc.want) {
+		if _, _, why := checkCommit(oid.SHA1, []byte(tc.commit)); !strings.Contains(why, tc.want) {
 			t.Errorf("%s: checkCommit says %q, want %q", tc.name, why, tc.want)
 		}
 	}
 	ok := tree + "parent " + strings.Repeat("b", 40) + "\nauthor" + who + "committer" + who + "gpgsig -----BEGIN-----\n x\n -----END-----\n\nmessage\n"
-	if _, parents, why := checkCommit([]byte(ok)); why != "" || len(parents) != 1 {
+	if _, parents, why := checkCommit(oid.SHA1, []byte(ok)); why != "" || len(parents) != 1 {
 		t.Fatalf("a sound commit: %q, %d parents", why, len(parents))
 	}
 }

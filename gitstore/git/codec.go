@@ -32,8 +32,11 @@ const (
 	ModeGitlink uint32 = 0o160000
 )
 
-// HashOf is the id git gives an object of type t holding data.
-func HashOf(t ObjectType, data []byte) oid.ID { return toID(hashOf(plumbing.ObjectType(t), data)) }
+// HashOf is the id git gives an object of type t holding data, in object
+// format f (Repo.Format).
+func HashOf(f oid.Format, t ObjectType, data []byte) oid.ID {
+	return hashOf(f, plumbing.ObjectType(t), data)
+}
 
 // TreeEntry is one entry of a git tree.
 type TreeEntry struct {
@@ -47,34 +50,37 @@ func (e TreeEntry) IsTree() bool { return e.Mode == ModeTree }
 
 // EncodeTree is the content of the tree holding entries, in git's order
 // (by name, a tree's name compared as if it ended in "/"; git fsck
-// --strict checks this order). An entry whose id is not SHA-1 is refused
-// (see toHash).
+// --strict checks this order). Every entry's id is of one object format,
+// the tree's; a tree mixing SHA-1 and SHA-256 ids is refused
+// (UnsupportedRepository), never written.
 func EncodeTree(entries []TreeEntry) ([]byte, error) {
 	es := make([]treeEntry, len(entries))
+	var f oid.Format
 	for i, e := range entries {
-		h, err := toHash(e.ID)
-		if err != nil {
+		if f == 0 {
+			f = e.ID.Format()
+		}
+		if err := checkID(f, e.ID); err != nil {
 			return nil, fmt.Errorf("tree entry %q: %w", e.Name, err)
 		}
-		es[i] = treeEntry{name: e.Name, mode: e.Mode, hash: h}
+		if e.ID.IsZero() {
+			return nil, fmt.Errorf("tree entry %q names no object", e.Name)
+		}
+		es[i] = treeEntry{name: e.Name, mode: e.Mode, hash: e.ID}
 	}
 	return encodeTree(es), nil
 }
 
 // DecodeTree reads the tree id holding b, refusing (TreeUnreadable) one
-// git fsck rejects (see decodeTree).
+// git fsck rejects (see decodeTree). Its entries' ids are of id's format.
 func DecodeTree(id oid.ID, b []byte) ([]TreeEntry, error) {
-	h, err := toHash(id)
-	if err != nil {
-		return nil, err
-	}
-	es, err := decodeTree(h, b)
+	es, err := decodeTree(id, b)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]TreeEntry, len(es))
 	for i, e := range es {
-		out[i] = TreeEntry{Name: e.name, Mode: e.mode, ID: toID(e.hash)}
+		out[i] = TreeEntry{Name: e.name, Mode: e.mode, ID: e.hash}
 	}
 	return out, nil
 }
@@ -88,31 +94,37 @@ type Commit struct {
 }
 
 func (c commitInfo) export() Commit {
-	return Commit{Tree: toID(c.Tree), Parents: toIDs(c.Parents), Time: c.Time, Message: c.Message}
+	return Commit{Tree: c.Tree, Parents: c.Parents, Time: c.Time, Message: c.Message}
 }
 
-// DecodeCommit reads the commit id holding b.
+// DecodeCommit reads the commit id holding b; its tree and parents are
+// ids of id's format.
 func DecodeCommit(id oid.ID, b []byte) (Commit, error) {
-	h, err := toHash(id)
-	if err != nil {
-		return Commit{}, err
-	}
-	c, err := decodeCommit(h, b)
+	c, err := decodeCommit(id, b)
 	return c.export(), err
 }
 
 // EncodeCommit is the content of a commit of tree with parents, whose
 // author and committer are ident at when, with message msg (ended by a
-// newline when it is not). Ids that are not SHA-1 are refused (toHash).
+// newline when it is not). The parents are of the tree's object format; a
+// commit mixing formats is refused (UnsupportedRepository).
 func EncodeCommit(tree oid.ID, parents []oid.ID, ident string, when time.Time, msg string) ([]byte, error) {
-	hs, err := toHashes(append([]oid.ID{tree}, parents...))
-	if err != nil {
+	if tree.IsZero() {
+		return nil, fmt.Errorf("a commit names a tree")
+	}
+	if err := checkIDs(tree.Format(), parents...); err != nil {
 		return nil, err
 	}
-	return encodeCommit(hs[0], hs[1:], ident, when, msg), nil
+	for _, p := range parents {
+		if p.IsZero() {
+			return nil, fmt.Errorf("a commit's parent names no object")
+		}
+	}
+	return encodeCommit(tree, parents, ident, when, msg), nil
 }
 
-// Add puts an object in the batch, once, and returns its id.
+// Add puts an object in the batch, once, and returns its id (of the
+// batch's format).
 func (b *Batch) Add(t ObjectType, data []byte) oid.ID {
-	return toID(b.add(plumbing.ObjectType(t), data))
+	return b.add(plumbing.ObjectType(t), data)
 }

@@ -7,12 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	commitgraph "github.com/go-git/go-git/v5/plumbing/format/commitgraph/v2"
 	"golang.org/x/sys/unix"
+
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 // Generation numbers let a history walk stop early: a commit's generation
@@ -32,12 +33,15 @@ import (
 const maxGraphGeneration = 1<<30 - 1
 
 // commitGraph is an open commit-graph file, or chain of them, of the
-// object directory. Its methods never panic: go-git's reader does little
-// checking of offsets and counts, so a damaged file could make it index
-// out of range; that is turned into an error, and an error makes the repository
-// stop trusting the graph.
+// object directory, read by nwdes's own reader (graph.go's format, for
+// SHA-1 and SHA-256 alike: go-git's reader knows SHA-1 only). Its methods
+// never panic: every chunk's offset and size is checked against the file
+// when it is opened and every parent position when it is read, so a
+// damaged file is an error, and an error makes the repository stop
+// trusting the graph.
 type commitGraph struct {
-	idx commitgraph.Index
+	f      oid.Format
+	layers []*graphLayer // the base first; a lone file is one layer
 }
 
 // openCommitGraph opens objects/info/commit-graph or, when it is absent,
@@ -45,70 +49,77 @@ type commitGraph struct {
 // does. It returns nil and no error when there is neither. Every file is
 // opened here, before any is read, so that a git gc which replaces or
 // deletes them afterwards does not change what this repository reads (the
-// descriptors keep the old files); Repo.Close closes them.
-func openCommitGraph(objDir string) (g *commitGraph, err error) {
+// mappings keep the old files); Repo.Close closes them.
+func openCommitGraph(objDir string, f oid.Format) (g *commitGraph, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			g, err = nil, fmt.Errorf("commit-graph: %v", r)
 		}
 	}()
 	info := filepath.Join(objDir, "info")
-	f, err := mapFile(filepath.Join(info, "commit-graph"))
+	m, err := mapFile(filepath.Join(info, "commit-graph"))
 	if err == nil {
-		idx, err := commitgraph.OpenFileIndex(f)
+		l, err := parseGraph(m, f, nil, 0)
 		if err != nil {
-			f.Close()
+			m.Close()
 			return nil, fmt.Errorf("commit-graph: %w", err)
 		}
-		return &commitGraph{idx: idx}, nil
+		return &commitGraph{f: f, layers: []*graphLayer{l}}, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	// go-git's OpenChainIndex would do this, but it calls Close on a nil
-	// index when the first layer is missing (a panic) and leaks the file
-	// of a layer it cannot parse; hence the loop here.
 	dir := filepath.Join(info, "commit-graphs")
-	cf, err := os.Open(filepath.Join(dir, "commit-graph-chain"))
+	chain, err := os.ReadFile(filepath.Join(dir, "commit-graph-chain"))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	chain, err := commitgraph.OpenChainFile(cf)
-	cf.Close()
-	if err != nil {
-		return nil, fmt.Errorf("commit-graph chain: %w", err)
+	g = &commitGraph{f: f}
+	var names []oid.ID
+	var base uint32
+	for _, line := range strings.Split(strings.TrimSuffix(string(chain), "\n"), "\n") {
+		h, ok := parseHex(f, line)
+		if !ok {
+			g.close()
+			return nil, fmt.Errorf("commit-graph chain: %q is not a %s graph name", line, f)
+		}
+		m, err := mapFile(filepath.Join(dir, "graph-"+line+".graph"))
+		var l *graphLayer
+		if err == nil {
+			if l, err = parseGraph(m, f, names, base); err != nil {
+				m.Close()
+			}
+		}
+		if err != nil {
+			g.close()
+			return nil, fmt.Errorf("commit-graph chain: %w", err)
+		}
+		g.layers = append(g.layers, l)
+		names = append(names, h)
+		base += l.n
 	}
-	if len(chain) == 0 {
+	if len(g.layers) == 0 {
 		return nil, errors.New("commit-graph chain: empty")
 	}
-	var idx commitgraph.Index
-	for _, h := range chain {
-		f, err := mapFile(filepath.Join(dir, "graph-"+h+".graph"))
-		if err == nil {
-			var next commitgraph.Index
-			if next, err = commitgraph.OpenFileIndexWithParent(f, idx); err == nil {
-				idx = next
-				continue
-			}
-			f.Close()
-		}
-		if idx != nil {
-			idx.Close()
-		}
-		return nil, fmt.Errorf("commit-graph chain: %w", err)
-	}
-	return &commitGraph{idx: idx}, nil
+	return g, nil
 }
 
-func (g *commitGraph) close() error { return g.idx.Close() }
+func (g *commitGraph) close() error {
+	var errs []error
+	for _, l := range g.layers {
+		errs = append(errs, l.m.Close())
+	}
+	return errors.Join(errs...)
+}
 
-// mappedFile is a commit-graph file mapped into memory. go-git's reader
-// makes a handful of small reads per commit (a binary search of the id
-// table, the commit data, each parent's); through pread(2) that cost more
-// than reading the commit object, mapped it costs next to nothing, and
+// mappedFile is a commit-graph file mapped into memory. A lookup touches a
+// handful of places per commit (a binary search of the id table, the
+// commit data, each parent's); through pread(2) that cost more than
+// reading the commit object, mapped it costs next to nothing, and
 // mapping does not read the file, so opening costs the same whatever its
 // size. The descriptor is closed at once: the mapping holds the file, also
 // after git gc replaces it. git never writes a graph in place (it writes a
@@ -161,37 +172,42 @@ func (m *mappedFile) Close() error {
 // parents and their generations.
 type graphEntry struct {
 	gen        uint64
-	parents    []plumbing.Hash
+	parents    []oid.ID
 	parentGens []uint64
 }
 
 // entry looks h up. ok is false when the graph does not hold h; err is set
 // when the graph could not be read (it is damaged, or was truncated).
-func (g *commitGraph) entry(h plumbing.Hash) (e graphEntry, ok bool, err error) {
+func (g *commitGraph) entry(h oid.ID) (e graphEntry, ok bool, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok, err = graphEntry{}, false, fmt.Errorf("commit-graph: %v", r)
 		}
 	}()
-	i, err := g.idx.GetIndexByHash(h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
+	if h.Format() != g.f {
 		return e, false, nil
 	}
+	pos, found := g.find(h)
+	if !found {
+		return e, false, nil
+	}
+	d, err := g.commit(pos)
 	if err != nil {
 		return e, false, fmt.Errorf("commit-graph: %w", err)
 	}
-	d, err := g.idx.GetCommitDataByIndex(i)
-	if err != nil {
-		return e, false, fmt.Errorf("commit-graph: %w", err)
-	}
-	e.gen, e.parents = d.Generation, d.ParentHashes
-	for _, pi := range d.ParentIndexes {
-		pd, err := g.idx.GetCommitDataByIndex(pi)
+	e.gen = d.gen
+	for _, pp := range d.parents {
+		pd, err := g.commit(pp)
 		if err != nil {
 			return graphEntry{}, false, fmt.Errorf("commit-graph: %w", err)
 		}
-		e.parentGens = append(e.parentGens, pd.Generation)
+		id, err := g.oidAt(pp)
+		if err != nil {
+			return graphEntry{}, false, fmt.Errorf("commit-graph: %w", err)
+		}
+		e.parents = append(e.parents, id)
+		e.parentGens = append(e.parentGens, pd.gen)
 	}
 	return e, true, nil
 }
@@ -216,7 +232,7 @@ type genState struct {
 	// afresh, so that a process that lives for months does not hold a
 	// generation for every commit it ever saw; they are cheap to find
 	// again.
-	known map[plumbing.Hash]uint64
+	known map[oid.ID]uint64
 	// tooFar is set when generations could not be derived within MaxWalk
 	// with this graph (none, or an old one): later walks go straight to
 	// the walk without generations instead of trying again.
@@ -234,7 +250,7 @@ func (s *Repo) currentGraph() *commitGraph {
 		g.loaded = true
 		// An unreadable or malformed graph is not an error: walks do
 		// without it, as git does, and answer the same, only slower.
-		if cg, err := openCommitGraph(s.loc.Objects()); err == nil {
+		if cg, err := openCommitGraph(s.loc.Objects(), s.format); err == nil {
 			g.graph = cg
 		}
 	}
@@ -257,7 +273,7 @@ func (s *Repo) dropGraph(cg *commitGraph) {
 // maxKnownGens bounds genState.known (about 50 MB).
 const maxKnownGens = 1 << 20
 
-func (s *Repo) knownGen(h plumbing.Hash) (uint64, bool) {
+func (s *Repo) knownGen(h oid.ID) (uint64, bool) {
 	g := &s.gens
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -267,7 +283,7 @@ func (s *Repo) knownGen(h plumbing.Hash) (uint64, bool) {
 
 // rememberGens keeps generations found with graph cg, unless cg was
 // dropped meanwhile.
-func (s *Repo) rememberGens(cg *commitGraph, gens map[plumbing.Hash]uint64) {
+func (s *Repo) rememberGens(cg *commitGraph, gens map[oid.ID]uint64) {
 	g := &s.gens
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -275,7 +291,7 @@ func (s *Repo) rememberGens(cg *commitGraph, gens map[plumbing.Hash]uint64) {
 		return
 	}
 	if g.known == nil || len(g.known)+len(gens) > maxKnownGens {
-		g.known = make(map[plumbing.Hash]uint64, len(gens))
+		g.known = make(map[oid.ID]uint64, len(gens))
 	}
 	for h, v := range gens {
 		g.known[h] = v

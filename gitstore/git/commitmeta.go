@@ -53,10 +53,10 @@ func IdentityEmail(id string) string {
 
 // CommitMeta reads commit's identities and signature.
 func (s *Repo) CommitMeta(commit oid.ID) (CommitMeta, error) {
-	h, err := toHash(commit)
-	if err != nil {
+	if err := s.check(commit); err != nil {
 		return CommitMeta{}, err
 	}
+	h := commit
 	t, b, err := s.obj.read(h)
 	if err != nil {
 		return CommitMeta{}, err

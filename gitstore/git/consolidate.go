@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"hash/crc32"
 	"io/fs"
 	"os"
@@ -13,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/sys/unix"
 )
 
@@ -98,7 +98,7 @@ func (o *objects) maybeConsolidate() error {
 	for _, e := range ents {
 		n := e.Name()
 		names[n] = true
-		if b, ok := strings.CutSuffix(n, ".idx"); ok && isPackName(b) {
+		if b, ok := strings.CutSuffix(n, ".idx"); ok && isPackName(o.f, b) {
 			bases = append(bases, b)
 		}
 	}
@@ -120,9 +120,9 @@ func (o *objects) maybeConsolidate() error {
 	return o.consolidate(dir, geometric(cands))
 }
 
-func isPackName(b string) bool {
+func isPackName(f oid.Format, b string) bool {
 	h, ok := strings.CutPrefix(b, "pack-")
-	return ok && isHex40(h)
+	return ok && IsHexID(f, h)
 }
 
 // candidates returns the packs consolidation may merge (see above).
@@ -265,8 +265,8 @@ func (o *objects) consolidate(dir string, sel []packCandidate) error {
 	if len(sel) < 2 {
 		return nil
 	}
-	pb := newPackBuf()
-	seen := map[plumbing.Hash]bool{}
+	pb := newPackBuf(o.f)
+	seen := map[oid.ID]bool{}
 	var merged []string
 	for _, c := range sel {
 		ok, err := o.copyPack(pb, seen, c.base)
@@ -310,7 +310,7 @@ func (o *objects) consolidate(dir string, sel []packCandidate) error {
 // seen). It reports false, copying nothing, when the pack has gone (a
 // concurrent git gc deleted it), and an error when it is damaged: that is
 // for git fsck to report, and nothing is deleted.
-func (o *objects) copyPack(pb *packBuf, seen map[plumbing.Hash]bool, base string) (bool, error) {
+func (o *objects) copyPack(pb *packBuf, seen map[oid.ID]bool, base string) (bool, error) {
 	// Looked at again under the lock: a listing of a large directory is
 	// not one snapshot, and a pack whose update is in flight (its .keep
 	// made before its .idx appeared) must not be merged before its ref
@@ -332,12 +332,12 @@ func (o *objects) copyPack(pb *packBuf, seen map[plumbing.Hash]bool, base string
 	if err != nil {
 		return false, err
 	}
-	es, err := parseIdxV2(idx, pack)
+	es, err := parseIdxV2(o.f, idx, pack)
 	if err != nil {
 		return false, fmt.Errorf("consolidate %s: %w", filepath.Base(base), err)
 	}
 	sort.Slice(es, func(i, j int) bool { return es[i].off < es[j].off })
-	end := uint64(len(pack) - 20)
+	end := uint64(len(pack) - o.f.Size())
 	for i, e := range es {
 		stop := end
 		if i+1 < len(es) {
@@ -371,26 +371,31 @@ func (o *objects) copyPack(pb *packBuf, seen map[plumbing.Hash]bool, base string
 
 // parseIdxV2 returns the entries of a version 2 pack index, checking it
 // against its pack's header and trailer.
-func parseIdxV2(idx, pack []byte) ([]packEntry, error) {
+func parseIdxV2(f oid.Format, idx, pack []byte) ([]packEntry, error) {
 	const head = 8 + 256*4
-	if len(idx) < head+40 || !bytes.Equal(idx[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
+	hl := uint64(f.Size())
+	if uint64(len(idx)) < head+2*hl || !bytes.Equal(idx[:8], []byte{0xff, 't', 'O', 'c', 0, 0, 0, 2}) {
 		return nil, errors.New("not a version 2 pack index")
 	}
 	n := uint64(binary.BigEndian.Uint32(idx[head-4 : head]))
-	names, crcs := uint64(head), uint64(head)+20*n
+	names, crcs := uint64(head), uint64(head)+hl*n
 	offs := crcs + 4*n
 	large := offs + 4*n
-	if uint64(len(idx)) < large+40 {
+	if uint64(len(idx)) < large+2*hl {
 		return nil, errors.New("pack index too short")
 	}
-	if len(pack) < 32 || string(pack[:4]) != "PACK" || uint64(binary.BigEndian.Uint32(pack[8:12])) != n ||
-		!bytes.Equal(pack[len(pack)-20:], idx[len(idx)-40:len(idx)-20]) {
+	if uint64(len(pack)) < 12+hl || string(pack[:4]) != "PACK" || uint64(binary.BigEndian.Uint32(pack[8:12])) != n ||
+		!bytes.Equal(pack[uint64(len(pack))-hl:], idx[uint64(len(idx))-2*hl:uint64(len(idx))-hl]) {
 		return nil, errors.New("pack does not match its index")
 	}
 	es := make([]packEntry, n)
 	for i := uint64(0); i < n; i++ {
 		e := &es[i]
-		copy(e.hash[:], idx[names+20*i:])
+		id, ok := fromRaw(f, idx[names+hl*i:names+hl*(i+1)])
+		if !ok {
+			return nil, errors.New("pack index name of a bad size")
+		}
+		e.hash = id
 		e.crc = binary.BigEndian.Uint32(idx[crcs+4*i:])
 		v := binary.BigEndian.Uint32(idx[offs+4*i:])
 		if v&(1<<31) == 0 {
@@ -398,7 +403,7 @@ func parseIdxV2(idx, pack []byte) ([]packEntry, error) {
 			continue
 		}
 		k := large + 8*uint64(v&^(1<<31))
-		if k+8 > uint64(len(idx))-40 {
+		if k+8 > uint64(len(idx))-2*hl {
 			return nil, errors.New("pack index large offset out of range")
 		}
 		e.off = binary.BigEndian.Uint64(idx[k:])

@@ -19,11 +19,17 @@
 // (promisor.go); Run is the one way this layer starts git, and transport
 // (gitstore/remote) asks it too.
 //
-// The API speaks oid.ID; go-git's plumbing.Hash stays inside (ids.go).
-// Tree and commit codecs (TreeEntry, Commit, EncodeTree, DecodeCommit, …)
-// are exported for the record store above.
+// The API and the internals speak oid.ID, in the repository's object
+// format (Repo.Format, from extensions.objectFormat): SHA-1 and SHA-256
+// repositories alike, one binary. Refs, commits, trees, tags, packs, their
+// indexes and the commit-graph (graph.go, nwdes's own reader) are read and
+// written at the format's id size with its hash function; an id of the
+// other format is refused by name (UnsupportedRepository, ids.go), never
+// cut or padded. Tree and commit codecs (TreeEntry, Commit, EncodeTree,
+// DecodeCommit, …) are exported for the record store above.
 //
-// Layering: imports go-git's plumbing and its commit-graph reader,
+// Layering: imports go-git's plumbing (object type names only),
+// github.com/pjbgf/sha1cd (SHA-1 with collision detection, as git),
 // golang.org/x/sys, gitstore/odb, gitstore/gitrepo, gitstore/oid,
 // nwdes/refusal and nwdes/internal/text only; none of those imports it,
 // and nothing here imports gitstore (records) or gitstore/remote.

@@ -44,7 +44,3 @@ func showHash(h oid.ID) string {
 	}
 	return h.String()
 }
-
-// IsHex40 reports whether s is 40 lower-case hex digits (a SHA-1 id as
-// git writes one).
-func IsHex40(s string) bool { return isHex40(s) }

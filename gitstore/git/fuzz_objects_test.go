@@ -1,9 +1,10 @@
 package git
 
 import (
+	"strings"
 	"testing"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 // FuzzDecodeTreeAndCommit feeds the tree and commit decoders nwdes uses
@@ -13,14 +14,19 @@ func FuzzDecodeTreeAndCommit(f *testing.F) {
 	f.Add([]byte("40000 a\x00"))
 	f.Add([]byte("tree 0123456789abcdef0123456789abcdef01234567\nparent 0123456789abcdef0123456789abcdef01234567\nauthor a <a> 1 +0000\ncommitter a <a> 1 +0000\n\nmsg\n"))
 	f.Add([]byte("tree zz\n"))
+	ids := []oid.ID{oid.MustParse(strings.Repeat("1", 40)), oid.MustParse(strings.Repeat("2", 64))}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if es, err := decodeTree(plumbing.ZeroHash, b); err == nil {
-			for _, e := range es {
-				if e.name == "" {
-					t.Fatal("decoded an entry with no name")
+		for _, id := range ids {
+			if es, err := decodeTree(id, b); err == nil {
+				for _, e := range es {
+					if e.name == "" || e.hash.Format() != id.Format() && !e.hash.IsZero() {
+						t.Fatal("decoded an entry with no name, or of another format")
+					}
 				}
 			}
+			_, _ = decodeCommit(id, b)
+			_, _ = checkTree(id.Format(), b)
+			_, _, _ = checkCommit(id.Format(), b)
 		}
-		_, _ = decodeCommit(plumbing.ZeroHash, b)
 	})
 }

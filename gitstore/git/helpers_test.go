@@ -41,7 +41,7 @@ func commitFile(t testing.TB, r *git.Repo, ref git.RefName, name, content string
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b git.Batch
+	b := *git.NewBatch(r.Format())
 	blob := b.Add(git.BlobObject, []byte(content))
 	tb, err := git.EncodeTree([]git.TreeEntry{{Name: name, Mode: git.ModeFile, ID: blob}})
 	if err != nil {

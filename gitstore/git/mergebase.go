@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
 	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -32,17 +30,17 @@ import (
 // commit-graph) it walks by commit time as git does without a graph, and
 // every commit counts against MaxWalk (WalkLimit).
 func (s *Repo) MergeBases(a, b oid.ID) ([]oid.ID, error) {
-	hs, err := toHashes([]oid.ID{a, b})
-	if err != nil {
+	if err := s.check(a, b); err != nil {
 		return nil, err
 	}
+	hs := []oid.ID{a, b}
 	bases, err := s.mergeBases(hs[0], hs[1])
-	return toIDs(bases), err
+	return bases, err
 }
 
-func (s *Repo) mergeBases(a, b plumbing.Hash) ([]plumbing.Hash, error) {
+func (s *Repo) mergeBases(a, b oid.ID) ([]oid.ID, error) {
 	if a == b {
-		return []plumbing.Hash{a}, nil
+		return []oid.ID{a}, nil
 	}
 	shallow, err := s.shallowCommits()
 	if err != nil {
@@ -73,7 +71,7 @@ func (s *Repo) mergeBases(a, b plumbing.Hash) ([]plumbing.Hash, error) {
 // git's min_generation cut-off is 0 for merge bases (every common
 // ancestor must be found), so there is none here; IsAncestor has its own
 // walk with the cut-off.
-func (s *Repo) paintDown(gw *genWalk, a, b plumbing.Hash) ([]plumbing.Hash, error) {
+func (s *Repo) paintDown(gw *genWalk, a, b oid.ID) ([]oid.ID, error) {
 	const (
 		fromA = 1 << iota
 		fromB
@@ -81,7 +79,7 @@ func (s *Repo) paintDown(gw *genWalk, a, b plumbing.Hash) ([]plumbing.Hash, erro
 		result
 	)
 	max := s.opts.MaxWalk
-	w := &walker{st: s, gw: gw, flags: map[plumbing.Hash]int{}, info: map[plumbing.Hash]commitMeta{}}
+	w := &walker{st: s, gw: gw, flags: map[oid.ID]int{}, info: map[oid.ID]commitMeta{}}
 	w.flags[a], w.flags[b] = fromA, fromB
 	if err := w.push(a); err != nil {
 		return nil, err
@@ -89,7 +87,7 @@ func (s *Repo) paintDown(gw *genWalk, a, b plumbing.Hash) ([]plumbing.Hash, erro
 	if err := w.push(b); err != nil {
 		return nil, err
 	}
-	var results []plumbing.Hash
+	var results []oid.ID
 	for n := 0; w.hasNonStale(stale); n++ {
 		if gw == nil && n >= max {
 			return nil, walkLimit(max)
@@ -113,7 +111,7 @@ func (s *Repo) paintDown(gw *genWalk, a, b plumbing.Hash) ([]plumbing.Hash, erro
 			}
 		}
 	}
-	var best []plumbing.Hash
+	var best []oid.ID
 	for _, r := range results {
 		if w.flags[r]&stale == 0 {
 			best = append(best, r)
@@ -126,11 +124,11 @@ func (s *Repo) paintDown(gw *genWalk, a, b plumbing.Hash) ([]plumbing.Hash, erro
 }
 
 // removeRedundant drops every candidate that is an ancestor of another.
-func (s *Repo) removeRedundant(gw *genWalk, cands []plumbing.Hash) ([]plumbing.Hash, error) {
+func (s *Repo) removeRedundant(gw *genWalk, cands []oid.ID) ([]oid.ID, error) {
 	if len(cands) < 2 {
 		return cands, nil
 	}
-	var keep []plumbing.Hash
+	var keep []oid.ID
 	for i, c := range cands {
 		redundant := false
 		for j, d := range cands {
@@ -170,14 +168,14 @@ func (s *Repo) removeRedundant(gw *genWalk, cands []plumbing.Hash) ([]plumbing.H
 // shallow clone, or more than MaxWalk commits outside any commit-graph) it
 // walks the whole history below desc, bounded by MaxWalk (WalkLimit).
 func (s *Repo) IsAncestor(anc, desc oid.ID) (bool, error) {
-	hs, err := toHashes([]oid.ID{anc, desc})
-	if err != nil {
+	if err := s.check(anc, desc); err != nil {
 		return false, err
 	}
+	hs := []oid.ID{anc, desc}
 	return s.isAncestor(hs[0], hs[1])
 }
 
-func (s *Repo) isAncestor(anc, desc plumbing.Hash) (bool, error) {
+func (s *Repo) isAncestor(anc, desc oid.ID) (bool, error) {
 	if anc == desc {
 		return true, nil
 	}
@@ -206,7 +204,7 @@ func (s *Repo) isAncestor(anc, desc plumbing.Hash) (bool, error) {
 
 // isAncestor is IsAncestor with generation numbers: git's
 // can_all_from_reach_with_flag, with min_generation the generation of anc.
-func (w *genWalk) isAncestor(anc, desc plumbing.Hash) (bool, error) {
+func (w *genWalk) isAncestor(anc, desc oid.ID) (bool, error) {
 	if anc == desc {
 		return true, nil
 	}
@@ -222,8 +220,8 @@ func (w *genWalk) isAncestor(anc, desc plumbing.Hash) (bool, error) {
 		// Every ancestor of desc other than desc has a smaller generation.
 		return false, nil
 	}
-	seen := map[plumbing.Hash]bool{desc: true}
-	todo := []plumbing.Hash{desc}
+	seen := map[oid.ID]bool{desc: true}
+	todo := []oid.ID{desc}
 	for len(todo) > 0 {
 		c := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
@@ -259,9 +257,9 @@ func (w *genWalk) isAncestor(anc, desc plumbing.Hash) (bool, error) {
 
 // isAncestorWalk is IsAncestor without generation numbers: a walk from
 // desc through everything below it, bounded by MaxWalk.
-func (s *Repo) isAncestorWalk(anc, desc plumbing.Hash) (bool, error) {
-	seen := map[plumbing.Hash]bool{desc: true}
-	todo := []plumbing.Hash{desc}
+func (s *Repo) isAncestorWalk(anc, desc oid.ID) (bool, error) {
+	seen := map[oid.ID]bool{desc: true}
+	todo := []oid.ID{desc}
 	for n := 0; len(todo) > 0; n++ {
 		if n >= s.opts.MaxWalk {
 			return false, walkLimit(s.opts.MaxWalk)
@@ -318,16 +316,16 @@ var (
 type genWalk struct {
 	s    *Repo
 	g    *commitGraph
-	info map[plumbing.Hash]commitMeta
-	gens map[plumbing.Hash]uint64
+	info map[oid.ID]commitMeta
+	gens map[oid.ID]uint64
 	// fresh are the generations this walk found that the repository did not
 	// know: handed to it by done.
-	fresh map[plumbing.Hash]uint64
+	fresh map[oid.ID]uint64
 }
 
 func (s *Repo) newGenWalk() *genWalk {
-	return &genWalk{s: s, g: s.currentGraph(), info: map[plumbing.Hash]commitMeta{},
-		gens: map[plumbing.Hash]uint64{}, fresh: map[plumbing.Hash]uint64{}}
+	return &genWalk{s: s, g: s.currentGraph(), info: map[oid.ID]commitMeta{},
+		gens: map[oid.ID]uint64{}, fresh: map[oid.ID]uint64{}}
 }
 
 // done lets the repository remember what the walk found.
@@ -338,7 +336,7 @@ func (w *genWalk) done() {
 }
 
 // meta reads a commit's parents and time from its object.
-func (w *genWalk) meta(h plumbing.Hash) (commitMeta, error) {
+func (w *genWalk) meta(h oid.ID) (commitMeta, error) {
 	if m, ok := w.info[h]; ok {
 		return m, nil
 	}
@@ -354,7 +352,7 @@ func (w *genWalk) meta(h plumbing.Hash) (commitMeta, error) {
 
 // known returns h's generation if this walk, the repository or the graph knows
 // it, without deriving it.
-func (w *genWalk) known(h plumbing.Hash) (uint64, bool, error) {
+func (w *genWalk) known(h oid.ID) (uint64, bool, error) {
 	if v, ok := w.gens[h]; ok {
 		return v, true, nil
 	}
@@ -375,7 +373,7 @@ func (w *genWalk) known(h plumbing.Hash) (uint64, bool, error) {
 // open, which grows with history, and would not catch a wrong entry
 // written with a right checksum. Any disagreement gives errGraphWrong and
 // the repository stops using the graph.
-func (w *genWalk) graphGen(h plumbing.Hash) (uint64, bool, error) {
+func (w *genWalk) graphGen(h oid.ID) (uint64, bool, error) {
 	if w.g == nil {
 		return 0, false, nil
 	}
@@ -410,12 +408,12 @@ func (w *genWalk) graphGen(h plumbing.Hash) (uint64, bool, error) {
 // parents' (1 + the greatest), walking down to commits whose generation is
 // known. Only the commits derived count against MaxWalk: with a graph
 // that is what was written since it; without one, the whole history.
-func (w *genWalk) gen(h plumbing.Hash) (uint64, error) {
+func (w *genWalk) gen(h oid.ID) (uint64, error) {
 	if v, ok, err := w.known(h); ok || err != nil {
 		return v, err
 	}
 	expanded := 0
-	stack := []plumbing.Hash{h}
+	stack := []oid.ID{h}
 	for len(stack) > 0 {
 		c := stack[len(stack)-1]
 		if _, ok := w.gens[c]; ok {
@@ -466,7 +464,7 @@ func maxU64(a, b uint64) uint64 {
 }
 
 type commitMeta struct {
-	parents []plumbing.Hash
+	parents []oid.ID
 	when    time.Time
 }
 
@@ -475,8 +473,8 @@ type commitMeta struct {
 type walker struct {
 	st    *Repo
 	gw    *genWalk
-	flags map[plumbing.Hash]int
-	info  map[plumbing.Hash]commitMeta
+	flags map[oid.ID]int
+	info  map[oid.ID]commitMeta
 	q     queue
 	seq   int
 	// shallowHit is a shallow commit the walk reached (its parents are
@@ -485,7 +483,7 @@ type walker struct {
 }
 
 type queued struct {
-	h    plumbing.Hash
+	h    oid.ID
 	gen  uint64
 	when time.Time
 	seq  int
@@ -512,7 +510,7 @@ func (q *queue) Pop() any {
 	return x
 }
 
-func (w *walker) push(h plumbing.Hash) error {
+func (w *walker) push(h oid.ID) error {
 	var gen uint64
 	m, ok := w.info[h]
 	if w.gw != nil {
@@ -565,7 +563,7 @@ func (w *walker) hasNonStale(stale int) bool {
 // A shallow file that cannot be read, or holds a line that is not a commit
 // id, leaves the history's extent unknown: every walk refuses with
 // StoreUnreadable rather than answer as if the clone were complete.
-func (s *Repo) shallowCommits() (map[plumbing.Hash]bool, error) {
+func (s *Repo) shallowCommits() (map[oid.ID]bool, error) {
 	s.shallowOnce.Do(func() {
 		name := filepath.Join(s.loc.CommonDir, "shallow")
 		b, err := os.ReadFile(name)
@@ -577,14 +575,15 @@ func (s *Repo) shallowCommits() (map[plumbing.Hash]bool, error) {
 				"cannot read %s: %v", name, err).Wrap(err)
 			return
 		}
-		set := map[plumbing.Hash]bool{}
+		set := map[oid.ID]bool{}
 		for i, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
-			if !isHex40(l) {
+			id, ok := parseHex(s.format, l)
+			if !ok {
 				s.shallowErr = refusal.NewUnreadable(refusal.StoreUnreadable, shallowRemedy,
-					"%s line %d is not a commit id: %.60q", name, i+1, l)
+					"%s line %d is not a commit id: %.70q", name, i+1, l)
 				return
 			}
-			set[plumbing.NewHash(l)] = true
+			set[id] = true
 		}
 		s.shallowSet = set
 	})
@@ -594,7 +593,7 @@ func (s *Repo) shallowCommits() (map[plumbing.Hash]bool, error) {
 const shallowRemedy = "make .git/shallow readable, or restore it (one commit id a line) from a good clone; git fetch --unshallow rewrites it"
 
 // isShallow reports whether h is a shallow commit of this clone.
-func (s *Repo) isShallow(h plumbing.Hash) (bool, error) {
+func (s *Repo) isShallow(h oid.ID) (bool, error) {
 	set, err := s.shallowCommits()
 	return set[h], err
 }
@@ -609,10 +608,10 @@ func shallowBoundary(commit string) error {
 // parents are not here); a shallow file that cannot be read is refused
 // (StoreUnreadable).
 func (s *Repo) IsShallow(commit oid.ID) (bool, error) {
-	h, err := toHash(commit)
-	if err != nil {
+	if err := s.check(commit); err != nil {
 		return false, err
 	}
+	h := commit
 	return s.isShallow(h)
 }
 

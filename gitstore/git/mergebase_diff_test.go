@@ -34,10 +34,16 @@ type dag struct {
 // octopus), criss-cross merge pairs, new roots now and then, and commit
 // times skewed backwards and forwards so that time order is no guide.
 func genDAG(t *testing.T, seed uint64, n int) *dag {
+	return genDAGOf(t, seed, n, "sha1")
+}
+
+// genDAGOf is genDAG in a repository of object format format (sha1 or
+// sha256).
+func genDAGOf(t *testing.T, seed uint64, n int, format string) *dag {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, seed*7+1))
 	dir := filepath.Join(t.TempDir(), "repo")
-	gittest.Git(t, filepath.Dir(dir), "init", "-q", "-b", "main", dir)
+	gittest.Git(t, filepath.Dir(dir), "init", "-q", "-b", "main", "--object-format="+format, dir)
 	marks := filepath.Join(filepath.Dir(dir), "marks")
 	d := &dag{dir: dir, phase1: n / 2}
 	var in bytes.Buffer
@@ -253,9 +259,24 @@ func TestMergeBaseDifferential(t *testing.T) {
 	if *diffLong {
 		seeds, n = 16, 400
 	}
-	for seed := 1; seed <= seeds; seed++ {
+	mergeBaseDifferential(t, "sha1", 1, seeds, n)
+}
+
+// TestMergeBaseDifferentialSHA256 is TestMergeBaseDifferential in SHA-256
+// repositories: nwdes's commit-graph reader on git's hash version 2 files,
+// a split chain among them, against git merge-base.
+func TestMergeBaseDifferentialSHA256(t *testing.T) {
+	seeds, n := 1, 120
+	if *diffLong {
+		seeds, n = 8, 400
+	}
+	mergeBaseDifferential(t, "sha256", 1, seeds, n)
+}
+
+func mergeBaseDifferential(t *testing.T, format string, first, seeds, n int) {
+	for seed := first; seed < first+seeds; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			d := genDAG(t, uint64(seed), n)
+			d := genDAGOf(t, uint64(seed), n, format)
 			rng := rand.New(rand.NewPCG(uint64(seed), 99))
 			truth := askGit(t, d, rng, 150, 40)
 			for _, kind := range []string{"none", "full", "split", "partial"} {

@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/nwdes/nwdes/gitstore/odb"
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 // objects reads and writes git objects. The objects of an update are
@@ -33,10 +34,11 @@ import (
 // retries a few times more for the window where gc has deleted the loose
 // file and not yet renamed the new pack into place.
 type objects struct {
+	f      oid.Format // the repository's object format
 	closed bool
 	// missing, when set, is asked about an object no read found: it
 	// fetches it (retry: read once more) or returns the refusal to give.
-	missing    func(h plumbing.Hash) (retry bool, err error)
+	missing    func(h oid.ID) (retry bool, err error)
 	dir        string   // the object directory
 	alternates []string // more object directories to read from
 	mu         sync.Mutex
@@ -46,7 +48,7 @@ type objects struct {
 	pmu sync.Mutex
 	// pending holds the packs of commits written and not yet published,
 	// by commit: swap publishes one under the ref's lock or discards it.
-	pending map[plumbing.Hash][]*stagedPack
+	pending map[oid.ID][]*stagedPack
 	// unsynced are loose files written (and the directories they were
 	// renamed into) that a durable swap has not yet fsynced.
 	unsynced map[string]bool
@@ -55,8 +57,8 @@ type objects struct {
 // newObjects reads and writes the objects of loc: its object directory
 // (CommonDir/objects, or GIT_OBJECT_DIRECTORY) and, for reads, the
 // alternates the environment names.
-func newObjects(loc gitrepo.Location) *objects {
-	return &objects{dir: loc.Objects(), alternates: loc.Alternates}
+func newObjects(loc gitrepo.Location, f oid.Format) *objects {
+	return &objects{f: f, dir: loc.Objects(), alternates: loc.Alternates}
 }
 
 // dbRef counts the users of one reader, so that a replaced reader is
@@ -87,7 +89,7 @@ func (o *objects) acquire() (*odb.DB, func(), error) {
 		return nil, nil, fmt.Errorf("store closed: %w", os.ErrClosed)
 	}
 	if o.cur == nil {
-		db, err := odb.OpenWithAlternates(o.dir, o.alternates)
+		db, err := odb.OpenWithAlternates(o.dir, o.f, o.alternates)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -139,7 +141,7 @@ func (o *objects) reapLocked() {
 }
 
 // read returns an object's type and content.
-func (o *objects) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+func (o *objects) read(h oid.ID) (plumbing.ObjectType, []byte, error) {
 	db, release, err := o.acquire()
 	if err != nil {
 		return 0, nil, fmt.Errorf("read object %s: %w", h, err)
@@ -198,7 +200,7 @@ func (o *objects) writable() error {
 // concurrent git gc then does not prune it as old and unreachable just
 // before our new commit makes it reachable. A file we may not touch counts
 // as absent (the object is written again, which is harmless).
-func (o *objects) freshen(h plumbing.Hash) bool {
+func (o *objects) freshen(h oid.ID) bool {
 	hex := h.String()
 	now := time.Now()
 	if err := os.Chtimes(filepath.Join(o.dir, hex[:2], hex[2:]), now, now); err == nil {
@@ -233,7 +235,7 @@ func (o *objects) absent(objs []packObj) []packObj {
 		return rest
 	}
 	defer release()
-	hs := make([]plumbing.Hash, len(rest))
+	hs := make([]oid.ID, len(rest))
 	for i, obj := range rest {
 		hs[i] = obj.hash
 	}
@@ -262,7 +264,7 @@ func (o *objects) stagePack(b *Batch, durable bool) (*stagedPack, error) {
 	if err := o.writable(); err != nil {
 		return nil, err
 	}
-	pb := newPackBuf()
+	pb := newPackBuf(o.f)
 	for _, obj := range o.absent(b.objs) {
 		pb.addObject(obj)
 	}
@@ -274,11 +276,11 @@ func (o *objects) stagePack(b *Batch, durable bool) (*stagedPack, error) {
 }
 
 // hold keeps sp until swap publishes or discards it.
-func (o *objects) hold(commit plumbing.Hash, sp *stagedPack) {
+func (o *objects) hold(commit oid.ID, sp *stagedPack) {
 	o.pmu.Lock()
 	defer o.pmu.Unlock()
 	if o.pending == nil {
-		o.pending = map[plumbing.Hash][]*stagedPack{}
+		o.pending = map[oid.ID][]*stagedPack{}
 	}
 	o.pending[commit] = append(o.pending[commit], sp)
 }
@@ -292,7 +294,7 @@ func (o *objects) added(name string) {
 }
 
 // take returns a pack held for commit, or nil.
-func (o *objects) take(commit plumbing.Hash) *stagedPack {
+func (o *objects) take(commit oid.ID) *stagedPack {
 	o.pmu.Lock()
 	defer o.pmu.Unlock()
 	l := o.pending[commit]
@@ -313,11 +315,11 @@ func (o *objects) take(commit plumbing.Hash) *stagedPack {
 // fanout directory to a concurrent repack (which removes empty objects/xx/
 // directories) is retried. Nothing is synced here: a durable swap syncs the
 // loose files written before it (syncLoose).
-func (o *objects) write(t plumbing.ObjectType, data []byte) (plumbing.Hash, error) {
+func (o *objects) write(t plumbing.ObjectType, data []byte) (oid.ID, error) {
 	if err := o.writable(); err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
-	h := hashOf(t, data)
+	h := hashOf(o.f, t, data)
 	if o.freshen(h) {
 		return h, nil
 	}
@@ -363,7 +365,7 @@ func (o *objects) write(t plumbing.ObjectType, data []byte) (plumbing.Hash, erro
 			return h, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) || attempt == 4 {
-			return plumbing.ZeroHash, fmt.Errorf("write %s object: %w", t, err)
+			return oid.Zero, fmt.Errorf("write %s object: %w", t, err)
 		}
 	}
 }
@@ -402,15 +404,11 @@ func (o *objects) syncLoose() error {
 	return nil
 }
 
-func hashOf(t plumbing.ObjectType, data []byte) plumbing.Hash {
-	return plumbing.ComputeHash(t, data)
-}
-
 // treeEntry is one entry of a git tree.
 type treeEntry struct {
 	name string
 	mode uint32
-	hash plumbing.Hash
+	hash oid.ID
 }
 
 const (
@@ -430,7 +428,8 @@ func encodeTree(entries []treeEntry) []byte {
 		b.WriteByte(' ')
 		b.WriteString(e.name)
 		b.WriteByte(0)
-		b.Write(e.hash[:])
+		raw := e.hash.Raw()
+		b.Write(raw[:e.hash.Format().Size()])
 	}
 	return b.Bytes()
 }
@@ -447,13 +446,19 @@ func treeKey(e treeEntry) string {
 // of git's order (treeNotSorted) or one name twice (duplicateEntries, a
 // file and a directory alike). Two readers of such a tree could see
 // different entries for one name (a binary search finds one, a scan
-// another), so it has no one meaning to judge.
-func decodeTree(h plumbing.Hash, b []byte) ([]treeEntry, error) {
+// another), so it has no one meaning to judge. Entry ids are of h's
+// format: the tree's own.
+func decodeTree(h oid.ID, b []byte) ([]treeEntry, error) {
 	var out []treeEntry
+	f := h.Format()
+	if !f.Valid() {
+		return nil, badTree(h, "has no object format")
+	}
+	n := f.Size()
 	for len(b) > 0 {
 		sp := bytes.IndexByte(b, ' ')
 		nul := bytes.IndexByte(b, 0)
-		if sp < 0 || nul < sp || len(b) < nul+21 {
+		if sp < 0 || nul < sp || len(b) < nul+1+n {
 			return nil, badTree(h, "is malformed")
 		}
 		mode, err := strconv.ParseUint(string(b[:sp]), 8, 32)
@@ -466,8 +471,10 @@ func decodeTree(h plumbing.Hash, b []byte) ([]treeEntry, error) {
 			// be the path the tree seems to hold.
 			return nil, badTree(h, fmt.Sprintf("has an entry named %q", name))
 		}
-		var eh plumbing.Hash
-		copy(eh[:], b[nul+1:nul+21])
+		eh, ok := fromRaw(f, b[nul+1:nul+1+n])
+		if !ok {
+			return nil, badTree(h, "is malformed")
+		}
 		e := treeEntry{name: name, mode: uint32(mode), hash: eh}
 		if n := len(out); n > 0 {
 			switch prev, key := treeKey(out[n-1]), treeKey(e); {
@@ -481,7 +488,7 @@ func decodeTree(h plumbing.Hash, b []byte) ([]treeEntry, error) {
 			return nil, badTree(h, fmt.Sprintf("names %q twice, as a file and as a directory (git fsck: duplicateEntries)", name))
 		}
 		out = append(out, e)
-		b = b[nul+21:]
+		b = b[nul+1+n:]
 	}
 	return out, nil
 }
@@ -504,7 +511,7 @@ func fileNamed(sorted []treeEntry, name string) bool {
 	return false
 }
 
-func badTree(h plumbing.Hash, what string) error {
+func badTree(h oid.ID, what string) error {
 	return refusal.NewUnreadable(refusal.TreeUnreadable,
 		"git fsck names the tree too; restore what holds it from a good clone (git nwdes fetch for nwdes refs)",
 		"tree %s %s", h, what)
@@ -512,29 +519,34 @@ func badTree(h plumbing.Hash, what string) error {
 
 // commitInfo is what nwdes reads from a commit.
 type commitInfo struct {
-	Tree    plumbing.Hash
-	Parents []plumbing.Hash
+	Tree    oid.ID
+	Parents []oid.ID
 	Time    time.Time
 	Message string
 }
 
-func decodeCommit(h plumbing.Hash, b []byte) (commitInfo, error) {
+// decodeCommit reads the commit h holding b; its tree and parents are
+// ids of h's format.
+func decodeCommit(h oid.ID, b []byte) (commitInfo, error) {
 	var c commitInfo
+	f := h.Format()
 	head, msg, _ := bytes.Cut(b, []byte("\n\n"))
 	c.Message = string(msg)
 	for _, line := range bytes.Split(head, []byte("\n")) {
 		k, v, _ := bytes.Cut(line, []byte(" "))
 		switch string(k) {
 		case "tree":
-			if !isHex40(string(v)) {
+			id, ok := parseHex(f, string(v))
+			if !ok {
 				return c, fmt.Errorf("commit %s has a bad tree line", h)
 			}
-			c.Tree = plumbing.NewHash(string(v))
+			c.Tree = id
 		case "parent":
-			if !isHex40(string(v)) {
+			id, ok := parseHex(f, string(v))
+			if !ok {
 				return c, fmt.Errorf("commit %s has a bad parent line", h)
 			}
-			c.Parents = append(c.Parents, plumbing.NewHash(string(v)))
+			c.Parents = append(c.Parents, id)
 		case "committer":
 			if i := bytes.LastIndexByte(v, '>'); i >= 0 {
 				f := bytes.Fields(v[i+1:])
@@ -552,7 +564,7 @@ func decodeCommit(h plumbing.Hash, b []byte) (commitInfo, error) {
 	return c, nil
 }
 
-func encodeCommit(tree plumbing.Hash, parents []plumbing.Hash, ident string, when time.Time, msg string) []byte {
+func encodeCommit(tree oid.ID, parents []oid.ID, ident string, when time.Time, msg string) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "tree %s\n", tree)
 	for _, p := range parents {

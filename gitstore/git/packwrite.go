@@ -3,7 +3,6 @@ package git
 import (
 	"bytes"
 	"compress/zlib"
-	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -18,6 +17,8 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 // The objects of one update (its blobs, trees and commit) are written as
@@ -45,22 +46,36 @@ import (
 // packObj is one object to store.
 type packObj struct {
 	typ  plumbing.ObjectType
-	hash plumbing.Hash
+	hash oid.ID
 	data []byte
 }
 
 // Batch collects the objects of one update, in the order they were
-// added, each once: Stage writes them as one pack. The zero value is
-// empty and ready.
+// added, each once, named in one object format: Stage writes them as one
+// pack, and refuses a batch of another format than the repository's. The
+// zero value is an empty SHA-1 batch; NewBatch makes one of any format.
 type Batch struct {
+	f    oid.Format
 	objs []packObj
-	seen map[plumbing.Hash]bool
+	seen map[oid.ID]bool
 }
 
-func (b *Batch) add(t plumbing.ObjectType, data []byte) plumbing.Hash {
-	h := hashOf(t, data)
+// NewBatch returns an empty batch whose objects are named in format f
+// (Repo.Format).
+func NewBatch(f oid.Format) *Batch { return &Batch{f: f} }
+
+// Format is the object format the batch names its objects in.
+func (b *Batch) Format() oid.Format {
+	if b.f == 0 {
+		return oid.SHA1
+	}
+	return b.f
+}
+
+func (b *Batch) add(t plumbing.ObjectType, data []byte) oid.ID {
+	h := hashOf(b.Format(), t, data)
 	if b.seen == nil {
-		b.seen = map[plumbing.Hash]bool{}
+		b.seen = map[oid.ID]bool{}
 	}
 	if !b.seen[h] {
 		b.seen[h] = true
@@ -71,13 +86,16 @@ func (b *Batch) add(t plumbing.ObjectType, data []byte) plumbing.Hash {
 
 // packEntry is one object of a pack being built.
 type packEntry struct {
-	hash plumbing.Hash
+	hash oid.ID
 	off  uint64
 	crc  uint32
 }
 
-// packBuf builds a pack and its index in memory.
+// packBuf builds a pack and its index in memory, in one object format: ids
+// in the index and both checksums are of the format's hash function (git
+// writes SHA-256 packs as pack v2 and indexes as idx v2 all the same).
 type packBuf struct {
+	f       oid.Format
 	buf     bytes.Buffer
 	entries []packEntry
 }
@@ -87,8 +105,8 @@ var zlibWriters = sync.Pool{New: func() any {
 	return w
 }}
 
-func newPackBuf() *packBuf {
-	p := &packBuf{}
+func newPackBuf(f oid.Format) *packBuf {
+	p := &packBuf{f: f}
 	// The object count is filled in by finish.
 	p.buf.Write([]byte{'P', 'A', 'C', 'K', 0, 0, 0, 2, 0, 0, 0, 0})
 	return p
@@ -118,7 +136,7 @@ func (p *packBuf) addObject(o packObj) {
 
 // addRaw appends an entry copied byte for byte from another pack; crc is
 // its CRC-32 as that pack's index records it.
-func (p *packBuf) addRaw(h plumbing.Hash, raw []byte, crc uint32) {
+func (p *packBuf) addRaw(h oid.ID, raw []byte, crc uint32) {
 	p.entries = append(p.entries, packEntry{hash: h, off: uint64(p.buf.Len()), crc: crc})
 	p.buf.Write(raw)
 }
@@ -128,18 +146,22 @@ func (p *packBuf) addRaw(h plumbing.Hash, raw []byte, crc uint32) {
 func (p *packBuf) finish() (pack, idx []byte, name string) {
 	b := p.buf.Bytes()
 	binary.BigEndian.PutUint32(b[8:12], uint32(len(p.entries)))
-	sum := sha1.Sum(b)
-	p.buf.Write(sum[:])
+	hl := p.f.Size()
+	h := newChecksum(p.f)
+	h.Write(b)
+	sum := h.Sum(nil)
+	p.buf.Write(sum)
 	pack = p.buf.Bytes()
 
 	es := append([]packEntry(nil), p.entries...)
-	sort.Slice(es, func(i, j int) bool { return bytes.Compare(es[i].hash[:], es[j].hash[:]) < 0 })
+	sort.Slice(es, func(i, j int) bool { return oid.Compare(es[i].hash, es[j].hash) < 0 })
 	var x bytes.Buffer
-	x.Grow(8 + 256*4 + len(es)*(20+4+4) + 40)
+	x.Grow(8 + 256*4 + len(es)*(hl+4+4) + 2*hl)
 	x.Write([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 2})
 	var fan [256]uint32
 	for _, e := range es {
-		fan[e.hash[0]]++
+		raw := e.hash.Raw()
+		fan[raw[0]]++
 	}
 	var n uint32
 	var u [8]byte
@@ -149,7 +171,8 @@ func (p *packBuf) finish() (pack, idx []byte, name string) {
 		x.Write(u[:4])
 	}
 	for _, e := range es {
-		x.Write(e.hash[:])
+		raw := e.hash.Raw()
+		x.Write(raw[:hl])
 	}
 	for _, e := range es {
 		binary.BigEndian.PutUint32(u[:4], e.crc)
@@ -169,10 +192,11 @@ func (p *packBuf) finish() (pack, idx []byte, name string) {
 		binary.BigEndian.PutUint64(u[:], off)
 		x.Write(u[:])
 	}
-	x.Write(sum[:])
-	isum := sha1.Sum(x.Bytes())
-	x.Write(isum[:])
-	return pack, x.Bytes(), "pack-" + hex.EncodeToString(sum[:])
+	x.Write(sum)
+	ih := newChecksum(p.f)
+	ih.Write(x.Bytes())
+	x.Write(ih.Sum(nil))
+	return pack, x.Bytes(), "pack-" + hex.EncodeToString(sum)
 }
 
 // stagedPack is a pack written to temporary files and not yet published.

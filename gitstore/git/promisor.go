@@ -5,11 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"sync"
-
-	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/text"
@@ -33,6 +32,9 @@ type RunOptions struct {
 	GitPath string
 	// Stdin, when set, is given to the git command.
 	Stdin string
+	// Stderr, when set, also gets what git writes on stderr as it writes
+	// it (a push whose hooks speak to the person who asked for it).
+	Stderr io.Writer
 }
 
 // gitEnvExact and gitEnvPrefixes are what git may need from the caller's
@@ -114,6 +116,9 @@ func (s *Repo) Run(ctx context.Context, o RunOptions, args ...string) ([]byte, e
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if o.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, o.Stderr)
+	}
 	err := cmd.Run()
 	if err != nil {
 		code := -1
@@ -165,8 +170,8 @@ func transportRefusal(verb, remote string, err error) error {
 // fetchMissingOf does: what a fetch of nwdes refs runs in a partial clone,
 // so that records are then read whole, never taken for absent.
 func (s *Repo) FetchMissingFrom(ctx context.Context, remote string, tips []oid.ID, history bool, o RunOptions) error {
-	hs, err := toHashes(tips)
-	if err != nil {
+	hs := tips
+	if err := s.check(tips...); err != nil {
 		return err
 	}
 	return s.fetchMissingOf(ctx, remote, hs, history, o)
@@ -181,8 +186,8 @@ func (s *Repo) FetchMissingFrom(ctx context.Context, remote string, tips []oid.I
 // maxMissingRounds is refused by name.
 // With history false only the tips' own trees are listed, not their
 // ancestors'.
-func (s *Repo) fetchMissingOf(ctx context.Context, remote string, tips []plumbing.Hash, history bool, o RunOptions) error {
-	var missing []plumbing.Hash
+func (s *Repo) fetchMissingOf(ctx context.Context, remote string, tips []oid.ID, history bool, o RunOptions) error {
+	var missing []oid.ID
 	for round := 0; ; round++ {
 		var err error
 		if missing, err = s.listMissing(ctx, tips, history, o); err != nil || len(missing) == 0 {
@@ -206,7 +211,7 @@ const maxMissingRounds = 4
 
 // listMissing returns the objects the tips reach (only their own trees
 // when history is false) that this repository lacks.
-func (s *Repo) listMissing(ctx context.Context, tips []plumbing.Hash, history bool, o RunOptions) ([]plumbing.Hash, error) {
+func (s *Repo) listMissing(ctx context.Context, tips []oid.ID, history bool, o RunOptions) ([]oid.ID, error) {
 	args := []string{"rev-list", "--objects", "--missing=print"}
 	if !history {
 		args = append(args, "--no-walk")
@@ -218,10 +223,12 @@ func (s *Repo) listMissing(ctx context.Context, tips []plumbing.Hash, history bo
 	if err != nil {
 		return nil, fmt.Errorf("list the missing objects of %d commits: %w", len(tips), err)
 	}
-	var missing []plumbing.Hash
+	var missing []oid.ID
 	for _, line := range strings.Split(string(out), "\n") {
-		if id, ok := strings.CutPrefix(line, "?"); ok && isHex40(id) {
-			missing = append(missing, plumbing.NewHash(id))
+		if hex, ok := strings.CutPrefix(line, "?"); ok {
+			if id, ok := parseHex(s.format, hex); ok && !id.IsZero() {
+				missing = append(missing, id)
+			}
 		}
 	}
 	return missing, nil
@@ -237,7 +244,7 @@ const MaxLazyFetch = 1000
 // clone holds its ancestors), no tags, no FETCH_HEAD, no submodules, and
 // the blob:none filter, so that a tree comes without its blobs and the
 // pack is kept as a promisor pack.
-func (s *Repo) fetchObjects(ctx context.Context, remote string, ids []plumbing.Hash, o RunOptions) error {
+func (s *Repo) fetchObjects(ctx context.Context, remote string, ids []oid.ID, o RunOptions) error {
 	for len(ids) > 0 {
 		n := min(len(ids), MaxLazyFetch)
 		var in strings.Builder
@@ -276,7 +283,7 @@ type PartialClone struct {
 // process, not one per read.
 type lazyState struct {
 	mu     sync.Mutex
-	failed map[plumbing.Hash]error
+	failed map[oid.ID]error
 }
 
 // lazyOff says why this store never fetches lazily ("" when it does): a
@@ -318,7 +325,7 @@ func envTrue(v string) bool {
 // asked only when one fails. It returns nil when the object was fetched,
 // or why it was not (an error whose text says what was tried); an
 // object asked for once is not asked for again by this store.
-func (s *Repo) lazyFetch(h plumbing.Hash) error {
+func (s *Repo) lazyFetch(h oid.ID) error {
 	pc := s.opts.PartialClone
 	s.lazy.mu.Lock()
 	defer s.lazy.mu.Unlock()
@@ -328,7 +335,7 @@ func (s *Repo) lazyFetch(h plumbing.Hash) error {
 	o := RunOptions{Environ: pc.Environ, GitPath: pc.GitPath}
 	var errs []string
 	for _, r := range pc.Remotes {
-		err := s.fetchObjects(context.Background(), r, []plumbing.Hash{h}, o)
+		err := s.fetchObjects(context.Background(), r, []oid.ID{h}, o)
 		if err == nil {
 			if db, rerr := s.obj.reader(); rerr == nil {
 				if ok, _ := db.Has(h); ok {
@@ -347,7 +354,7 @@ func (s *Repo) lazyFetch(h plumbing.Hash) error {
 	}
 	err := errors.New(strings.Join(errs, "; "))
 	if s.lazy.failed == nil {
-		s.lazy.failed = map[plumbing.Hash]error{}
+		s.lazy.failed = map[oid.ID]error{}
 	}
 	s.lazy.failed[h] = err
 	return err
@@ -358,7 +365,7 @@ func (s *Repo) lazyFetch(h plumbing.Hash) error {
 // fetch it and read again; otherwise refuse, saying what was tried. The
 // refusal returned with retry is the one to give if the read misses
 // again.
-func (s *Repo) onMissing(h plumbing.Hash) (bool, error) {
+func (s *Repo) onMissing(h oid.ID) (bool, error) {
 	if len(s.opts.PartialClone.Remotes) == 0 || s.lazyOff() != "" {
 		return false, s.missingObject(h, nil)
 	}
@@ -371,7 +378,7 @@ func (s *Repo) onMissing(h plumbing.Hash) (bool, error) {
 // missingObject is the refusal for an object this repository lacks, its
 // text true to what was tried: in a partial clone, what the promisor
 // remotes were asked (or why they were not), and what to run.
-func (s *Repo) missingObject(h plumbing.Hash, fetchErr error) error {
+func (s *Repo) missingObject(h oid.ID, fetchErr error) error {
 	pc := s.opts.PartialClone
 	remotes := strings.Join(pc.Remotes, ", ")
 	var detail, remedy string
@@ -401,8 +408,8 @@ func (s *Repo) FetchMissing(ctx context.Context, commits ...oid.ID) error {
 		return nil
 	}
 	o := RunOptions{Environ: pc.Environ, GitPath: pc.GitPath}
-	tips, err := toHashes(commits)
-	if err != nil {
+	tips := commits
+	if err := s.check(commits...); err != nil {
 		return err
 	}
 	var errs []error

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -13,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"golang.org/x/sys/unix"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
@@ -68,7 +68,8 @@ func (r RefName) Validate() error {
 // go-git's CheckAndSetReference instead flocks and rewrites the ref in place,
 // which git's .lock does not exclude; see docs/data-model.md.
 type Refs struct {
-	dir string // the common git directory
+	dir string     // the common git directory
+	f   oid.Format // the repository's object format: every value is of it
 	// LockTimeout bounds how long an update waits for another writer's lock.
 	LockTimeout time.Duration
 	// StaleAfter is the lock age after which a held lock is reported as
@@ -82,21 +83,29 @@ type Refs struct {
 	Now func() time.Time
 }
 
-// NewRefs returns the ref mover for a common git directory.
+// NewRefs returns the ref mover for a common git directory, of the object
+// format its config names (gitrepo.ObjectFormat; SHA-1 when the config
+// cannot be read, so that a SHA-256 value then reads as damage, never as
+// another id).
 func NewRefs(commonDir string) *Refs {
-	return &Refs{dir: commonDir, LockTimeout: 2 * time.Second, StaleAfter: 10 * time.Minute, Now: time.Now}
+	f, err := gitrepo.ObjectFormat(commonDir)
+	if err != nil {
+		f = oid.SHA1
+	}
+	return newRefs(commonDir, f)
+}
+
+func newRefs(commonDir string, f oid.Format) *Refs {
+	return &Refs{dir: commonDir, f: f, LockTimeout: 2 * time.Second, StaleAfter: 10 * time.Minute, Now: time.Now}
 }
 
 // Read returns the value of a ref, or oid.Zero and no error when it does
 // not exist. Symbolic refs are refused: nwdes's refs are never symbolic.
-func (r *Refs) Read(name RefName) (oid.ID, error) {
-	h, err := r.read(name)
-	return toID(h), err
-}
+func (r *Refs) Read(name RefName) (oid.ID, error) { return r.read(name) }
 
-func (r *Refs) read(name RefName) (plumbing.Hash, error) {
+func (r *Refs) read(name RefName) (oid.ID, error) {
 	if err := name.Validate(); err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	h, found, err := r.readLoose(name)
 	if err != nil || found {
@@ -107,41 +116,42 @@ func (r *Refs) read(name RefName) (plumbing.Hash, error) {
 	return r.readPacked(name)
 }
 
-func (r *Refs) readLoose(name RefName) (plumbing.Hash, bool, error) {
+func (r *Refs) readLoose(name RefName) (oid.ID, bool, error) {
 	b, err := os.ReadFile(filepath.Join(r.dir, filepath.FromSlash(string(name))))
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EISDIR) {
-		return plumbing.ZeroHash, false, nil
+		return oid.Zero, false, nil
 	}
 	if err != nil {
-		return plumbing.ZeroHash, false, fmt.Errorf("read ref %s: %w", name, err)
+		return oid.Zero, false, fmt.Errorf("read ref %s: %w", name, err)
 	}
 	s := strings.TrimSpace(string(b))
 	if strings.HasPrefix(s, "ref:") {
-		return plumbing.ZeroHash, false, refusal.NewUnreadable(refusal.RefUnreadable,
+		return oid.Zero, false, refusal.NewUnreadable(refusal.RefUnreadable,
 			"nwdes refs are never symbolic; restore the ref with git update-ref",
 			"ref %s is symbolic (%s)", name, s)
 	}
-	if !isHex40(s) {
-		return plumbing.ZeroHash, false, refusal.NewUnreadable(refusal.RefUnreadable,
+	id, ok := parseHex(r.f, s)
+	if !ok {
+		return oid.Zero, false, refusal.NewUnreadable(refusal.RefUnreadable,
 			"inspect the file; restore it with git update-ref or remove it",
-			"ref %s holds %q, not an object id", name, text.Truncate(s, 60))
+			"ref %s holds %q, not a %s object id", name, text.Truncate(s, 70), r.f)
 	}
-	return plumbing.NewHash(s), true, nil
+	return id, true, nil
 }
 
-func (r *Refs) readPacked(name RefName) (plumbing.Hash, error) {
+func (r *Refs) readPacked(name RefName) (oid.ID, error) {
 	f, err := os.Open(filepath.Join(r.dir, "packed-refs"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return plumbing.ZeroHash, nil
+		return oid.Zero, nil
 	}
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read packed-refs: %w", err)
+		return oid.Zero, fmt.Errorf("read packed-refs: %w", err)
 	}
 	defer f.Close()
 	want := []byte(name)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	var h plumbing.Hash
+	var h oid.ID
 	n := 0
 	for sc.Scan() {
 		line := sc.Bytes()
@@ -149,22 +159,23 @@ func (r *Refs) readPacked(name RefName) (plumbing.Hash, error) {
 			continue
 		}
 		// Any line that names the ref counts: one whose id is not 40 hex
-		// digits is damage to refuse (git stops with "fatal" too), never a
+		// digits (64 in a SHA-256 repository) is damage to refuse (git stops with "fatal" too), never a
 		// ref to treat as absent and start a fresh history over. The whole
 		// file is read: a second line for the ref is damage too.
 		if i := bytes.IndexByte(line, ' '); i >= 0 && bytes.Equal(line[i+1:], want) {
-			if i != 40 || !isHex40(string(line[:40])) {
-				return plumbing.ZeroHash, malformedPacked(name)
+			id, ok := parseHex(r.f, string(line[:i]))
+			if !ok {
+				return oid.Zero, malformedPacked(name)
 			}
-			h = plumbing.NewHash(string(line[:40]))
+			h = id
 			n++
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read packed-refs: %w", err)
+		return oid.Zero, fmt.Errorf("read packed-refs: %w", err)
 	}
 	if n > 1 {
-		return plumbing.ZeroHash, duplicatePacked(name, n)
+		return oid.Zero, duplicatePacked(name, n)
 	}
 	return h, nil
 }
@@ -173,19 +184,9 @@ func (r *Refs) readPacked(name RefName) (plumbing.Hash, error) {
 // ref packed-refs names on more than one line, with no loose file over
 // it, is refused as Read refuses it (RefUnreadable): there is no one
 // value to list.
-func (r *Refs) List(prefix string) (map[RefName]oid.ID, error) {
-	hs, err := r.list(prefix)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[RefName]oid.ID, len(hs))
-	for n, h := range hs {
-		out[n] = toID(h)
-	}
-	return out, nil
-}
+func (r *Refs) List(prefix string) (map[RefName]oid.ID, error) { return r.list(prefix) }
 
-func (r *Refs) list(prefix string) (map[RefName]plumbing.Hash, error) {
+func (r *Refs) list(prefix string) (map[RefName]oid.ID, error) {
 	sc, err := r.scan(prefix)
 	if err != nil {
 		return nil, err
@@ -213,16 +214,12 @@ func (r *Refs) Scan(prefix string) (*RefScan, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &RefScan{Refs: make(map[RefName]oid.ID, len(sc.refs)), PackedTwice: sc.packedTwice, Loose: sc.loose}
-	for n, h := range sc.refs {
-		out.Refs[n] = toID(h)
-	}
-	return out, nil
+	return &RefScan{Refs: sc.refs, PackedTwice: sc.packedTwice, Loose: sc.loose}, nil
 }
 
 // refScan is what scan found under a prefix.
 type refScan struct {
-	refs map[RefName]plumbing.Hash // each ref's value; a loose file overrides packed-refs
+	refs map[RefName]oid.ID // each ref's value; a loose file overrides packed-refs
 	// packedTwice counts the lines of each ref packed-refs names more
 	// than once. git 2.39 answers such a ref with one of its lines, the one
 	// its binary search lands on (the last of two, the middle of three),
@@ -232,7 +229,7 @@ type refScan struct {
 }
 
 func (r *Refs) scan(prefix string) (*refScan, error) {
-	out := &refScan{refs: map[RefName]plumbing.Hash{}, packedTwice: map[RefName]int{}, loose: map[RefName]bool{}}
+	out := &refScan{refs: map[RefName]oid.ID{}, packedTwice: map[RefName]int{}, loose: map[RefName]bool{}}
 	// Packed first, then loose: a loose ref overrides its packed value.
 	if f, err := os.Open(filepath.Join(r.dir, "packed-refs")); err == nil {
 		sc := bufio.NewScanner(f)
@@ -247,15 +244,16 @@ func (r *Refs) scan(prefix string) (*refScan, error) {
 			if i < 0 || !strings.HasPrefix(line[i+1:], prefix) {
 				continue
 			}
-			if i != 40 || !isHex40(line[:40]) {
+			id, ok := parseHex(r.f, line[:i])
+			if !ok {
 				f.Close()
 				return nil, malformedPacked(RefName(line[i+1:]))
 			}
-			name := RefName(line[41:])
+			name := RefName(line[i+1:])
 			if seen[name]++; seen[name] > 1 {
 				out.packedTwice[name] = seen[name]
 			}
-			out.refs[name] = plumbing.NewHash(line[:40])
+			out.refs[name] = id
 		}
 		err := sc.Err()
 		f.Close()
@@ -326,18 +324,17 @@ func SortedNames[V any](m map[RefName]V) []RefName {
 // the ref does not hold old, and a LockHeld refusal when another writer's
 // lock outlives LockTimeout. Nothing is changed on any error.
 func (r *Refs) CompareAndSwap(name RefName, old, new oid.ID) error {
-	hs, err := toHashes([]oid.ID{old, new})
-	if err != nil {
+	if err := checkIDs(r.f, old, new); err != nil {
 		return err
 	}
-	return r.compareAndSwap(name, hs[0], hs[1], nil)
+	return r.compareAndSwap(name, old, new, nil)
 }
 
 // compareAndSwap is CompareAndSwap with a hook run under the lock, once the
 // ref is known to hold old, after the new value is written and before the
 // rename: MoveRef publishes the update's pack there (and in durable mode
 // syncs it), while the lock file is synced concurrently.
-func (r *Refs) compareAndSwap(name RefName, old, new plumbing.Hash, beforeRename func() error) error {
+func (r *Refs) compareAndSwap(name RefName, old, new oid.ID, beforeRename func() error) error {
 	if err := name.Validate(); err != nil {
 		return err
 	}
@@ -351,7 +348,7 @@ func (r *Refs) compareAndSwap(name RefName, old, new plumbing.Hash, beforeRename
 		return err
 	}
 	if cur != old {
-		return &ConflictError{Ref: name, Expected: toID(old), Actual: toID(cur)}
+		return &ConflictError{Ref: name, Expected: old, Actual: cur}
 	}
 	if new.IsZero() {
 		return r.deleteLocked(name, lock)
@@ -414,7 +411,7 @@ func (r *Refs) heldLock(name RefName, p string) error {
 	return e
 }
 
-func (l *refLock) commit(h plumbing.Hash, durable bool, beforeRename func() error) error {
+func (l *refLock) commit(h oid.ID, durable bool, beforeRename func() error) error {
 	if _, err := l.f.WriteString(h.String() + "\n"); err != nil {
 		return fmt.Errorf("write %s: %w", l.path, err)
 	}
@@ -497,7 +494,7 @@ func (r *Refs) removePacked(name RefName) error {
 	// concurrent pack-refs could otherwise pack the loose value after our
 	// look and resurrect the deleted ref. It waits longer, as git's
 	// core.packedRefsTimeout does.
-	pl := &Refs{dir: r.dir, LockTimeout: 5 * r.LockTimeout, StaleAfter: r.StaleAfter, Now: r.Now}
+	pl := &Refs{dir: r.dir, f: r.f, LockTimeout: 5 * r.LockTimeout, StaleAfter: r.StaleAfter, Now: r.Now}
 	lock, err := pl.lock("packed-refs")
 	if err != nil {
 		return err
@@ -517,7 +514,7 @@ func (r *Refs) removePacked(name RefName) error {
 	lines := bytes.SplitAfter(b, []byte("\n"))
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
-		if len(l) > 41 && l[40] == ' ' && string(bytes.TrimRight(l[41:], "\n")) == string(name) {
+		if hl := r.f.HexLen(); len(l) > hl+1 && l[hl] == ' ' && string(bytes.TrimRight(l[hl+1:], "\n")) == string(name) {
 			// Drop the peeled line that belongs to it, if any.
 			if i+1 < len(lines) && len(lines[i+1]) > 0 && lines[i+1][0] == '^' {
 				i++
@@ -550,19 +547,6 @@ func syncDir(dir string) error {
 		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
-}
-
-func isHex40(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for i := 0; i < 40; i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 func malformedPacked(name RefName) error {

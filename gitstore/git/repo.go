@@ -11,6 +11,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/refusal"
 )
 
 // DefaultMaxWalk is Options.MaxWalk when it is not set.
@@ -47,30 +48,36 @@ func (o *Options) fill() {
 // concurrent use by goroutines; separate processes (nwdes or git) exclude
 // one another through git's lock files.
 type Repo struct {
-	loc  gitrepo.Location
-	opts Options
-	refs *Refs
-	obj  *objects
+	loc    gitrepo.Location
+	format oid.Format // extensions.objectFormat: every id of the repository is of it
+	opts   Options
+	refs   *Refs
+	obj    *objects
 
 	shallowOnce sync.Once
-	shallowSet  map[plumbing.Hash]bool // the clone's shallow commits
-	shallowErr  error                  // why shallow could not be read
+	shallowSet  map[oid.ID]bool // the clone's shallow commits
+	shallowErr  error           // why shallow could not be read
 
 	gens genState // commit-graph and derived generations (commitgraph.go)
 
 	lazy lazyState // what lazy fetches did not bring (promisor.go)
 }
 
-// Open returns the Repo at loc.
+// Open returns the Repo at loc, of the object format its config names
+// (SHA-1 or SHA-256).
 func Open(loc gitrepo.Location, opts Options) (*Repo, error) {
 	opts.fill()
 	if _, err := os.Stat(loc.CommonDir); err != nil {
 		return nil, fmt.Errorf("open repository: %w", err)
 	}
-	refs := NewRefs(loc.CommonDir)
+	f, err := gitrepo.ObjectFormat(loc.CommonDir)
+	if err != nil {
+		return nil, err
+	}
+	refs := newRefs(loc.CommonDir, f)
 	refs.Now = opts.Now
 	refs.Durable = opts.Durable
-	r := &Repo{loc: loc, opts: opts, refs: refs, obj: newObjects(loc)}
+	r := &Repo{loc: loc, format: f, opts: opts, refs: refs, obj: newObjects(loc, f)}
 	r.obj.missing = r.onMissing
 	return r, nil
 }
@@ -91,7 +98,7 @@ func (s *Repo) Refs() *Refs { return s.refs }
 // MaxWalk is the bound of history walks.
 func (s *Repo) MaxWalk() int { return s.opts.MaxWalk }
 
-func (s *Repo) readCommit(h plumbing.Hash) (commitInfo, error) {
+func (s *Repo) readCommit(h oid.ID) (commitInfo, error) {
 	t, b, err := s.obj.read(h)
 	if err != nil {
 		return commitInfo{}, err
@@ -108,24 +115,23 @@ func (s *Repo) ReadCommit(id oid.ID) (Commit, error) {
 	return c.export(), err
 }
 
-// readCommitID is readCommit of an id (see toHash).
+// readCommitID is readCommit of an id from outside, refused when it is
+// of another format than the repository's (checkID).
 func (s *Repo) readCommitID(id oid.ID) (commitInfo, error) {
-	h, err := toHash(id)
-	if err != nil {
+	if err := s.check(id); err != nil {
 		return commitInfo{}, err
 	}
-	return s.readCommit(h)
+	return s.readCommit(id)
 }
 
 // Read returns an object's type and content. A missing object is an error
 // wrapping ErrObjectMissing (in a partial clone, after asking the promisor
 // remotes), never ErrNotFound.
 func (s *Repo) Read(id oid.ID) (ObjectType, []byte, error) {
-	h, err := toHash(id)
-	if err != nil {
+	if err := s.check(id); err != nil {
 		return 0, nil, err
 	}
-	t, b, err := s.obj.read(h)
+	t, b, err := s.obj.read(id)
 	return ObjectType(t), b, err
 }
 
@@ -145,16 +151,14 @@ func (s *Repo) ReadTree(id oid.ID) ([]TreeEntry, error) {
 // already stored is freshened instead). A durable MoveRef syncs the loose
 // files written before it.
 func (s *Repo) Write(t ObjectType, data []byte) (oid.ID, error) {
-	h, err := s.obj.write(plumbing.ObjectType(t), data)
-	return toID(h), err
+	return s.obj.write(plumbing.ObjectType(t), data)
 }
 
 // Freshen reports whether id is stored, and if so sets its file's mtime
 // to now, as git does before deciding not to write an object again, so
 // that a concurrent git gc does not prune it before a ref reaches it.
 func (s *Repo) Freshen(id oid.ID) bool {
-	h, err := toHash(id)
-	return err == nil && s.obj.freshen(h)
+	return !id.IsZero() && s.check(id) == nil && s.obj.freshen(id)
 }
 
 // Stage starts writing the objects of b that are not already stored as
@@ -162,10 +166,15 @@ func (s *Repo) Freshen(id oid.ID) bool {
 // MoveRef to commit publishes it under the ref's lock, or discards it when
 // the compare-and-swap fails.
 func (s *Repo) Stage(b *Batch, commit oid.ID) error {
-	h, err := toHash(commit)
-	if err != nil {
+	if err := s.check(commit); err != nil {
 		return err
 	}
+	if b.Format() != s.format {
+		return refusal.New(refusal.UnsupportedRepository,
+			"make the batch with NewBatch(Repo.Format())",
+			"a batch of %s objects cannot be written to a %s repository", b.Format(), s.format)
+	}
+	h := commit
 	sp, err := s.obj.stagePack(b, s.opts.Durable)
 	if err != nil {
 		return err
@@ -191,14 +200,13 @@ func (s *Repo) Stage(b *Batch, commit oid.ID) error {
 // successful move, small packs are consolidated when there are too many
 // (consolidate.go).
 func (s *Repo) MoveRef(ref RefName, old, next oid.ID) error {
-	hs, err := toHashes([]oid.ID{old, next})
-	if err != nil {
+	if err := s.check(old, next); err != nil {
 		return err
 	}
-	return s.moveRef(ref, hs[0], hs[1])
+	return s.moveRef(ref, old, next)
 }
 
-func (s *Repo) moveRef(ref RefName, old, next plumbing.Hash) error {
+func (s *Repo) moveRef(ref RefName, old, next oid.ID) error {
 	sp := s.obj.take(next)
 	durable := s.opts.Durable
 	published := false
@@ -244,10 +252,10 @@ func (s *Repo) moveRef(ref RefName, old, next plumbing.Hash) error {
 // names the commit or never will. With nothing staged for commit it does
 // nothing.
 func (s *Repo) Publish(commit oid.ID) (done func(), err error) {
-	h, err := toHash(commit)
-	if err != nil {
+	if err := s.check(commit); err != nil {
 		return nil, err
 	}
+	h := commit
 	sp := s.obj.take(h)
 	if sp == nil {
 		return func() {}, nil

@@ -66,24 +66,21 @@ var refRules = []string{"%s", "refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/
 // graft (refs/replace/, info/grafts), which Resolve does not follow.
 // gitstore's differential tests (revision_diff_test.go) hold Resolve to
 // this against the git binary.
-func (s *Repo) Resolve(rev string) (oid.ID, error) {
-	h, err := s.resolve(rev)
-	return toID(h), err
-}
+func (s *Repo) Resolve(rev string) (oid.ID, error) { return s.resolve(rev) }
 
-func (s *Repo) resolve(rev string) (plumbing.Hash, error) {
+func (s *Repo) resolve(rev string) (oid.ID, error) {
 	if rev == "" {
 		rev = "HEAD"
 	}
 	if why := unsupportedSyntax(rev); why != "" {
-		return plumbing.ZeroHash, refusal.New(refusal.MissingFact,
+		return oid.Zero, refusal.New(refusal.MissingFact,
 			"name the commit by id, ref or tag, with ~N, ^N or ^{commit} suffixes; git rev-parse REV^{commit} prints the id of any other revision",
 			"revision %q uses %s, which nwdes does not resolve", rev, why)
 	}
 	r := &resolver{s: s, rev: rev}
 	base, ops, err := parseRevision(rev)
 	if err != nil {
-		return plumbing.ZeroHash, r.unknown(err)
+		return oid.Zero, r.unknown(err)
 	}
 	// git looks an abbreviated id up among commit-ish objects when a
 	// commit is wanted of it (REV^{commit}, REV~N, REV^N), and among all
@@ -94,11 +91,11 @@ func (s *Repo) resolve(rev string) (plumbing.Hash, error) {
 	}
 	h, err := r.base(base, mode)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	for _, op := range ops {
 		if h, err = r.apply(h, op); err != nil {
-			return plumbing.ZeroHash, err
+			return oid.Zero, err
 		}
 	}
 	return r.peelToCommit(h)
@@ -235,7 +232,7 @@ type resolver struct {
 	walk  int
 	// rewritten is what git reads other than as stored (see rewrites),
 	// loaded on the first read.
-	rewritten map[plumbing.Hash]rewrite
+	rewritten map[oid.ID]rewrite
 }
 
 func (r *resolver) note(format string, args ...any) {
@@ -258,39 +255,42 @@ func (r *resolver) unknown(cause error) error {
 
 // base resolves a revision without suffixes, in get_oid_basic's order: a
 // full id, then refs, then describe output, then an abbreviated id.
-func (r *resolver) base(name string, mode disambiguation) (plumbing.Hash, error) {
+func (r *resolver) base(name string, mode disambiguation) (oid.ID, error) {
 	if name == "" {
-		return plumbing.ZeroHash, r.unknown(errors.New("nothing names the commit the suffixes apply to"))
+		return oid.Zero, r.unknown(errors.New("nothing names the commit the suffixes apply to"))
 	}
 	if name == "@" {
 		name = "HEAD"
 	}
-	if len(name) == 40 && isHex(name) {
-		return plumbing.NewHash(strings.ToLower(name)), nil
+	hexLen := r.s.format.HexLen()
+	if len(name) == hexLen && isHex(name) {
+		id, _ := oid.Parse(name)
+		return id, nil
 	}
 	for _, rule := range refRules {
 		if h, ok := r.ref(fmt.Sprintf(rule, name)); ok {
 			return h, nil
 		}
 	}
-	if abbrev, ok := describedID(name); ok {
+	if abbrev, ok := describedID(name, hexLen); ok {
 		return r.abbreviated(abbrev, commitOnly)
 	}
-	if len(name) >= minAbbrev && len(name) < 40 && isHex(name) {
+	if len(name) >= minAbbrev && len(name) < hexLen && isHex(name) {
 		return r.abbreviated(name, mode)
 	}
-	return plumbing.ZeroHash, r.unknown(nil)
+	return oid.Zero, r.unknown(nil)
 }
 
 // describedID returns the abbreviated id at the end of git describe output
 // ("v1.2-3-gabc1234"), found as git's get_describe_name finds it: a run of
-// hexadecimal digits after "-g", with something before the "-g".
-func describedID(name string) (string, bool) {
+// hexadecimal digits after "-g", with something before the "-g"; at most
+// hexLen of them (the repository's full id).
+func describedID(name string, hexLen int) (string, bool) {
 	for i := len(name) - 1; i >= 2; i-- {
 		if isHexDigit(name[i]) {
 			continue
 		}
-		if name[i] == 'g' && name[i-1] == '-' && len(name)-(i+1) >= minAbbrev && len(name)-(i+1) <= 40 {
+		if name[i] == 'g' && name[i-1] == '-' && len(name)-(i+1) >= minAbbrev && len(name)-(i+1) <= hexLen {
 			return name[i+1:], true
 		}
 		return "", false
@@ -301,32 +301,32 @@ func describedID(name string) (string, bool) {
 // abbreviated resolves an abbreviated id as git's get_short_oid does: a
 // single matching object is the answer whatever its type; among several,
 // the one that satisfies mode is, and anything else is ambiguous.
-func (r *resolver) abbreviated(prefix string, mode disambiguation) (plumbing.Hash, error) {
+func (r *resolver) abbreviated(prefix string, mode disambiguation) (oid.ID, error) {
 	prefix = strings.ToLower(prefix)
 	db, err := r.s.obj.reader()
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("revision %q: %w", r.rev, err)
+		return oid.Zero, fmt.Errorf("revision %q: %w", r.rev, err)
 	}
 	ids, err := db.Prefix(prefix, maxCandidates+1)
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("revision %q: look up short id %s: %w", r.rev, prefix, err)
+		return oid.Zero, fmt.Errorf("revision %q: look up short id %s: %w", r.rev, prefix, err)
 	}
 	switch {
 	case len(ids) == 0:
-		return plumbing.ZeroHash, r.unknown(fmt.Errorf("no object id starts with %s", prefix))
+		return oid.Zero, r.unknown(fmt.Errorf("no object id starts with %s", prefix))
 	case len(ids) == 1:
 		return ids[0], nil
 	case len(ids) > maxCandidates:
-		return plumbing.ZeroHash, r.ambiguous(prefix, fmt.Sprintf("more than %d objects", maxCandidates))
+		return oid.Zero, r.ambiguous(prefix, fmt.Sprintf("more than %d objects", maxCandidates))
 	}
 	var (
-		fits  []plumbing.Hash
+		fits  []oid.ID
 		kinds []string
 	)
 	for _, id := range ids {
 		t, _, err := r.object(id, false)
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return oid.Zero, err
 		}
 		kinds = append(kinds, fmt.Sprintf("%s %s", id.String()[:12], t))
 		ok := false
@@ -351,7 +351,7 @@ func (r *resolver) abbreviated(prefix string, mode disambiguation) (plumbing.Has
 	if mode != anyObject && len(fits) == 0 {
 		what += "; none of them a commit"
 	}
-	return plumbing.ZeroHash, r.ambiguous(prefix, what)
+	return oid.Zero, r.ambiguous(prefix, what)
 }
 
 func (r *resolver) ambiguous(prefix, what string) error {
@@ -364,22 +364,22 @@ func (r *resolver) ambiguous(prefix, what string) error {
 // symbolic refs. A name that does not exist, a dangling symbolic ref and a
 // file that does not hold a ref are all "not this name", so the caller
 // moves on to git's next rule; the last two are noted for the refusal.
-func (r *resolver) ref(name string) (plumbing.Hash, bool) {
+func (r *resolver) ref(name string) (oid.ID, bool) {
 	first := name
 	for range symrefDepth {
 		if !validRefName(name) {
 			if name != first {
 				r.note("symbolic ref %s points at %q, which is not a ref name", first, name)
 			}
-			return plumbing.ZeroHash, false
+			return oid.Zero, false
 		}
-		c, err := readRef(r.refPath(name), name)
+		c, err := readRef(r.refPath(name), name, r.s.format)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.EISDIR) {
 			if strings.HasPrefix(name, "refs/") && !errors.Is(err, errDanglingLink) {
 				h, err := r.s.refs.readPacked(RefName(name))
 				if err != nil {
 					r.note("%v", err)
-					return plumbing.ZeroHash, false
+					return oid.Zero, false
 				}
 				if !h.IsZero() {
 					return h, true
@@ -388,13 +388,13 @@ func (r *resolver) ref(name string) (plumbing.Hash, bool) {
 			if name != first {
 				r.note("%s points at %s, which does not exist (a branch with no commits yet?)", first, name)
 			}
-			return plumbing.ZeroHash, false
+			return oid.Zero, false
 		}
 		if err != nil {
 			if !errors.Is(err, unix.ENOTDIR) {
 				r.note("ref %s: %v", name, err)
 			}
-			return plumbing.ZeroHash, false
+			return oid.Zero, false
 		}
 		switch {
 		case c.symbolic:
@@ -406,10 +406,10 @@ func (r *resolver) ref(name string) (plumbing.Hash, bool) {
 		if strings.Contains(name, "/") {
 			r.note("ignored %s: it holds %q, not an object id", name, text.Truncate(c.text, 50))
 		}
-		return plumbing.ZeroHash, false
+		return oid.Zero, false
 	}
 	r.note("symbolic ref %s nests deeper than %d", first, symrefDepth)
-	return plumbing.ZeroHash, false
+	return oid.Zero, false
 }
 
 // errDanglingLink is a ref file that is a symbolic link to nothing: git
@@ -419,10 +419,10 @@ var errDanglingLink = fmt.Errorf("symbolic link to a missing file: %w", fs.ErrNo
 // refContent is what git makes of a loose ref file.
 type refContent struct {
 	symbolic bool
-	target   string        // a symbolic ref's target, as git trims it
-	valid    bool          // a regular ref that holds an object id
-	id       plumbing.Hash // that id
-	text     string        // the start of the file, for messages
+	target   string // a symbolic ref's target, as git trims it
+	valid    bool   // a regular ref that holds an object id
+	id       oid.ID // that id
+	text     string // the start of the file, for messages
 }
 
 // readRef reads the loose ref file at path as git's files backend does
@@ -436,12 +436,13 @@ type refContent struct {
 //     whitespace removed; git's whitespace is space, \t, \n and \r, never
 //     \v or \f;
 //   - "ref:", then whitespace, then the target, trimmed, is a symbolic ref;
-//   - otherwise 40 hexadecimal digits of either case, followed by the end
-//     or whitespace (FETCH_HEAD has more after it), are the id.
+//   - otherwise 40 hexadecimal digits (64 in a SHA-256 repository) of
+//     either case, followed by the end or whitespace (FETCH_HEAD has more
+//     after it), are the id.
 //
 // FETCH_HEAD and MERGE_HEAD are read without the symbolic link rule, as
 // git reads them (refs_read_special_head).
-func readRef(path, name string) (refContent, error) {
+func readRef(path, name string, format oid.Format) (refContent, error) {
 	if name != "FETCH_HEAD" && name != "MERGE_HEAD" {
 		fi, err := os.Lstat(path)
 		if err != nil {
@@ -498,8 +499,9 @@ func readRef(path, name string) (refContent, error) {
 		c.target = strings.Trim(string(rest), refSpace)
 		return c, nil
 	}
-	if len(head) >= 40 && isHex(string(head[:40])) && (len(head) == 40 || isRefSpace(head[40])) {
-		c.valid, c.id = true, plumbing.NewHash(strings.ToLower(string(head[:40])))
+	if hl := format.HexLen(); len(head) >= hl && isHex(string(head[:hl])) && (len(head) == hl || isRefSpace(head[hl])) {
+		c.id, _ = oid.Parse(string(head[:hl]))
+		c.valid = true
 	}
 	return c, nil
 }
@@ -581,15 +583,15 @@ func validRefName(name string) bool {
 }
 
 // apply applies one suffix to the object h.
-func (r *resolver) apply(h plumbing.Hash, op revOp) (plumbing.Hash, error) {
+func (r *resolver) apply(h oid.ID, op revOp) (oid.ID, error) {
 	switch op.kind {
 	case opAncestor, opParent, opCommit:
 		t, c, err := r.peel(h)
 		if err != nil {
-			return plumbing.ZeroHash, err
+			return oid.Zero, err
 		}
 		if t != plumbing.CommitObject {
-			return plumbing.ZeroHash, r.unknown(fmt.Errorf("%s applied to %s, which is a %s", op, h, t))
+			return oid.Zero, r.unknown(fmt.Errorf("%s applied to %s, which is a %s", op, h, t))
 		}
 		switch {
 		case op.kind == opCommit || op.kind == opParent && op.n == 0:
@@ -597,24 +599,24 @@ func (r *resolver) apply(h plumbing.Hash, op revOp) (plumbing.Hash, error) {
 		case op.kind == opParent:
 			info, err := r.parents(c)
 			if err != nil {
-				return plumbing.ZeroHash, err
+				return oid.Zero, err
 			}
 			if op.n > len(info.Parents) {
-				return plumbing.ZeroHash, r.unknown(fmt.Errorf("commit %s has %d parents, not %d", c, len(info.Parents), op.n))
+				return oid.Zero, r.unknown(fmt.Errorf("commit %s has %d parents, not %d", c, len(info.Parents), op.n))
 			}
 			return info.Parents[op.n-1], nil
 		}
 		for range op.n {
 			if r.walk++; r.walk > r.s.opts.MaxWalk {
-				return plumbing.ZeroHash, refusal.New(refusal.WalkLimit, "name the commit more directly, or raise nwdes.maxWalk",
+				return oid.Zero, refusal.New(refusal.WalkLimit, "name the commit more directly, or raise nwdes.maxWalk",
 					"revision %q walks more than %d commits", r.rev, r.s.opts.MaxWalk)
 			}
 			info, err := r.parents(c)
 			if err != nil {
-				return plumbing.ZeroHash, err
+				return oid.Zero, err
 			}
 			if len(info.Parents) == 0 {
-				return plumbing.ZeroHash, r.unknown(fmt.Errorf("%s goes past root commit %s", op, c))
+				return oid.Zero, r.unknown(fmt.Errorf("%s goes past root commit %s", op, c))
 			}
 			c = info.Parents[0]
 		}
@@ -625,49 +627,50 @@ func (r *resolver) apply(h plumbing.Hash, op revOp) (plumbing.Hash, error) {
 	}
 	t, _, err := r.object(h, false)
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	if op.kind == opTag && t != plumbing.TagObject {
-		return plumbing.ZeroHash, r.unknown(fmt.Errorf("^{tag} applied to %s, which is a %s", h, t))
+		return oid.Zero, r.unknown(fmt.Errorf("^{tag} applied to %s, which is a %s", h, t))
 	}
 	return h, nil
 }
 
 // peel follows tags from h to the first object that is not a tag and
 // returns its type and id.
-func (r *resolver) peel(h plumbing.Hash) (plumbing.ObjectType, plumbing.Hash, error) {
+func (r *resolver) peel(h oid.ID) (plumbing.ObjectType, oid.ID, error) {
 	for range 10 {
 		t, b, err := r.object(h, false)
 		if err != nil {
-			return 0, plumbing.ZeroHash, err
+			return 0, oid.Zero, err
 		}
 		if t != plumbing.TagObject {
 			return t, h, nil
 		}
 		if h, err = r.tagTarget(h, b); err != nil {
-			return 0, plumbing.ZeroHash, err
+			return 0, oid.Zero, err
 		}
 	}
-	return 0, plumbing.ZeroHash, fmt.Errorf("revision %q: tag chain too long", r.rev)
+	return 0, oid.Zero, fmt.Errorf("revision %q: tag chain too long", r.rev)
 }
 
 // tagTarget returns the object the tag h (content b) points at.
-func (r *resolver) tagTarget(h plumbing.Hash, b []byte) (plumbing.Hash, error) {
+func (r *resolver) tagTarget(h oid.ID, b []byte) (oid.ID, error) {
 	if err := r.notRewritten(h, plumbing.TagObject, true); err != nil {
-		return plumbing.ZeroHash, err
+		return oid.Zero, err
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	target, ok := strings.CutPrefix(line, "object ")
-	if !ok || !isHex40(target) {
-		return plumbing.ZeroHash, fmt.Errorf("tag %s is malformed", h)
+	id, valid := parseHex(r.s.format, target)
+	if !ok || !valid {
+		return oid.Zero, fmt.Errorf("tag %s is malformed", h)
 	}
-	return plumbing.NewHash(target), nil
+	return id, nil
 }
 
 // parents decodes the commit h for its parents, as git sees them: a
 // shallow commit of this clone has none for git, whatever its object says
 // and whether or not the parents are at hand (through an alternate, say).
-func (r *resolver) parents(h plumbing.Hash) (commitInfo, error) {
+func (r *resolver) parents(h oid.ID) (commitInfo, error) {
 	t, b, err := r.object(h, true)
 	if err != nil {
 		return commitInfo{}, err
@@ -688,7 +691,7 @@ func (r *resolver) parents(h plumbing.Hash) (commitInfo, error) {
 // object reads h for resolution. content says whether the caller uses the
 // content (a tag's target, a commit's parents) or only the type; see
 // notRewritten.
-func (r *resolver) object(h plumbing.Hash, content bool) (plumbing.ObjectType, []byte, error) {
+func (r *resolver) object(h oid.ID, content bool) (plumbing.ObjectType, []byte, error) {
 	t, b, err := r.s.obj.read(h)
 	if err != nil {
 		return 0, nil, r.missing(h, err)
@@ -703,8 +706,8 @@ func (r *resolver) object(h plumbing.Hash, content bool) (plumbing.ObjectType, [
 // replace ref, whose target is the replacement, or, for a commit's
 // parents, through a graft.
 type rewrite struct {
-	via  string        // refs/replace/<id>, or info/grafts
-	with plumbing.Hash // the replacement; zero for a graft
+	via  string // refs/replace/<id>, or info/grafts
+	with oid.ID // the replacement; zero for a graft
 }
 
 // notRewritten refuses to read h (of type t) where git would read it
@@ -714,7 +717,7 @@ type rewrite struct {
 // Only the type of a replaced object that a replacement of the same type
 // stands in for, and anything but the parents of a grafted commit, read as
 // git reads them.
-func (r *resolver) notRewritten(h plumbing.Hash, t plumbing.ObjectType, content bool) error {
+func (r *resolver) notRewritten(h oid.ID, t plumbing.ObjectType, content bool) error {
 	rw, err := r.rewrites()
 	if err != nil {
 		return err
@@ -741,20 +744,22 @@ func (r *resolver) notRewritten(h plumbing.Hash, t plumbing.ObjectType, content 
 
 // rewrites returns the objects git reads through refs/replace/<id> (loose
 // or packed) or info/grafts, reading them on the first call.
-func (r *resolver) rewrites() (map[plumbing.Hash]rewrite, error) {
+func (r *resolver) rewrites() (map[oid.ID]rewrite, error) {
 	if r.rewritten != nil {
 		return r.rewritten, nil
 	}
-	m := map[plumbing.Hash]rewrite{}
+	m := map[oid.ID]rewrite{}
 	dir := r.s.loc.CommonDir
-	fail := func(what string, err error) (map[plumbing.Hash]rewrite, error) {
+	fail := func(what string, err error) (map[oid.ID]rewrite, error) {
 		return nil, refusal.New(refusal.MissingFact, "repair or remove it (git replace --list, git fsck)",
 			"revision %q: cannot tell which objects git reads through replacements: %s: %v", r.rev, what, err)
 	}
 	replacement := func(name, value string) {
 		id, ok := strings.CutPrefix(name, "refs/replace/")
-		if ok && isHex40(id) && isHex40(value) {
-			m[plumbing.NewHash(id)] = rewrite{via: name, with: plumbing.NewHash(value)}
+		from, okFrom := parseHex(r.s.format, id)
+		with, okWith := parseHex(r.s.format, value)
+		if ok && okFrom && okWith {
+			m[from] = rewrite{via: name, with: with}
 		}
 	}
 	packed, err := os.ReadFile(filepath.Join(dir, "packed-refs"))
@@ -786,15 +791,17 @@ func (r *resolver) rewrites() (map[plumbing.Hash]rewrite, error) {
 		return fail("info/grafts", err)
 	}
 	for line := range strings.Lines(string(grafts)) {
-		if f := strings.Fields(line); len(f) > 0 && isHex40(f[0]) {
-			m[plumbing.NewHash(f[0])] = rewrite{via: "info/grafts"}
+		if f := strings.Fields(line); len(f) > 0 {
+			if id, ok := parseHex(r.s.format, f[0]); ok {
+				m[id] = rewrite{via: "info/grafts"}
+			}
 		}
 	}
 	r.rewritten = m
 	return m, nil
 }
 
-func (r *resolver) missing(h plumbing.Hash, err error) error {
+func (r *resolver) missing(h oid.ID, err error) error {
 	if errors.Is(err, ErrNotFound) {
 		return refusal.New(refusal.MissingFact, "fetch the commit or name another", "revision %q: %v", r.rev, err).Wrap(err)
 	}
@@ -803,27 +810,27 @@ func (r *resolver) missing(h plumbing.Hash, err error) error {
 
 // peelToCommit follows tags from h to a commit, which is what the revision
 // names.
-func (r *resolver) peelToCommit(h plumbing.Hash) (plumbing.Hash, error) {
+func (r *resolver) peelToCommit(h oid.ID) (oid.ID, error) {
 	for range 10 {
 		t, b, err := r.s.obj.read(h)
 		if err != nil {
-			return plumbing.ZeroHash, refusal.New(refusal.MissingFact, "fetch the commit or name another", "revision %q: %v", r.rev, err).Wrap(err)
+			return oid.Zero, refusal.New(refusal.MissingFact, "fetch the commit or name another", "revision %q: %v", r.rev, err).Wrap(err)
 		}
 		if err := r.notRewritten(h, t, false); err != nil {
-			return plumbing.ZeroHash, err
+			return oid.Zero, err
 		}
 		switch t {
 		case plumbing.CommitObject:
 			return h, nil
 		case plumbing.TagObject:
 			if h, err = r.tagTarget(h, b); err != nil {
-				return plumbing.ZeroHash, err
+				return oid.Zero, err
 			}
 		default:
-			return plumbing.ZeroHash, refusal.New(refusal.MissingFact, "name a commit", "revision %q is a %s, not a commit", r.rev, t)
+			return oid.Zero, refusal.New(refusal.MissingFact, "name a commit", "revision %q is a %s, not a commit", r.rev, t)
 		}
 	}
-	return plumbing.ZeroHash, fmt.Errorf("revision %q: tag chain too long", r.rev)
+	return oid.Zero, fmt.Errorf("revision %q: tag chain too long", r.rev)
 }
 
 func isHex(s string) bool {
@@ -895,7 +902,7 @@ func (s *Repo) Lookup(commit oid.ID, path string) (TreeEntry, bool, error) {
 			return TreeEntry{}, false, nil
 		}
 		if i == len(parts)-1 {
-			return TreeEntry{Name: e.name, Mode: e.mode, ID: toID(e.hash)}, true, nil
+			return TreeEntry{Name: e.name, Mode: e.mode, ID: e.hash}, true, nil
 		}
 		if !e.isTree() {
 			return TreeEntry{}, false, nil
@@ -912,8 +919,8 @@ func (s *Repo) Walk(commit oid.ID, fn func(path string, mode uint32, blob oid.ID
 	if err != nil {
 		return err
 	}
-	var walk func(tree plumbing.Hash, prefix string) error
-	walk = func(tree plumbing.Hash, prefix string) error {
+	var walk func(tree oid.ID, prefix string) error
+	walk = func(tree oid.ID, prefix string) error {
 		es, err := s.treeEntries(tree)
 		if err != nil {
 			return err
@@ -926,7 +933,7 @@ func (s *Repo) Walk(commit oid.ID, fn func(path string, mode uint32, blob oid.ID
 				}
 				continue
 			}
-			if err := fn(prefix+name, e.mode, toID(e.hash)); err != nil {
+			if err := fn(prefix+name, e.mode, e.hash); err != nil {
 				return err
 			}
 		}
@@ -954,10 +961,10 @@ func SplitPath(p string) ([]string, error) {
 
 // ReadBlob returns a blob's content by id.
 func (s *Repo) ReadBlob(id oid.ID) ([]byte, error) {
-	h, err := toHash(id)
-	if err != nil {
+	if err := s.check(id); err != nil {
 		return nil, err
 	}
+	h := id
 	t, b, err := s.obj.read(h)
 	if err != nil {
 		return nil, err

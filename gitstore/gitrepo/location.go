@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -232,22 +233,15 @@ func isBareConfig(gitDir string) bool {
 }
 
 // checkFormat refuses repositories whose format nwdes cannot read correctly
-// rather than misreading them: SHA-256 object ids and reftable refs.
+// rather than misreading them: an object format other than SHA-1 and
+// SHA-256, and reftable refs.
 func checkFormat(commonDir string) error {
 	c, err := repoConfig(commonDir)
 	if err != nil {
 		return err
 	}
-	if v, ok := c.Get("extensions.objectformat"); ok && !strings.EqualFold(v, "sha1") {
-		// The blocking dependency: go-git v5's object id (plumbing.Hash,
-		// which the store's internals and odb still compute with) is
-		// [hash.Size]byte with the size fixed for the whole binary by the
-		// sha256 build tag, so one binary reads SHA-1 or SHA-256
-		// repositories, never both. The store's API already speaks
-		// oid.ID, which carries its format.
-		return refusal.New(refusal.UnsupportedRepository,
-			"use nwdes in a SHA-1 repository; SHA-256 waits on the store's internals leaving go-git v5's plumbing.Hash, whose size one build tag fixes for the whole binary",
-			"repository %s uses object format %s", commonDir, v)
+	if _, err := objectFormat(commonDir, c); err != nil {
+		return err
 	}
 	if v, ok := c.Get("extensions.refstorage"); ok && !strings.EqualFold(v, "files") {
 		return refusal.New(refusal.UnsupportedRepository,
@@ -255,4 +249,30 @@ func checkFormat(commonDir string) error {
 			"repository %s uses ref storage %s", commonDir, v)
 	}
 	return nil
+}
+
+// ObjectFormat is the object format of the repository whose common
+// directory is commonDir: extensions.objectFormat of its own config, SHA-1
+// when unset (as git reads it). A format git 2.39 does not know is refused
+// by name (UnsupportedRepository).
+func ObjectFormat(commonDir string) (oid.Format, error) {
+	c, err := repoConfig(commonDir)
+	if err != nil {
+		return 0, err
+	}
+	return objectFormat(commonDir, c)
+}
+
+func objectFormat(commonDir string, c *Config) (oid.Format, error) {
+	v, ok := c.Get("extensions.objectformat")
+	if !ok {
+		return oid.SHA1, nil
+	}
+	f, err := oid.ParseFormat(v)
+	if err != nil {
+		return 0, refusal.New(refusal.UnsupportedRepository,
+			"use nwdes in a SHA-1 or SHA-256 repository",
+			"repository %s uses object format %s", commonDir, v)
+	}
+	return f, nil
 }

@@ -1,7 +1,7 @@
 package gitrepo_test
 
 import (
-	"os"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,14 +69,35 @@ func TestDiscoverRefusesOutsideARepository(t *testing.T) {
 	}
 }
 
-func TestDiscoverRefusesASHA256Repository(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "r")
-	gittest.Git(t, filepath.Dir(dir), "init", "-q", "--object-format=sha256", dir)
-	_, err := gitrepo.Discover(dir, nil)
-	if !refusal.Named(err, "UnsupportedRepository") {
-		t.Fatalf("err = %v, want UnsupportedRepository", err)
+// TestDiscoverReadsTheObjectFormat: a SHA-256 repository is found and its
+// format read as git reads it; a format git does not know is refused by
+// name.
+func TestDiscoverReadsTheObjectFormat(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want oid.Format
+	}{
+		{[]string{"init", "-q"}, oid.SHA1},
+		{[]string{"init", "-q", "--object-format=sha1"}, oid.SHA1},
+		{[]string{"init", "-q", "--object-format=sha256"}, oid.SHA256},
+	} {
+		dir := filepath.Join(t.TempDir(), "r")
+		gittest.Git(t, filepath.Dir(dir), append(c.args, dir)...)
+		loc, err := gitrepo.Discover(dir, nil)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if f, err := gitrepo.ObjectFormat(loc.CommonDir); err != nil || f != c.want {
+			t.Fatalf("%v: format %v %v, want %v", c.args, f, err, c.want)
+		}
 	}
-	_ = os.RemoveAll(dir)
+	dir := gittest.Init(t, false)
+	gittest.Git(t, dir, "config", "core.repositoryformatversion", "1")
+	gittest.Git(t, dir, "config", "extensions.objectFormat", "sha3")
+	_, err := gitrepo.Discover(dir, nil)
+	if !refusal.Named(err, refusal.UnsupportedRepository) || !strings.Contains(err.Error(), "sha3") {
+		t.Fatalf("err = %v, want UnsupportedRepository naming sha3", err)
+	}
 }
 
 // git 2.39 cannot create a reftable repository; a newer git's is marked by

@@ -34,7 +34,7 @@ func (s *Store) AddCommit(c Commit) (oid.ID, error) {
 		if err != nil || key == "" {
 			return oid.Zero, fmt.Errorf("commit file %q: %w", p, err)
 		}
-		id := gitstore.BlobID(data)
+		id := gitstore.BlobID(oid.SHA1, data)
 		files[key], blobs[id] = file{mode: gitstore.ModeFile, blob: id}, data
 	}
 	for _, p := range c.Parents {

@@ -147,7 +147,7 @@ func (s *Store) blob(id oid.ID) ([]byte, bool) {
 // AddBlob stores data as a blob, as git hash-object -w would, and returns
 // its id: what a record's tree (Record.Tree) may then name.
 func (s *Store) AddBlob(data []byte) oid.ID {
-	id := gitstore.BlobID(data)
+	id := gitstore.BlobID(oid.SHA1, data)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.blobs[id] = data

@@ -242,7 +242,7 @@ func (v *view) writeBlob(path string, data []byte) error {
 	if key == "" {
 		return fmt.Errorf("write: empty path")
 	}
-	id := gitstore.BlobID(data)
+	id := gitstore.BlobID(oid.SHA1, data)
 	if f, ok := v.files[key]; ok && f.mode == gitstore.ModeFile && f.blob == id {
 		return nil
 	}

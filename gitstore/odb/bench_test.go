@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"io"
 	"math/rand/v2"
 	"os/exec"
@@ -52,16 +53,16 @@ func bigRepoStream() []byte {
 // benchRepo builds a packed repository of about benchBlobs objects and
 // returns its .git directory and the ids a pre-push hook would read: the
 // head commit, its tree, a subtree and a blob in it.
-func benchRepo(b *testing.B) (string, []plumbing.Hash) {
+func benchRepo(b *testing.B) (string, []oid.ID) {
 	b.Helper()
 	requireGit(b)
 	repo := filepath.Join(b.TempDir(), "big")
 	git(b, b.TempDir(), nil, "init", "-q", repo)
 	git(b, repo, bigRepoStream(), "fast-import", "--quiet")
 	git(b, repo, nil, "repack", "-q", "-a", "-d")
-	var ids []plumbing.Hash
+	var ids []oid.ID
 	for _, rev := range []string{"main", "main^{tree}", "main:d042", "main:d042/f00042"} {
-		ids = append(ids, plumbing.NewHash(strings.TrimSpace(string(git(b, repo, nil, "rev-parse", rev)))))
+		ids = append(ids, oid.MustParse(strings.TrimSpace(string(git(b, repo, nil, "rev-parse", rev)))))
 	}
 	if n := countPacks(b, objectsDir(repo)); n != 1 {
 		b.Fatalf("want 1 pack, have %d", n)
@@ -74,7 +75,7 @@ func BenchmarkColdRead(b *testing.B) {
 	objects := filepath.Join(gitDir, "objects")
 	b.ReportAllocs()
 	for b.Loop() {
-		db, err := Open(objects)
+		db, err := Open(objects, oid.SHA1)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -93,7 +94,7 @@ func BenchmarkColdReadGoGit(b *testing.B) {
 	for b.Loop() {
 		st := filesystem.NewStorage(osfs.New(gitDir), cache.NewObjectLRUDefault())
 		for _, id := range ids {
-			obj, err := st.EncodedObject(plumbing.AnyObject, id)
+			obj, err := st.EncodedObject(plumbing.AnyObject, goGitHash(id))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -145,7 +146,7 @@ func BenchmarkColdReadGitCLI(b *testing.B) {
 // read again and again.
 func BenchmarkWarmRead(b *testing.B) {
 	gitDir, ids := benchRepo(b)
-	db, err := Open(filepath.Join(gitDir, "objects"))
+	db, err := Open(filepath.Join(gitDir, "objects"), oid.SHA1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -158,4 +159,11 @@ func BenchmarkWarmRead(b *testing.B) {
 			}
 		}
 	}
+}
+
+// goGitHash is id as go-git's SHA-1 hash, for the go-git twin.
+func goGitHash(id oid.ID) plumbing.Hash {
+	var h plumbing.Hash
+	copy(h[:], id.Bytes())
+	return h
 }

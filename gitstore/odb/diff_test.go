@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -43,8 +44,8 @@ func diffSizes() diffSize {
 }
 
 var (
-	emptyTreeID = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
-	emptyBlobID = plumbing.NewHash("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
+	emptyTreeID = oid.MustParse("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+	emptyBlobID = oid.MustParse("e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
 )
 
 // diffShape is one layout of an objects directory, made by git itself.
@@ -188,7 +189,7 @@ var diffShapes = []diffShape{
 		writeWorkFile(t, repo, "streamed.bin", big)
 		git(t, repo, nil, "-c", "core.bigFileThreshold=64k", "add", "streamed.bin")
 		git(t, repo, nil, "commit", "-q", "-m", "streamed")
-		id := hashObject(plumbing.BlobObject, big)
+		id := hashObject(oid.SHA1, plumbing.BlobObject, big)
 		if countPacks(t, objectsDir(repo)) != before+1 || hasLooseFile(repo, id) {
 			t.Fatalf("git add did not stream %s into a pack", id)
 		}
@@ -208,7 +209,7 @@ var diffShapes = []diffShape{
 		}
 		defer f.Close()
 		fi, _ := f.Stat()
-		x, err := parseIdx(f, fi.Size())
+		x, err := parseIdx(f, fi.Size(), oid.SHA1)
 		if err != nil || x.nLarge < 100 {
 			t.Fatalf("index rewritten with 64-bit offsets: %v entries in the large table, %v", x, err)
 		}
@@ -260,7 +261,7 @@ func TestReadAgreesWithGit(t *testing.T) {
 
 // listedObject is one line of git cat-file --batch-all-objects --batch-check.
 type listedObject struct {
-	id   plumbing.Hash
+	id   oid.ID
 	typ  plumbing.ObjectType
 	size int64
 }
@@ -292,20 +293,20 @@ func listObjects(t *testing.T, repo string) []listedObject {
 		if err != nil {
 			t.Fatalf("cat-file --batch-check line %q: %v", line, err)
 		}
-		objs = append(objs, listedObject{plumbing.NewHash(f[0]), typ, size})
+		objs = append(objs, listedObject{oid.MustParse(f[0]), typ, size})
 	}
 	return objs
 }
 
 // catFile asks one git cat-file --batch process for every id.
-func catFile(t *testing.T, repo string, ids []plumbing.Hash) map[plumbing.Hash]gitCatObject {
+func catFile(t *testing.T, repo string, ids []oid.ID) map[oid.ID]gitCatObject {
 	t.Helper()
 	var in bytes.Buffer
 	for _, id := range ids {
 		fmt.Fprintln(&in, id)
 	}
 	r := bufio.NewReader(bytes.NewReader(git(t, repo, in.Bytes(), "cat-file", "--batch")))
-	got := make(map[plumbing.Hash]gitCatObject, len(ids))
+	got := make(map[oid.ID]gitCatObject, len(ids))
 	for _, id := range ids {
 		line, err := r.ReadString('\n')
 		if err != nil {
@@ -342,26 +343,27 @@ func catFile(t *testing.T, repo string, ids []plumbing.Hash) map[plumbing.Hash]g
 // absentIDs returns ids git does not list: neighbours of listed ids in the
 // same fanout bucket (the last bit flipped, the tail randomised), the
 // first and last possible ids, and random ones.
-func absentIDs(listed map[plumbing.Hash]bool, ids []plumbing.Hash, n int) []plumbing.Hash {
+func absentIDs(listed map[oid.ID]bool, ids []oid.ID, n int) []oid.ID {
 	rng := rand.New(rand.NewPCG(11, uint64(n)))
-	out := []plumbing.Hash{{}, plumbing.NewHash(strings.Repeat("ff", 20))}
+	out := []oid.ID{oid.MustParse(strings.Repeat("00", 19) + "01"), oid.MustParse(strings.Repeat("ff", 20))}
 	for len(out) < n+2 {
-		var h plumbing.Hash
+		var d [hashLen]byte
 		switch i := len(out); {
 		case i%3 == 0 && len(ids) > 0:
-			h = ids[rng.IntN(len(ids))]
-			h[hashLen-1] ^= 1
+			copy(d[:], ids[rng.IntN(len(ids))].Bytes())
+			d[hashLen-1] ^= 1
 		case i%3 == 1 && len(ids) > 0:
-			h = ids[rng.IntN(len(ids))]
+			copy(d[:], ids[rng.IntN(len(ids))].Bytes())
 			for j := 1 + rng.IntN(hashLen-1); j < hashLen; j++ {
-				h[j] = byte(rng.Uint32())
+				d[j] = byte(rng.Uint32())
 			}
 		default:
-			for j := range h {
-				h[j] = byte(rng.Uint32())
+			for j := range d {
+				d[j] = byte(rng.Uint32())
 			}
 		}
-		if !listed[h] && h != emptyTreeID {
+		h := rawID(d[:]...)
+		if !listed[h] && h != emptyTreeID && !h.IsZero() {
 			out = append(out, h)
 		}
 	}
@@ -372,8 +374,8 @@ func absentIDs(listed map[plumbing.Hash]bool, ids []plumbing.Hash, n int) []plum
 func checkAgainstGit(t *testing.T, repo string, sz diffSize) {
 	t.Helper()
 	objs := listObjects(t, repo)
-	listed := make(map[plumbing.Hash]bool, len(objs))
-	ids := make([]plumbing.Hash, 0, len(objs))
+	listed := make(map[oid.ID]bool, len(objs))
+	ids := make([]oid.ID, 0, len(objs))
 	kinds := map[plumbing.ObjectType]int{}
 	var largest int64
 	for _, o := range objs {
@@ -383,7 +385,7 @@ func checkAgainstGit(t *testing.T, repo string, sz diffSize) {
 		largest = max(largest, o.size)
 	}
 	absent := absentIDs(listed, ids, sz.absent)
-	probes := slices.Concat(ids, absent, []plumbing.Hash{emptyTreeID, emptyBlobID})
+	probes := slices.Concat(ids, absent, []oid.ID{emptyTreeID, emptyBlobID})
 	want := catFile(t, repo, probes)
 
 	db := openDB(t, objectsDir(repo))
@@ -412,7 +414,7 @@ func sizeOf(objs []listedObject, i int) int64 {
 
 // compareObject checks what db says of id against git's answer. listed
 // objects must also have the size --batch-check gave.
-func compareObject(t *testing.T, db *DB, id plumbing.Hash, want gitCatObject, listed bool, size int64) {
+func compareObject(t *testing.T, db *DB, id oid.ID, want gitCatObject, listed bool, size int64) {
 	typ, data, err := db.Read(id)
 	has, herr := db.Has(id)
 	switch {
@@ -448,7 +450,7 @@ func firstDiff(a, b []byte) string {
 // comparePrefixes checks Prefix against the listing for abbreviations of
 // n listed ids (all of them if fewer) at lengths 1 to 40, and returns how
 // many prefixes it checked.
-func comparePrefixes(t *testing.T, db *DB, ids []plumbing.Hash, n int) int {
+func comparePrefixes(t *testing.T, db *DB, ids []oid.ID, n int) int {
 	t.Helper()
 	hexes := make([]string, len(ids))
 	for i, id := range ids {
@@ -483,7 +485,7 @@ func comparePrefixes(t *testing.T, db *DB, ids []plumbing.Hash, n int) int {
 	return checked
 }
 
-func hexesOf(ids []plumbing.Hash) []string {
+func hexesOf(ids []oid.ID) []string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
 		out[i] = id.String()
@@ -681,7 +683,7 @@ func wantFiles(t *testing.T, repo, pattern string, n int) {
 	}
 }
 
-func hasLooseFile(repo string, id plumbing.Hash) bool {
+func hasLooseFile(repo string, id oid.ID) bool {
 	_, err := os.Stat(filepath.Join(objectsDir(repo), filepath.FromSlash(loosePath(id))))
 	return err == nil
 }

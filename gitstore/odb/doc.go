@@ -21,10 +21,13 @@
 // ErrNotFound, because a concurrent git gc or git repack may have moved the
 // object into a pack that did not exist when the DB was opened.
 //
-// Only SHA-1 repositories are supported.
+// A DB reads one object format, SHA-1 or SHA-256, which its opener names
+// (the repository's extensions.objectFormat: nothing in an index says
+// which it is). Ids are oid.IDs; one of the other format is ErrFormat,
+// never cut or padded to the DB's size.
 //
-// Imports are restricted to the standard library, go-git's plumbing
-// packages (for plumbing.Hash, plumbing.ObjectType and packfile.PatchDelta)
-// and golang.org/x/sys; the package must stay cheap to link into the hook
+// Imports are restricted to the standard library, gitstore/oid, go-git's
+// plumbing packages (for plumbing.ObjectType and packfile.PatchDelta, which
+// hold no hash) and golang.org/x/sys; the package must stay cheap to link into the hook
 // binary and must not pull in go-git's storage or repository layers.
 package odb

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"compress/zlib"
 	"errors"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // gitPackSeeds returns idx/pack pairs written by git itself, one with
@@ -36,17 +35,17 @@ func gitPackSeeds(f *testing.F) [][2][]byte {
 }
 
 func FuzzReadIdx(f *testing.F) {
-	good := buildIdx(largeOffsetEntries(), [hashLen]byte{1})
+	good := buildIdx(largeOffsetEntries(), [maxHashLen]byte{1})
 	f.Add(good)
 	f.Add(good[8:])           // version 1 layout
 	f.Add(good[:len(good)-1]) // truncated
-	f.Add(buildIdx(nil, [hashLen]byte{}))
+	f.Add(buildIdx(nil, [maxHashLen]byte{}))
 	f.Add(buildHandPack(false).idx)
 	for _, s := range gitPackSeeds(f) {
 		f.Add(s[0])
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		x, err := parseIdx(bytes.NewReader(data), int64(len(data)))
+		x, err := parseIdx(bytes.NewReader(data), int64(len(data)), oid.SHA1)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, errors.ErrUnsupported) {
 				t.Fatalf("parseIdx error %v is neither ErrCorrupt nor ErrUnsupported", err)
@@ -61,8 +60,8 @@ func FuzzReadIdx(f *testing.F) {
 			x.find(h)
 			x.offset(i)
 		}
-		x.find(plumbing.Hash{})
-		x.find(plumbing.NewHash(strings.Repeat("ff", hashLen)))
+		x.find(oid.Zero)
+		x.find(oid.MustParse(strings.Repeat("ff", hashLen)))
 		x.find(hashOf(string(data)))
 	})
 }
@@ -74,7 +73,7 @@ func FuzzReadPack(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, idxData, packData []byte) {
-		x, err := parseIdx(bytes.NewReader(idxData), int64(len(idxData)))
+		x, err := parseIdx(bytes.NewReader(idxData), int64(len(idxData)), oid.SHA1)
 		if err != nil {
 			return
 		}

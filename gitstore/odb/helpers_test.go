@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -153,7 +154,7 @@ func newHistoryRepo(t testing.TB, commits int) string {
 func objectsDir(repo string) string { return filepath.Join(repo, ".git", "objects") }
 
 type gitObject struct {
-	id   plumbing.Hash
+	id   oid.ID
 	typ  plumbing.ObjectType
 	data []byte
 }
@@ -189,6 +190,27 @@ func allObjects(t testing.TB, repo string) []gitObject {
 		if _, err := io.ReadFull(r, data); err != nil || data[n] != '\n' {
 			t.Fatalf("parse cat-file output: body of %s: %v", f[0], err)
 		}
-		objs = append(objs, gitObject{plumbing.NewHash(f[0]), typ, data[:n]})
+		objs = append(objs, gitObject{oid.MustParse(f[0]), typ, data[:n]})
 	}
+}
+
+// hashLen is the size of the SHA-1 ids these tests use.
+const hashLen = 20
+
+// rawID is the SHA-1 id whose digest begins with b, the rest zero.
+func rawID(b ...byte) oid.ID {
+	var d [hashLen]byte
+	copy(d[:], b)
+	id, err := oid.FromBytes(d[:])
+	if err != nil {
+		panic(err)
+	}
+	return id
+}
+
+// setByte is id with its i-th byte set to v.
+func setByte(id oid.ID, i int, v byte) oid.ID {
+	b := id.Bytes()
+	b[i] = v
+	return rawID(b...)
 }

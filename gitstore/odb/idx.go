@@ -9,24 +9,28 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 // Version-2 pack index layout (gitformat-pack(5)):
 //
 //	magic "\377tOc", version 2
 //	fanout   256 × uint32: number of objects whose first byte is <= i
-//	names    N × 20 bytes, sorted
+//	names    N × 20 bytes (32 in a SHA-256 repository), sorted
 //	crc32    N × uint32
 //	offsets  N × uint32; MSB set means "index into the large table"
 //	large    L × uint64
-//	trailer  pack checksum, index checksum
+//	trailer  pack checksum, index checksum (each of the format's size)
+//
+// Nothing in the file says which format it is of: git writes version 2
+// for SHA-256 repositories too, and the repository's extensions.objectFormat
+// decides how its names are read.
 const (
 	idxHeaderLen = 8
 	idxFanoutLen = 256 * 4
 	idxNamesOff  = idxHeaderLen + idxFanoutLen
-	idxTrailer   = 2 * hashLen
-	hashLen      = 20
+	// maxHashLen is the longest id, SHA-256's.
+	maxHashLen = 32
 	// idxScanMax is the largest run of names fetched with one read; wider
 	// ranges are first narrowed by single-name probes so that a lookup
 	// reads a few KiB even in an index of millions of objects.
@@ -40,10 +44,6 @@ const (
 	idxLoadMax   = 64 << 20
 )
 
-// Fails to compile if go-git is built for SHA-256 object ids, which this
-// package does not read.
-var _ [hashLen]byte = plumbing.Hash{}
-
 const idxMagic = "\xfftOc"
 
 // idx answers lookups from an open index file without loading it: only the
@@ -51,10 +51,11 @@ const idxMagic = "\xfftOc"
 type idx struct {
 	r       io.ReaderAt
 	size    int64
+	hl      int64 // bytes per name: the format's id size
 	fanout  [256]uint32
-	n       int64 // number of objects
-	nLarge  int64 // entries in the 64-bit offset table
-	packSum [hashLen]byte
+	n       int64            // number of objects
+	nLarge  int64            // entries in the 64-bit offset table
+	packSum [maxHashLen]byte // its first hl bytes
 
 	lookups atomic.Int64
 	load    sync.Once
@@ -73,11 +74,11 @@ func (x *idx) loaded() *idxTables {
 	if t := x.tables.Load(); t != nil {
 		return t
 	}
-	if x.lookups.Add(1) < idxLoadAfter || x.n*(hashLen+4) > idxLoadMax {
+	if x.lookups.Add(1) < idxLoadAfter || x.n*(x.hl+4) > idxLoadMax {
 		return nil
 	}
 	x.load.Do(func() {
-		t := &idxTables{names: make([]byte, x.n*hashLen), offs: make([]byte, x.n*4)}
+		t := &idxTables{names: make([]byte, x.n*x.hl), offs: make([]byte, x.n*4)}
 		if readAt(x.r, t.names, idxNamesOff) == nil && readAt(x.r, t.offs, x.offsOff()) == nil {
 			x.tables.Store(t)
 		}
@@ -85,14 +86,17 @@ func (x *idx) loaded() *idxTables {
 	return x.tables.Load()
 }
 
-func (x *idx) crcOff() int64   { return idxNamesOff + x.n*hashLen }
+func (x *idx) crcOff() int64   { return idxNamesOff + x.n*x.hl }
+func (x *idx) trailer() int64  { return 2 * x.hl }
 func (x *idx) offsOff() int64  { return x.crcOff() + x.n*4 }
 func (x *idx) largeOff() int64 { return x.offsOff() + x.n*4 }
 
 // parseIdx validates the header, fanout and overall size of an index and
 // reads the pack checksum from its trailer. Everything a later lookup will
-// index into is bounds-checked here against size.
-func parseIdx(r io.ReaderAt, size int64) (*idx, error) {
+// index into is bounds-checked here against size. f is the repository's
+// object format, which sizes the names and checksums.
+func parseIdx(r io.ReaderAt, size int64, f oid.Format) (*idx, error) {
+	hl := int64(f.Size())
 	var head [idxNamesOff]byte
 	if size < idxHeaderLen {
 		return nil, fmt.Errorf("index too short (%d bytes): %w", size, ErrCorrupt)
@@ -107,13 +111,13 @@ func parseIdx(r io.ReaderAt, size int64) (*idx, error) {
 	if v := binary.BigEndian.Uint32(head[4:8]); v != 2 {
 		return nil, fmt.Errorf("index version %d is not supported: %w", v, errors.ErrUnsupported)
 	}
-	if size < idxNamesOff+idxTrailer {
+	if size < idxNamesOff+2*hl {
 		return nil, fmt.Errorf("index too short (%d bytes): %w", size, ErrCorrupt)
 	}
 	if err := readAt(r, head[idxHeaderLen:], idxHeaderLen); err != nil {
 		return nil, fmt.Errorf("read index fanout: %w", err)
 	}
-	x := &idx{r: r, size: size}
+	x := &idx{r: r, size: size, hl: hl}
 	var prev uint32
 	for i := range x.fanout {
 		v := binary.BigEndian.Uint32(head[idxHeaderLen+4*i:])
@@ -123,7 +127,7 @@ func parseIdx(r io.ReaderAt, size int64) (*idx, error) {
 		x.fanout[i], prev = v, v
 	}
 	x.n = int64(x.fanout[255])
-	want := x.largeOff() + idxTrailer
+	want := x.largeOff() + x.trailer()
 	if size < want {
 		return nil, fmt.Errorf("index of %d objects truncated to %d bytes: %w", x.n, size, ErrCorrupt)
 	}
@@ -132,14 +136,18 @@ func parseIdx(r io.ReaderAt, size int64) (*idx, error) {
 		return nil, fmt.Errorf("index of %d objects has unexpected size %d: %w", x.n, size, ErrCorrupt)
 	}
 	x.nLarge = extra / 8
-	if err := readAt(r, x.packSum[:], size-idxTrailer); err != nil {
+	if err := readAt(r, x.packSum[:hl], size-x.trailer()); err != nil {
 		return nil, fmt.Errorf("read index trailer: %w", err)
 	}
 	return x, nil
 }
 
-// find returns the pack offset of h, or ok=false.
-func (x *idx) find(h plumbing.Hash) (off int64, ok bool, err error) {
+// find returns the pack offset of h, or ok=false. h is of the index's
+// format (DB.check).
+func (x *idx) find(id oid.ID) (off int64, ok bool, err error) {
+	raw := id.Raw()
+	h := raw[:x.hl]
+	hashLen := x.hl
 	lo := int64(0)
 	if h[0] > 0 {
 		lo = int64(x.fanout[h[0]-1])
@@ -149,7 +157,7 @@ func (x *idx) find(h plumbing.Hash) (off int64, ok bool, err error) {
 		i, j := lo, hi
 		for i < j {
 			m := i + (j-i)/2
-			switch c := bytes.Compare(h[:], t.names[m*hashLen:(m+1)*hashLen]); {
+			switch c := bytes.Compare(h, t.names[m*hashLen:(m+1)*hashLen]); {
 			case c == 0:
 				off, err := x.offsetOf(m, binary.BigEndian.Uint32(t.offs[4*m:]))
 				return off, err == nil, err
@@ -161,13 +169,14 @@ func (x *idx) find(h plumbing.Hash) (off int64, ok bool, err error) {
 		}
 		return 0, false, nil
 	}
-	var name [hashLen]byte
+	var nameBuf [maxHashLen]byte
+	name := nameBuf[:hashLen]
 	for hi-lo > idxScanMax {
 		mid := lo + (hi-lo)/2
-		if err := readAt(x.r, name[:], idxNamesOff+mid*hashLen); err != nil {
+		if err := readAt(x.r, name, idxNamesOff+mid*hashLen); err != nil {
 			return 0, false, fmt.Errorf("read index name %d: %w", mid, err)
 		}
-		switch c := bytes.Compare(h[:], name[:]); {
+		switch c := bytes.Compare(h, name); {
 		case c == 0:
 			off, err := x.offset(mid)
 			return off, err == nil, err
@@ -180,7 +189,7 @@ func (x *idx) find(h plumbing.Hash) (off int64, ok bool, err error) {
 	if lo >= hi {
 		return 0, false, nil
 	}
-	var buf [idxScanMax * hashLen]byte
+	var buf [idxScanMax * maxHashLen]byte
 	run := buf[:(hi-lo)*hashLen]
 	if err := readAt(x.r, run, idxNamesOff+lo*hashLen); err != nil {
 		return 0, false, fmt.Errorf("read index names %d..%d: %w", lo, hi, err)
@@ -188,7 +197,7 @@ func (x *idx) find(h plumbing.Hash) (off int64, ok bool, err error) {
 	i, j := 0, int(hi-lo)
 	for i < j {
 		m := i + (j-i)/2
-		switch c := bytes.Compare(h[:], run[m*hashLen:(m+1)*hashLen]); {
+		switch c := bytes.Compare(h, run[int64(m)*hashLen:int64(m+1)*hashLen]); {
 		case c == 0:
 			off, err := x.offset(lo + int64(m))
 			return off, err == nil, err
@@ -236,15 +245,15 @@ func (x *idx) offsetOf(i int64, v uint32) (int64, error) {
 
 // name returns the i-th object id; used by tests and the fuzzer to walk an
 // index.
-func (x *idx) name(i int64) (plumbing.Hash, error) {
-	var h plumbing.Hash
+func (x *idx) name(i int64) (oid.ID, error) {
 	if i < 0 || i >= x.n {
-		return h, fmt.Errorf("index entry %d out of range: %w", i, ErrCorrupt)
+		return oid.Zero, fmt.Errorf("index entry %d out of range: %w", i, ErrCorrupt)
 	}
-	if err := readAt(x.r, h[:], idxNamesOff+i*hashLen); err != nil {
-		return h, fmt.Errorf("read index name %d: %w", i, err)
+	var b [maxHashLen]byte
+	if err := readAt(x.r, b[:x.hl], idxNamesOff+i*x.hl); err != nil {
+		return oid.Zero, fmt.Errorf("read index name %d: %w", i, err)
 	}
-	return h, nil
+	return oid.FromBytes(b[:x.hl])
 }
 
 // readAt fills b from r at off. io.ReaderAt may report io.EOF alongside a

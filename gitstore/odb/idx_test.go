@@ -6,38 +6,37 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 type idxEntry struct {
-	id  plumbing.Hash
+	id  oid.ID
 	off int64
 }
 
 // buildIdx writes a version-2 index for entries the way git does: offsets
 // of 2 GiB and more go to the 64-bit table, in name order.
-func buildIdx(entries []idxEntry, packSum [hashLen]byte) []byte {
+func buildIdx(entries []idxEntry, packSum [maxHashLen]byte) []byte {
 	entries = slices.Clone(entries)
-	slices.SortFunc(entries, func(a, b idxEntry) int { return bytes.Compare(a.id[:], b.id[:]) })
+	slices.SortFunc(entries, func(a, b idxEntry) int { return oid.Compare(a.id, b.id) })
 	var b bytes.Buffer
 	b.WriteString(idxMagic)
 	binary.Write(&b, binary.BigEndian, uint32(2))
 	var fanout [256]uint32
 	for _, e := range entries {
-		for i := int(e.id[0]); i < 256; i++ {
+		for i := int(e.id.Bytes()[0]); i < 256; i++ {
 			fanout[i]++
 		}
 	}
 	binary.Write(&b, binary.BigEndian, fanout)
 	for _, e := range entries {
-		b.Write(e.id[:])
+		b.Write(e.id.Bytes())
 	}
 	for range entries {
 		binary.Write(&b, binary.BigEndian, uint32(0)) // crc32, unused by readers
@@ -52,13 +51,13 @@ func buildIdx(entries []idxEntry, packSum [hashLen]byte) []byte {
 		large = append(large, uint64(e.off))
 	}
 	binary.Write(&b, binary.BigEndian, large)
-	b.Write(packSum[:])
+	b.Write(packSum[:hashLen])
 	sum := sha1.Sum(b.Bytes())
 	b.Write(sum[:])
 	return b.Bytes()
 }
 
-func hashOf(s string) plumbing.Hash { return plumbing.Hash(sha1.Sum([]byte(s))) }
+func hashOf(s string) oid.ID { sum := sha1.Sum([]byte(s)); return rawID(sum[:]...) }
 
 func largeOffsetEntries() []idxEntry {
 	return []idxEntry{
@@ -68,19 +67,19 @@ func largeOffsetEntries() []idxEntry {
 		{hashOf("d"), 5 << 32},       // beyond 32 bits entirely
 		{hashOf("e"), 1<<40 + 12345}, // a terabyte in
 		{hashOf("f"), 4096},
-		{plumbing.Hash{0x00, 1}, 100},    // first fanout bucket
-		{plumbing.Hash{0xff, 0xff}, 200}, // last fanout bucket
+		{rawID(0x00, 1), 100},    // first fanout bucket
+		{rawID(0xff, 0xff), 200}, // last fanout bucket
 	}
 }
 
 func TestIdxLargeOffsets(t *testing.T) {
 	entries := largeOffsetEntries()
-	raw := buildIdx(entries, [hashLen]byte{9})
-	x, err := parseIdx(bytes.NewReader(raw), int64(len(raw)))
+	raw := buildIdx(entries, [maxHashLen]byte{9})
+	x, err := parseIdx(bytes.NewReader(raw), int64(len(raw)), oid.SHA1)
 	if err != nil {
 		t.Fatalf("parseIdx: %v", err)
 	}
-	if x.n != int64(len(entries)) || x.nLarge != 3 || x.packSum != [hashLen]byte{9} {
+	if x.n != int64(len(entries)) || x.nLarge != 3 || x.packSum != [maxHashLen]byte{9} {
 		t.Fatalf("parsed n=%d nLarge=%d packSum=%x", x.n, x.nLarge, x.packSum)
 	}
 	for _, e := range entries {
@@ -89,7 +88,7 @@ func TestIdxLargeOffsets(t *testing.T) {
 			t.Errorf("find(%s) = %d, %v, %v; want %d", e.id, off, ok, err, e.off)
 		}
 	}
-	for _, h := range []plumbing.Hash{hashOf("missing"), {}, {0xff, 0xff, 0xff}, {0x00, 0x01, 0x01}} {
+	for _, h := range []oid.ID{hashOf("missing"), {}, rawID(0xff, 0xff, 0xff), rawID(0x00, 0x01, 0x01)} {
 		if _, ok, err := x.find(h); ok || err != nil {
 			t.Errorf("find(%s) = %v, %v; want a miss", h, ok, err)
 		}
@@ -101,12 +100,11 @@ func TestIdxLargeOffsets(t *testing.T) {
 func TestIdxNarrowing(t *testing.T) {
 	var entries []idxEntry
 	for i := range 5000 {
-		h := hashOf(strings.Repeat("x", i))
-		h[0] = 0x42
+		h := setByte(hashOf(strings.Repeat("x", i)), 0, 0x42)
 		entries = append(entries, idxEntry{h, int64(12 + i)})
 	}
-	raw := buildIdx(entries, [hashLen]byte{})
-	x, err := parseIdx(bytes.NewReader(raw), int64(len(raw)))
+	raw := buildIdx(entries, [maxHashLen]byte{})
+	x, err := parseIdx(bytes.NewReader(raw), int64(len(raw)), oid.SHA1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,8 +113,7 @@ func TestIdxNarrowing(t *testing.T) {
 		if off, ok, err := x.find(e.id); off != e.off || !ok || err != nil {
 			t.Fatalf("find(%s) = %d, %v, %v; want %d", e.id, off, ok, err, e.off)
 		}
-		miss := e.id
-		miss[19] ^= 0xff
+		miss := setByte(e.id, 19, e.id.Bytes()[19]^0xff)
 		if _, ok, err := x.find(miss); ok || err != nil {
 			t.Fatalf("find(%s) = %v, %v; want a miss", miss, ok, err)
 		}
@@ -132,21 +129,20 @@ func TestIdxReadWholeAnswersAsTheFile(t *testing.T) {
 	for i := range 3000 {
 		entries = append(entries, idxEntry{hashOf(fmt.Sprint("y", i)), int64(12 + 7*i)})
 	}
-	raw := buildIdx(entries, [hashLen]byte{})
-	file, err := parseIdx(bytes.NewReader(raw), int64(len(raw)))
+	raw := buildIdx(entries, [maxHashLen]byte{})
+	file, err := parseIdx(bytes.NewReader(raw), int64(len(raw)), oid.SHA1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	file.lookups.Store(math.MinInt64 / 2)
-	whole, err := parseIdx(bytes.NewReader(raw), int64(len(raw)))
+	whole, err := parseIdx(bytes.NewReader(raw), int64(len(raw)), oid.SHA1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	whole.lookups.Store(idxLoadAfter)
-	asked := []plumbing.Hash{{}, {0xff, 0xff, 0xff}, hashOf("missing")}
+	asked := []oid.ID{oid.Zero, rawID(0xff, 0xff, 0xff), hashOf("missing")}
 	for _, e := range entries {
-		miss := e.id
-		miss[19] ^= 0xff
+		miss := setByte(e.id, 19, e.id.Bytes()[19]^0xff)
 		asked = append(asked, e.id, miss)
 	}
 	for _, h := range asked {
@@ -162,7 +158,7 @@ func TestIdxReadWholeAnswersAsTheFile(t *testing.T) {
 }
 
 func TestIdxRejects(t *testing.T) {
-	good := buildIdx(largeOffsetEntries(), [hashLen]byte{})
+	good := buildIdx(largeOffsetEntries(), [maxHashLen]byte{})
 	mutate := func(f func(b []byte) []byte) []byte { return f(slices.Clone(good)) }
 	tests := []struct {
 		name string
@@ -183,7 +179,7 @@ func TestIdxRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parseIdx(bytes.NewReader(tt.raw), int64(len(tt.raw)))
+			_, err := parseIdx(bytes.NewReader(tt.raw), int64(len(tt.raw)), oid.SHA1)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("parseIdx error = %v, want %v", err, tt.want)
 			}
@@ -193,11 +189,11 @@ func TestIdxRejects(t *testing.T) {
 
 func TestIdxLargeOffsetOutOfRange(t *testing.T) {
 	entries := []idxEntry{{hashOf("a"), 1 << 31}}
-	raw := buildIdx(entries, [hashLen]byte{})
+	raw := buildIdx(entries, [maxHashLen]byte{})
 	// Point the only entry at large-table slot 1 of 1.
 	offs := idxNamesOff + hashLen + 4
 	binary.BigEndian.PutUint32(raw[offs:], 1<<31|1)
-	x, err := parseIdx(bytes.NewReader(raw), int64(len(raw)))
+	x, err := parseIdx(bytes.NewReader(raw), int64(len(raw)), oid.SHA1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +215,7 @@ func TestIdxVersion1FromGit(t *testing.T) {
 	git(t, repo, nil, "index-pack", "--index-version=1", "-o", idxs[0], pack)
 
 	db := openDB(t, dir)
-	head := plumbing.NewHash(strings.TrimSpace(string(git(t, repo, nil, "rev-parse", "main"))))
+	head := oid.MustParse(strings.TrimSpace(string(git(t, repo, nil, "rev-parse", "main"))))
 	_, _, err := db.Read(head)
 	if !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "version 1") {
 		t.Fatalf("Read with a v1 index = %v, want an unsupported-version error", err)

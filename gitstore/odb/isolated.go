@@ -3,6 +3,8 @@ package odb
 import (
 	"errors"
 	"fmt"
+
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 // ErrTooLarge is wrapped by errors of a DB opened with OpenIsolated
@@ -19,11 +21,11 @@ var ErrTooLarge = errors.New("object larger than the bound")
 // ErrTooLarge before it is inflated, and the deltas applied for one object
 // are at most maxSize bytes together. Reads are otherwise those of Open:
 // through an os.Root on objectsDir, re-hashed against the id asked for.
-func OpenIsolated(objectsDir string, maxSize int64) (*DB, error) {
+func OpenIsolated(objectsDir string, f oid.Format, maxSize int64) (*DB, error) {
 	if maxSize < 1 {
 		return nil, fmt.Errorf("odb: open %s isolated: a bound of %d bytes", objectsDir, maxSize)
 	}
-	db, err := Open(objectsDir)
+	db, err := Open(objectsDir, f)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 // PackOf returns the path of a .pack file in the primary objects directory
@@ -13,7 +13,10 @@ import (
 // it to decide whether an object is already stored (and to freshen that
 // pack's mtime, as git does); a pack listed after the last scan is missed,
 // which only makes the writer store the object once more.
-func (db *DB) PackOf(h plumbing.Hash) (string, bool, error) {
+func (db *DB) PackOf(h oid.ID) (string, bool, error) {
+	if err := db.check(h); err != nil {
+		return "", false, err
+	}
 	s, err := db.store(0)
 	if err != nil || s == nil {
 		return "", false, err
@@ -37,8 +40,14 @@ func (db *DB) Rescan() error { return db.rescan() }
 // PacksOf is PackOf for many ids at once: out[i] is the path of a .pack
 // holding hs[i], or "" when no listed pack does. For a batch, each index's
 // table of names is read once rather than probed once per id.
-func (db *DB) PacksOf(hs []plumbing.Hash) ([]string, error) {
+func (db *DB) PacksOf(hs []oid.ID) ([]string, error) {
 	out := make([]string, len(hs))
+	for _, h := range hs {
+		if err := db.check(h); err != nil {
+			return out, err
+		}
+	}
+	hashLen := int64(db.f.Size())
 	s, err := db.store(0)
 	if err != nil || s == nil {
 		return out, err
@@ -70,13 +79,15 @@ func (db *DB) PacksOf(hs []plumbing.Hash) ([]string, error) {
 				}
 				continue
 			}
-			lo, hi := 0, int(x.fanout[h[0]])
-			if h[0] > 0 {
-				lo = int(x.fanout[h[0]-1])
+			raw := h.Raw()
+			key := raw[:hashLen]
+			lo, hi := 0, int(x.fanout[key[0]])
+			if key[0] > 0 {
+				lo = int(x.fanout[key[0]-1])
 			}
 			for lo < hi {
 				m := lo + (hi-lo)/2
-				c := bytes.Compare(h[:], names[m*hashLen:(m+1)*hashLen])
+				c := bytes.Compare(key, names[int64(m)*hashLen:int64(m+1)*hashLen])
 				if c == 0 {
 					out[i] = path
 					break
@@ -97,7 +108,7 @@ func (db *DB) PacksOf(hs []plumbing.Hash) ([]string, error) {
 // goes first in the search order: a writer's next read is usually of what
 // it wrote last (its new tip).
 func (db *DB) AddPack(name string) {
-	if !validPackName(name) {
+	if !validPackName(name, db.f) {
 		return
 	}
 	s, err := db.store(0)
@@ -119,7 +130,7 @@ func (db *DB) AddPack(name string) {
 		return
 	}
 	next := make([]*pack, 0, len(s.packs)+1)
-	next = append(next, &pack{name: name, root: root, dir: s.dir})
+	next = append(next, &pack{f: s.f, name: name, root: root, dir: s.dir})
 	s.packs = append(next, s.packs...)
 }
 

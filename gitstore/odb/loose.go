@@ -9,18 +9,20 @@ import (
 	"strconv"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 // maxLooseHeader bounds the "<type> <size>\x00" header: the longest type
 // plus the digits of a 64-bit size fit comfortably.
 const maxLooseHeader = 32
 
-func loosePath(h plumbing.Hash) string {
+func loosePath(h oid.ID) string {
 	hex := h.String()
 	return hex[:2] + "/" + hex[2:]
 }
 
-func (s *store) hasLoose(h plumbing.Hash) (bool, error) {
+func (s *store) hasLoose(h oid.ID) (bool, error) {
 	root, err := s.fs()
 	if err != nil {
 		return false, err
@@ -37,7 +39,7 @@ func (s *store) hasLoose(h plumbing.Hash) (bool, error) {
 
 // readLoose returns an error wrapping fs.ErrNotExist when the object has no
 // loose copy in s.
-func (db *DB) readLoose(s *store, h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+func (db *DB) readLoose(s *store, h oid.ID) (plumbing.ObjectType, []byte, error) {
 	root, err := s.fs()
 	if err != nil {
 		return plumbing.InvalidObject, nil, err

@@ -4,6 +4,7 @@ package odb
 
 import (
 	"bytes"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,7 +29,7 @@ func BenchmarkIdxLookupReadAt(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		x, err := parseIdx(f, fi.Size())
+		x, err := parseIdx(f, fi.Size(), oid.SHA1)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -59,7 +60,7 @@ func BenchmarkIdxLookupMmap(b *testing.B) {
 			b.Fatal(err)
 		}
 		f.Close()
-		x, err := parseIdx(bytes.NewReader(m), int64(len(m)))
+		x, err := parseIdx(bytes.NewReader(m), int64(len(m)), oid.SHA1)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"compress/zlib"
 	"crypto/sha1"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -15,6 +17,8 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 var (
@@ -25,6 +29,9 @@ var (
 	// index or pack, an object whose inflated size or hash does not match,
 	// an unresolvable delta.
 	ErrCorrupt = errors.New("corrupt object data")
+	// ErrFormat is wrapped by errors reporting an id of another object
+	// format than the DB's (a SHA-256 id asked of a SHA-1 repository).
+	ErrFormat = errors.New("object id of another format")
 )
 
 const (
@@ -39,6 +46,7 @@ const (
 // DB reads objects from a git objects directory. It is safe for concurrent
 // use; Close must not race with other calls.
 type DB struct {
+	f         oid.Format // the object format: every id, index and pack is of it
 	mu        sync.Mutex
 	stores    []*store // stores[0] is the directory passed to Open
 	extra     []string // alternates given by the environment, searched first
@@ -53,10 +61,14 @@ type DB struct {
 	loosePool sync.Pool // bufio.Readers used to parse loose headers
 }
 
-// Open returns a DB for objectsDir (normally .git/objects). It only checks
-// that objectsDir is a directory; packs, indexes and alternates are read on
-// first use.
-func Open(objectsDir string) (*DB, error) {
+// Open returns a DB for objectsDir (normally .git/objects) of a repository
+// whose objects are named in format f (its extensions.objectFormat). It
+// only checks that objectsDir is a directory; packs, indexes and alternates
+// are read on first use.
+func Open(objectsDir string, f oid.Format) (*DB, error) {
+	if !f.Valid() {
+		return nil, fmt.Errorf("odb: open %s: object format %v", objectsDir, f)
+	}
 	abs, err := filepath.Abs(objectsDir)
 	if err != nil {
 		return nil, fmt.Errorf("odb: open %s: %w", objectsDir, err)
@@ -68,15 +80,15 @@ func Open(objectsDir string) (*DB, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("odb: open %s: not a directory", abs)
 	}
-	return &DB{stores: []*store{{dir: abs}}}, nil
+	return &DB{f: f, stores: []*store{{dir: abs, f: f}}}, nil
 }
 
 // OpenWithAlternates is Open with more object directories to search after
 // objectsDir and before its info/alternates, as git searches
 // GIT_ALTERNATE_OBJECT_DIRECTORIES (how a server-side hook sees both the
 // quarantined objects of a push and the repository's own).
-func OpenWithAlternates(objectsDir string, alternates []string) (*DB, error) {
-	db, err := Open(objectsDir)
+func OpenWithAlternates(objectsDir string, f oid.Format, alternates []string) (*DB, error) {
+	db, err := Open(objectsDir, f)
 	if err != nil {
 		return nil, err
 	}
@@ -88,22 +100,44 @@ func OpenWithAlternates(objectsDir string, alternates []string) (*DB, error) {
 	return db, nil
 }
 
-// emptyTree is the id of the tree with no entries. git knows this tree
-// without storing it (find_cached_object in its object-file.c): git
-// commit-tree 4b825dc…, the usual way to make an empty root commit, leaves a
-// commit whose tree no store holds, and git reads that tree all the same.
-var emptyTree = plumbing.NewHash("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+// emptyTree is the id of the tree with no entries, in each format. git
+// knows this tree without storing it (find_cached_object in its
+// object-file.c): git commit-tree 4b825dc…, the usual way to make an empty
+// root commit, leaves a commit whose tree no store holds, and git reads that
+// tree all the same.
+var emptyTree = map[oid.Format]oid.ID{
+	oid.SHA1:   oid.MustParse("4b825dc642cb6eb9a060e54bf8d69288fbee4904"),
+	oid.SHA256: oid.MustParse("6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"),
+}
+
+// Format is the object format the DB reads.
+func (db *DB) Format() oid.Format { return db.f }
+
+// check refuses an id of another format than the DB's: it names no object
+// here, and cutting or padding it would name another one.
+func (db *DB) check(h oid.ID) error {
+	if h.IsZero() {
+		return fmt.Errorf("the zero id names no object: %w", ErrNotFound)
+	}
+	if h.Format() != db.f {
+		return fmt.Errorf("object id %s is %s, the repository's objects are named by %s: %w", h, h.Format(), db.f, ErrFormat)
+	}
+	return nil
+}
 
 // Read returns the type and content of the object h. The error wraps
 // ErrNotFound if no store has it and ErrCorrupt if it is present but
 // unreadable. The empty tree is read whether or not a store holds it, as
 // git reads it.
-func (db *DB) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+func (db *DB) Read(h oid.ID) (plumbing.ObjectType, []byte, error) {
+	if err := db.check(h); err != nil {
+		return plumbing.InvalidObject, nil, fmt.Errorf("odb: read: %w", err)
+	}
 	typ, data, err := db.read(h)
 	if err != nil {
 		return plumbing.InvalidObject, nil, fmt.Errorf("odb: read %s: %w", h, err)
 	}
-	if got := hashObject(typ, data); got != h {
+	if got := hashObject(db.f, typ, data); got != h {
 		return plumbing.InvalidObject, nil, fmt.Errorf("odb: read %s: content hashes to %s: %w", h, got, ErrCorrupt)
 	}
 	return typ, data, nil
@@ -112,7 +146,13 @@ func (db *DB) Read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 // Has reports whether some store holds h, without inflating it. Like git
 // cat-file -e, it reports the empty tree present even where no store holds
 // it, since Read reads it.
-func (db *DB) Has(h plumbing.Hash) (bool, error) {
+func (db *DB) Has(h oid.ID) (bool, error) {
+	if h.IsZero() {
+		return false, nil
+	}
+	if err := db.check(h); err != nil {
+		return false, fmt.Errorf("odb: has: %w", err)
+	}
 	found, err := db.has(h)
 	if err == nil && !found {
 		// Same reasoning as in read: a repack may have happened since
@@ -124,7 +164,7 @@ func (db *DB) Has(h plumbing.Hash) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("odb: has %s: %w", h, err)
 	}
-	return found || h == emptyTree, nil
+	return found || h == emptyTree[db.f], nil
 }
 
 // Close releases every open index and pack. Reads after Close fail.
@@ -145,7 +185,7 @@ func (db *DB) Close() error {
 	return nil
 }
 
-func (db *DB) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+func (db *DB) read(h oid.ID) (plumbing.ObjectType, []byte, error) {
 	typ, data, err := db.lookup(h, 0)
 	if err == nil || !errors.Is(err, ErrNotFound) {
 		return typ, data, err
@@ -158,7 +198,7 @@ func (db *DB) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 		return plumbing.InvalidObject, nil, err
 	}
 	typ, data, err = db.lookup(h, 0)
-	if errors.Is(err, ErrNotFound) && h == emptyTree {
+	if errors.Is(err, ErrNotFound) && h == emptyTree[db.f] {
 		return plumbing.TreeObject, []byte{}, nil
 	}
 	return typ, data, err
@@ -166,7 +206,7 @@ func (db *DB) read(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 
 // lookup searches every store once, without rescanning. depth counts the
 // delta links already followed by the caller.
-func (db *DB) lookup(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte, error) {
+func (db *DB) lookup(h oid.ID, depth int) (plumbing.ObjectType, []byte, error) {
 	var skipped []error
 	for i := 0; ; i++ {
 		s, err := db.store(i)
@@ -215,7 +255,7 @@ func (db *DB) lookup(h plumbing.Hash, depth int) (plumbing.ObjectType, []byte, e
 	return plumbing.InvalidObject, nil, ErrNotFound
 }
 
-func (db *DB) has(h plumbing.Hash) (bool, error) {
+func (db *DB) has(h oid.ID) (bool, error) {
 	for i := 0; ; i++ {
 		s, err := db.store(i)
 		if err != nil {
@@ -252,7 +292,7 @@ func (db *DB) store(i int) (*store, error) {
 	if i > 0 && !db.altLoaded && len(db.stores) > 0 {
 		for _, d := range db.extra {
 			if fi, err := os.Stat(d); err == nil && fi.IsDir() && d != db.stores[0].dir {
-				db.stores = append(db.stores, &store{dir: d})
+				db.stores = append(db.stores, &store{dir: d, f: db.f})
 			}
 		}
 		alts, err := loadAlternates(db.stores[0])
@@ -286,19 +326,24 @@ func (db *DB) rescan() error {
 
 func errClosed() error { return fmt.Errorf("db closed: %w", os.ErrClosed) }
 
-// hashObject computes the object id the way git does; crypto/sha1 is enough
-// here because we compare against an id we already trust rather than
-// deriving ids from attacker-chosen content.
-func hashObject(typ plumbing.ObjectType, data []byte) plumbing.Hash {
-	h := sha1.New()
+// hashObject computes the object id the way git does, by the format's hash
+// function; crypto/sha1 is enough here because we compare against an id we
+// already trust rather than deriving ids from attacker-chosen content.
+func hashObject(f oid.Format, typ plumbing.ObjectType, data []byte) oid.ID {
+	var h hash.Hash
+	if f == oid.SHA256 {
+		h = sha256.New()
+	} else {
+		h = sha1.New()
+	}
 	h.Write(typ.Bytes())
 	h.Write([]byte{' '})
 	h.Write(strconv.AppendInt(nil, int64(len(data)), 10))
 	h.Write([]byte{0})
 	h.Write(data)
-	var out plumbing.Hash
-	h.Sum(out[:0])
-	return out
+	var sum [sha256.Size]byte
+	id, _ := oid.FromBytes(h.Sum(sum[:0])) // 20 or 32 bytes
+	return id
 }
 
 // zlibReader is what compress/zlib.NewReader returns.

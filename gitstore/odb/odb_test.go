@@ -3,6 +3,7 @@ package odb
 import (
 	"bytes"
 	"errors"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,9 +17,9 @@ const historyCommits = 300
 
 func openDB(t *testing.T, dir string) *DB {
 	t.Helper()
-	db, err := Open(dir)
+	db, err := Open(dir, oid.SHA1)
 	if err != nil {
-		t.Fatalf("Open(%s): %v", dir, err)
+		t.Fatalf("Open(%s, oid.SHA1): %v", dir, err)
 	}
 	t.Cleanup(func() {
 		if err := db.Close(); err != nil {
@@ -85,7 +86,7 @@ func entryTypes(t *testing.T, dir string) map[plumbing.ObjectType]int {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := db.readEntry(r, size, off)
+			e, err := db.readEntry(r, size, off, oid.SHA1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,10 +234,10 @@ func TestAlternatesCycle(t *testing.T) {
 	os.WriteFile(filepath.Join(objectsDir(b), "info", "alternates"), []byte(objectsDir(a)+"\n"), 0o644)
 	id := strings.TrimSpace(string(git(t, b, []byte("in b"), "hash-object", "-w", "--stdin")))
 	db := openDB(t, objectsDir(a))
-	if _, data, err := db.Read(plumbing.NewHash(id)); err != nil || string(data) != "in b" {
+	if _, data, err := db.Read(oid.MustParse(id)); err != nil || string(data) != "in b" {
 		t.Fatalf("Read through cyclic alternates = %q, %v", data, err)
 	}
-	if _, _, err := db.Read(plumbing.NewHash(strings.Repeat("ab", 20))); !errors.Is(err, ErrNotFound) {
+	if _, _, err := db.Read(oid.MustParse(strings.Repeat("ab", 20))); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("missing object through cyclic alternates: %v", err)
 	}
 }
@@ -246,7 +247,7 @@ func TestNotFound(t *testing.T) {
 	repo := newHistoryRepo(t, 50)
 	git(t, repo, nil, "repack", "-q", "-a", "-d")
 	db := openDB(t, objectsDir(repo))
-	missing := plumbing.NewHash("0123456789abcdef0123456789abcdef01234567")
+	missing := oid.MustParse("0123456789abcdef0123456789abcdef01234567")
 	_, _, err := db.Read(missing)
 	if !errors.Is(err, ErrNotFound) {
 		t.Fatalf("Read(missing) error = %v, want ErrNotFound", err)
@@ -258,7 +259,7 @@ func TestNotFound(t *testing.T) {
 		t.Fatalf("Has(missing) = %v, %v", ok, err)
 	}
 	// First and last fanout buckets are the edge cases of the lookup.
-	for _, h := range []plumbing.Hash{{}, plumbing.NewHash(strings.Repeat("ff", 20))} {
+	for _, h := range []oid.ID{oid.Zero, oid.MustParse(strings.Repeat("ff", 20))} {
 		if _, _, err := db.Read(h); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("Read(%s) error = %v, want ErrNotFound", h, err)
 		}
@@ -280,7 +281,7 @@ func TestPackAppearsAfterOpen(t *testing.T) {
 	git(t, repo, nil, "update-ref", "refs/heads/main", strings.TrimSpace(string(git(t, src, nil, "rev-parse", "main"))))
 
 	db := openDB(t, objectsDir(repo))
-	head := plumbing.NewHash(strings.TrimSpace(string(git(t, repo, nil, "rev-parse", "main"))))
+	head := oid.MustParse(strings.TrimSpace(string(git(t, repo, nil, "rev-parse", "main"))))
 	if _, _, err := db.Read(head); err != nil {
 		t.Fatalf("Read(head) before repack: %v", err)
 	}
@@ -327,7 +328,7 @@ func TestPackVanishesBeforeOpen(t *testing.T) {
 	objs := allObjects(t, repo)
 
 	for _, keepIdx := range []bool{false, true} {
-		db, err := Open(dir)
+		db, err := Open(dir, oid.SHA1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -375,7 +376,7 @@ func TestCorruptLooseObject(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := openDB(t, dir)
-	if _, _, err := db.Read(plumbing.NewHash(a)); !errors.Is(err, ErrCorrupt) {
+	if _, _, err := db.Read(oid.MustParse(a)); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Read(swapped object) error = %v, want ErrCorrupt", err)
 	}
 	// Truncated zlib stream.
@@ -383,7 +384,7 @@ func TestCorruptLooseObject(t *testing.T) {
 	if err := os.WriteFile(pb, data[:len(data)-3], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := db.Read(plumbing.NewHash(b)); !errors.Is(err, ErrCorrupt) {
+	if _, _, err := db.Read(oid.MustParse(b)); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Read(truncated object) error = %v, want ErrCorrupt", err)
 	}
 }
@@ -403,26 +404,26 @@ func TestLooseSymlinkOutsideRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := openDB(t, dir)
-	if _, _, err := db.Read(plumbing.NewHash(id)); err == nil {
+	if _, _, err := db.Read(oid.MustParse(id)); err == nil {
 		t.Fatal("read an object through a symlink leaving the objects directory")
 	}
 }
 
 func TestOpenErrors(t *testing.T) {
-	if _, err := Open(filepath.Join(t.TempDir(), "missing")); err == nil {
-		t.Fatal("Open(missing dir) succeeded")
+	if _, err := Open(filepath.Join(t.TempDir(), "missing"), oid.SHA1); err == nil {
+		t.Fatal("Open(missing dir, oid.SHA1) succeeded")
 	}
 	f := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(f, nil, 0o644)
-	if _, err := Open(f); err == nil {
-		t.Fatal("Open(file) succeeded")
+	if _, err := Open(f, oid.SHA1); err == nil {
+		t.Fatal("Open(file, oid.SHA1) succeeded")
 	}
-	db, err := Open(t.TempDir())
+	db, err := Open(t.TempDir(), oid.SHA1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
-	if _, _, err := db.Read(plumbing.Hash{1}); err == nil || errors.Is(err, ErrNotFound) {
+	if _, _, err := db.Read(rawID(1)); err == nil || errors.Is(err, ErrNotFound) {
 		t.Fatalf("Read after Close = %v, want a closed error", err)
 	}
 }
@@ -439,10 +440,10 @@ func TestCorruptIdxDoesNotHideOtherObjects(t *testing.T) {
 	os.WriteFile(bad+".pack", []byte("PACK"), 0o644)
 
 	db := openDB(t, dir)
-	if _, data, err := db.Read(plumbing.NewHash(id)); err != nil || string(data) != "loose" {
+	if _, data, err := db.Read(oid.MustParse(id)); err != nil || string(data) != "loose" {
 		t.Fatalf("Read(loose beside bad pack) = %q, %v", data, err)
 	}
-	_, _, err := db.Read(plumbing.Hash{1})
+	_, _, err := db.Read(rawID(1))
 	if !errors.Is(err, ErrNotFound) || !errors.Is(err, errors.ErrUnsupported) {
 		t.Fatalf("Read(missing) with bad pack = %v, want ErrNotFound naming the bad index", err)
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 const (
@@ -40,6 +42,7 @@ const (
 // a file stays open until Close, so a pack git deletes underneath us stays
 // readable.
 type pack struct {
+	f    oid.Format
 	name string // "pack-<hex>"
 	dir  string // objects directory, for messages
 	root *os.Root
@@ -79,7 +82,7 @@ func (p *pack) loadIdx() (*idx, error) {
 		return nil, nil
 	}
 	if err == nil {
-		p.idx, err = parseIdx(f, size)
+		p.idx, err = parseIdx(f, size, p.f)
 		if err != nil {
 			f.Close()
 		}
@@ -155,6 +158,7 @@ func (p *pack) openFile(ext string) (*os.File, int64, error) {
 }
 
 func checkPack(r io.ReaderAt, size int64, x *idx) error {
+	hashLen := x.hl
 	if size < packHeaderLen+hashLen {
 		return fmt.Errorf("pack too short (%d bytes): %w", size, ErrCorrupt)
 	}
@@ -171,8 +175,8 @@ func checkPack(r io.ReaderAt, size int64, x *idx) error {
 	if n := int64(binary.BigEndian.Uint32(hdr[8:12])); n != x.n {
 		return fmt.Errorf("pack holds %d objects, its index %d: %w", n, x.n, ErrCorrupt)
 	}
-	var sum [hashLen]byte
-	if err := readAt(r, sum[:], size-hashLen); err != nil {
+	var sum [maxHashLen]byte
+	if err := readAt(r, sum[:hashLen], size-hashLen); err != nil {
 		return fmt.Errorf("read pack trailer: %w", err)
 	}
 	if sum != x.packSum {
@@ -183,7 +187,7 @@ func checkPack(r io.ReaderAt, size int64, x *idx) error {
 
 // find returns the offset of h in the pack. A pack whose files have gone
 // simply does not have h.
-func (p *pack) find(h plumbing.Hash) (int64, bool, error) {
+func (p *pack) find(h oid.ID) (int64, bool, error) {
 	x, err := p.loadIdx()
 	if err != nil || x == nil {
 		return 0, false, err
@@ -212,8 +216,8 @@ func (p *pack) close() error {
 type entry struct {
 	typ      plumbing.ObjectType
 	payload  []byte
-	baseOff  int64         // OFS_DELTA
-	baseHash plumbing.Hash // REF_DELTA
+	baseOff  int64  // OFS_DELTA
+	baseHash oid.ID // REF_DELTA
 }
 
 // readPacked returns the object at off in p, applying any delta chain.
@@ -234,7 +238,7 @@ walk:
 		if depth+len(deltas) > maxDeltaDepth {
 			return plumbing.InvalidObject, nil, fmt.Errorf("pack %s.pack: delta chain longer than %d: %w", p, maxDeltaDepth, ErrCorrupt)
 		}
-		e, err := db.readEntry(r, size, off)
+		e, err := db.readEntry(r, size, off, p.f)
 		if err != nil {
 			return plumbing.InvalidObject, nil, fmt.Errorf("pack %s.pack offset %d: %w", p, off, err)
 		}
@@ -281,8 +285,8 @@ walk:
 
 // readEntry parses the entry header at off (type and size varint, then the
 // base reference of a delta) and inflates its payload.
-func (db *DB) readEntry(r io.ReaderAt, size, off int64) (entry, error) {
-	end := size - hashLen
+func (db *DB) readEntry(r io.ReaderAt, size, off int64, f oid.Format) (entry, error) {
+	end := size - int64(f.Size())
 	if off < packHeaderLen || off >= end {
 		return entry{}, fmt.Errorf("offset outside pack data: %w", ErrCorrupt)
 	}
@@ -336,8 +340,12 @@ func (db *DB) readEntry(r io.ReaderAt, size, off int64) (entry, error) {
 		}
 		e.baseOff = off - rel
 	case plumbing.REFDeltaObject:
-		if _, err := io.ReadFull(br, e.baseHash[:]); err != nil {
+		var b [maxHashLen]byte
+		if _, err := io.ReadFull(br, b[:f.Size()]); err != nil {
 			return bad("read delta base id", err)
+		}
+		if e.baseHash, err = oid.FromBytes(b[:f.Size()]); err != nil || e.baseHash.IsZero() {
+			return bad("delta base id is zero", err)
 		}
 	default:
 		return bad(fmt.Sprintf("invalid entry type %d", e.typ), nil)

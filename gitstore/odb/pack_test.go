@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,7 +35,7 @@ func newPackBuilder() *packBuilder {
 
 // add appends an entry named id and returns its offset. ofsBase (for
 // OFS_DELTA) is the base's offset; refBase (for REF_DELTA) its id.
-func (b *packBuilder) add(id plumbing.Hash, typ plumbing.ObjectType, payload []byte, ofsBase int64, refBase plumbing.Hash) int64 {
+func (b *packBuilder) add(id oid.ID, typ plumbing.ObjectType, payload []byte, ofsBase int64, refBase oid.ID) int64 {
 	off := int64(b.buf.Len())
 	size := len(payload)
 	c := byte(typ)<<4 | byte(size&0x0f)
@@ -58,7 +59,7 @@ func (b *packBuilder) add(id plumbing.Hash, typ plumbing.ObjectType, payload []b
 		}
 		b.buf.Write(enc[pos:])
 	case plumbing.REFDeltaObject:
-		b.buf.Write(refBase[:])
+		b.buf.Write(refBase.Bytes())
 	}
 	if b.zw == nil {
 		b.zw = zlib.NewWriter(&b.buf)
@@ -76,7 +77,9 @@ func (b *packBuilder) finish() (pack, idx []byte) {
 	binary.BigEndian.PutUint32(pack[8:], uint32(len(b.entries)))
 	sum := sha1.Sum(pack)
 	pack = append(pack, sum[:]...)
-	return pack, buildIdx(b.entries, sum)
+	var packSum [maxHashLen]byte
+	copy(packSum[:], sum[:])
+	return pack, buildIdx(b.entries, packSum)
 }
 
 // install writes the pack into objects dir under git's naming scheme.
@@ -140,29 +143,29 @@ func delta(srcLen int, ops ...any) []byte {
 
 type handPack struct {
 	pack, idx []byte
-	want      map[plumbing.Hash]string // readable objects and their content
-	cycle     plumbing.Hash            // REF_DELTA naming itself
-	deep      plumbing.Hash            // OFS_DELTA chain longer than allowed
-	badBase   plumbing.Hash            // REF_DELTA to an absent base
+	want      map[oid.ID]string // readable objects and their content
+	cycle     oid.ID            // REF_DELTA naming itself
+	deep      oid.ID            // OFS_DELTA chain longer than allowed
+	badBase   oid.ID            // REF_DELTA to an absent base
 }
 
-func blobID(s string) plumbing.Hash { return hashObject(plumbing.BlobObject, []byte(s)) }
+func blobID(s string) oid.ID { return hashObject(oid.SHA1, plumbing.BlobObject, []byte(s)) }
 
 // buildHandPack builds a pack of hand-made entries; deep adds a chain one
 // link longer than maxDeltaDepth (10k entries, too big for a fuzz seed).
 func buildHandPack(deep bool) handPack {
 	b := newPackBuilder()
-	hp := handPack{want: map[plumbing.Hash]string{}}
+	hp := handPack{want: map[oid.ID]string{}}
 
 	base := strings.Repeat("0123456789", 30)
 	baseID := blobID(base)
-	baseOff := b.add(baseID, plumbing.BlobObject, []byte(base), 0, plumbing.Hash{})
+	baseOff := b.add(baseID, plumbing.BlobObject, []byte(base), 0, oid.Zero)
 	hp.want[baseID] = base
 
 	// OFS_DELTA on the base, then REF_DELTA on that.
 	v2 := base[:100] + "CHANGED" + base[150:]
 	v2ID := blobID(v2)
-	b.add(v2ID, plumbing.OFSDeltaObject, delta(len(base), [2]int{0, 100}, "CHANGED", [2]int{150, 150}), baseOff, plumbing.Hash{})
+	b.add(v2ID, plumbing.OFSDeltaObject, delta(len(base), [2]int{0, 100}, "CHANGED", [2]int{150, 150}), baseOff, oid.Zero)
 	hp.want[v2ID] = v2
 	v3 := "prefix " + v2
 	v3ID := blobID(v3)
@@ -171,18 +174,18 @@ func buildHandPack(deep bool) handPack {
 
 	// A delta against the empty blob, which packfile.PatchDelta refuses.
 	emptyID := blobID("")
-	emptyOff := b.add(emptyID, plumbing.BlobObject, nil, 0, plumbing.Hash{})
+	emptyOff := b.add(emptyID, plumbing.BlobObject, nil, 0, oid.Zero)
 	hp.want[emptyID] = ""
 	fromEmpty := "built from nothing"
 	fromEmptyID := blobID(fromEmpty)
-	b.add(fromEmptyID, plumbing.OFSDeltaObject, delta(0, fromEmpty), emptyOff, plumbing.Hash{})
+	b.add(fromEmptyID, plumbing.OFSDeltaObject, delta(0, fromEmpty), emptyOff, oid.Zero)
 	hp.want[fromEmptyID] = fromEmpty
 
 	// A delta whose result is empty: a tree, since the empty blob is
 	// taken. The base need not parse as a tree; this layer never looks.
 	treeBase := "not really a tree"
-	treeOff := b.add(hashObject(plumbing.TreeObject, []byte(treeBase)), plumbing.TreeObject, []byte(treeBase), 0, plumbing.Hash{})
-	b.add(hashObject(plumbing.TreeObject, nil), plumbing.OFSDeltaObject, delta(len(treeBase)), treeOff, plumbing.Hash{})
+	treeOff := b.add(hashObject(oid.SHA1, plumbing.TreeObject, []byte(treeBase)), plumbing.TreeObject, []byte(treeBase), 0, oid.Zero)
+	b.add(hashObject(oid.SHA1, plumbing.TreeObject, nil), plumbing.OFSDeltaObject, delta(len(treeBase)), treeOff, oid.Zero)
 
 	hp.cycle = hashOf("cycle")
 	b.add(hp.cycle, plumbing.REFDeltaObject, delta(1, "x"), 0, hp.cycle)
@@ -195,13 +198,13 @@ func buildHandPack(deep bool) handPack {
 		return hp
 	}
 	// maxDeltaDepth+1 OFS links, each inserting nothing new.
-	prev := b.add(hashOf("deep base"), plumbing.BlobObject, []byte("d"), 0, plumbing.Hash{})
+	prev := b.add(hashOf("deep base"), plumbing.BlobObject, []byte("d"), 0, oid.Zero)
 	for i := range maxDeltaDepth + 1 {
 		id := hashOf("deep " + strconv.Itoa(i))
 		if i == maxDeltaDepth {
 			id = hashOf("deep")
 		}
-		prev = b.add(id, plumbing.OFSDeltaObject, delta(1, [2]int{0, 1}), prev, plumbing.Hash{})
+		prev = b.add(id, plumbing.OFSDeltaObject, delta(1, [2]int{0, 1}), prev, oid.Zero)
 	}
 	hp.deep = hashOf("deep")
 
@@ -220,11 +223,11 @@ func TestHandBuiltPack(t *testing.T) {
 			t.Errorf("Read(%s) = %v, %q, %v; want blob %q", id, typ, data, err, want)
 		}
 	}
-	emptyTree := hashObject(plumbing.TreeObject, nil)
+	emptyTree := hashObject(oid.SHA1, plumbing.TreeObject, nil)
 	if typ, data, err := db.Read(emptyTree); err != nil || typ != plumbing.TreeObject || len(data) != 0 {
 		t.Errorf("Read(empty tree) = %v, %q, %v", typ, data, err)
 	}
-	for name, id := range map[string]plumbing.Hash{"cycle": hp.cycle, "deep": hp.deep, "missing base": hp.badBase} {
+	for name, id := range map[string]oid.ID{"cycle": hp.cycle, "deep": hp.deep, "missing base": hp.badBase} {
 		_, _, err := db.Read(id)
 		if !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNotFound) {
 			t.Errorf("%s: Read = %v, want ErrCorrupt", name, err)
@@ -235,7 +238,7 @@ func TestHandBuiltPack(t *testing.T) {
 func TestPackIdxMismatch(t *testing.T) {
 	hp := buildHandPack(false)
 	other := newPackBuilder()
-	other.add(blobID("x"), plumbing.BlobObject, []byte("x"), 0, plumbing.Hash{})
+	other.add(blobID("x"), plumbing.BlobObject, []byte("x"), 0, oid.Zero)
 	_, otherIdx := other.finish()
 
 	dir := t.TempDir()

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 // idxPrefixChunk is how many names one read fetches while collecting the
@@ -17,8 +17,8 @@ import (
 const idxPrefixChunk = 8
 
 // Prefix returns, in ascending order, the distinct ids of the objects whose
-// hexadecimal form begins with prefix: 1 to 40 hexadecimal digits, of either
-// case. With limit > 0 it returns at most limit ids, the smallest ones, so a
+// hexadecimal form begins with prefix: 1 to 40 hexadecimal digits (64 in a
+// SHA-256 repository), of either case. With limit > 0 it returns at most limit ids, the smallest ones, so a
 // caller that only needs to tell a unique prefix from an ambiguous one passes
 // 2. Every store is searched, alternates included: the loose objects of the
 // fanout directories the prefix selects, and each pack index by binary
@@ -29,8 +29,8 @@ const idxPrefixChunk = 8
 // unreadable pack index is an error (wrapping its cause, often ErrCorrupt)
 // rather than skipped as Read skips it: an object it hides could make an
 // ambiguous prefix look unique.
-func (db *DB) Prefix(prefix string, limit int) ([]plumbing.Hash, error) {
-	p, n, err := parsePrefix(prefix)
+func (db *DB) Prefix(prefix string, limit int) ([]oid.ID, error) {
+	p, n, err := parsePrefix(prefix, db.f)
 	if err != nil {
 		return nil, fmt.Errorf("odb: prefix %q: %w", prefix, err)
 	}
@@ -46,12 +46,16 @@ func (db *DB) Prefix(prefix string, limit int) ([]plumbing.Hash, error) {
 	return out, nil
 }
 
+// idKey is an id's digest, or a prefix's with its missing nibbles zero,
+// in the first Size bytes of the format's.
+type idKey [maxHashLen]byte
+
 // parsePrefix returns the prefix as the smallest id it can begin (missing
 // nibbles zero) and its length in nibbles.
-func parsePrefix(s string) (plumbing.Hash, int, error) {
-	var h plumbing.Hash
-	if len(s) == 0 || len(s) > 2*hashLen {
-		return h, 0, fmt.Errorf("want 1 to %d hexadecimal digits, have %d", 2*hashLen, len(s))
+func parsePrefix(s string, f oid.Format) (idKey, int, error) {
+	var h idKey
+	if len(s) == 0 || len(s) > f.HexLen() {
+		return h, 0, fmt.Errorf("want 1 to %d hexadecimal digits, have %d", f.HexLen(), len(s))
 	}
 	for i := 0; i < len(s); i++ {
 		var v byte
@@ -75,7 +79,7 @@ func parsePrefix(s string) (plumbing.Hash, int, error) {
 }
 
 // hasPrefix reports whether h begins with the first n nibbles of p.
-func hasPrefix(h, p plumbing.Hash, n int) bool {
+func hasPrefix(h, p []byte, n int) bool {
 	full := n / 2
 	if !bytes.Equal(h[:full], p[:full]) {
 		return false
@@ -84,8 +88,8 @@ func hasPrefix(h, p plumbing.Hash, n int) bool {
 }
 
 // prefix searches every store once, without rescanning.
-func (db *DB) prefix(p plumbing.Hash, n, limit int) ([]plumbing.Hash, error) {
-	var out []plumbing.Hash
+func (db *DB) prefix(p idKey, n, limit int) ([]oid.ID, error) {
+	var out []oid.ID
 	for i := 0; ; i++ {
 		s, err := db.store(i)
 		if err != nil {
@@ -114,7 +118,7 @@ func (db *DB) prefix(p plumbing.Hash, n, limit int) ([]plumbing.Hash, error) {
 			return nil, err
 		}
 	}
-	slices.SortFunc(out, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(out, oid.Compare)
 	out = slices.Compact(out)
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
@@ -127,7 +131,9 @@ func (db *DB) prefix(p plumbing.Hash, n, limit int) ([]plumbing.Hash, error) {
 // so the matches are one run: its start is found by binary search within
 // the fanout bucket, narrowing with single-name probes as find does, and
 // the run is then read forward in small chunks.
-func (x *idx) prefix(p plumbing.Hash, n, limit int, out []plumbing.Hash) ([]plumbing.Hash, error) {
+func (x *idx) prefix(p idKey, n, limit int, out []oid.ID) ([]oid.ID, error) {
+	hashLen := x.hl
+	key := p[:hashLen]
 	first, last := int(p[0]), int(p[0])
 	if n == 1 {
 		first, last = int(p[0]&0xf0), int(p[0]|0x0f)
@@ -138,20 +144,21 @@ func (x *idx) prefix(p plumbing.Hash, n, limit int, out []plumbing.Hash) ([]plum
 	}
 	end := int64(x.fanout[last])
 	hi := end
-	var name [hashLen]byte
+	var nameBuf [maxHashLen]byte
+	name := nameBuf[:hashLen]
 	for hi-lo > idxScanMax {
 		mid := lo + (hi-lo)/2
-		if err := readAt(x.r, name[:], idxNamesOff+mid*hashLen); err != nil {
+		if err := readAt(x.r, name, idxNamesOff+mid*hashLen); err != nil {
 			return out, fmt.Errorf("read index name %d: %w", mid, err)
 		}
-		if bytes.Compare(name[:], p[:]) < 0 {
+		if bytes.Compare(name, key) < 0 {
 			lo = mid + 1
 		} else {
 			hi = mid
 		}
 	}
 	if lo < hi {
-		var buf [idxScanMax * hashLen]byte
+		var buf [idxScanMax * maxHashLen]byte
 		run := buf[:(hi-lo)*hashLen]
 		if err := readAt(x.r, run, idxNamesOff+lo*hashLen); err != nil {
 			return out, fmt.Errorf("read index names %d..%d: %w", lo, hi, err)
@@ -159,7 +166,7 @@ func (x *idx) prefix(p plumbing.Hash, n, limit int, out []plumbing.Hash) ([]plum
 		i, j := 0, int(hi-lo)
 		for i < j {
 			m := i + (j-i)/2
-			if bytes.Compare(run[m*hashLen:(m+1)*hashLen], p[:]) < 0 {
+			if bytes.Compare(run[int64(m)*hashLen:int64(m+1)*hashLen], key) < 0 {
 				i = m + 1
 			} else {
 				j = m
@@ -169,18 +176,21 @@ func (x *idx) prefix(p plumbing.Hash, n, limit int, out []plumbing.Hash) ([]plum
 	}
 	// lo is now the first name not below p; collect the run from there.
 	found := 0
-	var chunk [idxPrefixChunk * hashLen]byte
+	var chunk [idxPrefixChunk * maxHashLen]byte
 	for lo < end {
 		k := min(end-lo, idxPrefixChunk)
 		names := chunk[:k*hashLen]
 		if err := readAt(x.r, names, idxNamesOff+lo*hashLen); err != nil {
 			return out, fmt.Errorf("read index names %d..%d: %w", lo, lo+k, err)
 		}
-		for i := range int(k) {
-			var h plumbing.Hash
-			copy(h[:], names[i*hashLen:])
-			if !hasPrefix(h, p, n) {
+		for i := range k {
+			name := names[i*hashLen : (i+1)*hashLen]
+			if !hasPrefix(name, key, n) {
 				return out, nil
+			}
+			h, err := oid.FromBytes(name)
+			if err != nil {
+				return out, err
 			}
 			out = append(out, h)
 			if found++; limit > 0 && found == limit {
@@ -196,7 +206,7 @@ func (x *idx) prefix(p plumbing.Hash, n, limit int, out []plumbing.Hash) ([]plum
 // first n nibbles of p, at most limit of them (the smallest) when limit > 0.
 // A one-nibble prefix reads the 16 fanout directories it selects, a longer
 // one the single directory named by its first byte.
-func (s *store) loosePrefix(p plumbing.Hash, n, limit int, out []plumbing.Hash) ([]plumbing.Hash, error) {
+func (s *store) loosePrefix(p idKey, n, limit int, out []oid.ID) ([]oid.ID, error) {
 	root, err := s.fs()
 	if err != nil {
 		return out, err
@@ -205,7 +215,7 @@ func (s *store) loosePrefix(p plumbing.Hash, n, limit int, out []plumbing.Hash) 
 	if n == 1 {
 		first, last = int(p[0]&0xf0), int(p[0]|0x0f)
 	}
-	var found []plumbing.Hash
+	var found []oid.ID
 	for b := first; b <= last; b++ {
 		dir := fmt.Sprintf("%02x", b)
 		d, err := root.Open(dir)
@@ -221,25 +231,27 @@ func (s *store) loosePrefix(p plumbing.Hash, n, limit int, out []plumbing.Hash) 
 			return out, fmt.Errorf("loose objects in %s/%s: %w", s.dir, dir, err)
 		}
 		for _, name := range names {
-			h, ok := looseName(byte(b), name)
-			if ok && hasPrefix(h, p, n) {
-				found = append(found, h)
+			h, ok := looseName(byte(b), name, s.f)
+			if ok && hasPrefix(h[:s.f.Size()], p[:s.f.Size()], n) {
+				if id, err := oid.FromBytes(h[:s.f.Size()]); err == nil && !id.IsZero() {
+					found = append(found, id)
+				}
 			}
 		}
 	}
 	if limit > 0 && len(found) > limit {
-		slices.SortFunc(found, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })
+		slices.SortFunc(found, oid.Compare)
 		found = found[:limit]
 	}
 	return append(out, found...), nil
 }
 
-// looseName parses the 38 lowercase hexadecimal digits git names a loose
-// object file with, inside the fanout directory of first byte b. Anything
-// else (temporary files, stray names) is not an object.
-func looseName(b byte, name string) (plumbing.Hash, bool) {
-	var h plumbing.Hash
-	if len(name) != 2*hashLen-2 {
+// looseName parses the 38 lowercase hexadecimal digits (62 for SHA-256) git
+// names a loose object file with, inside the fanout directory of first byte
+// b. Anything else (temporary files, stray names) is not an object.
+func looseName(b byte, name string, f oid.Format) (idKey, bool) {
+	var h idKey
+	if len(name) != f.HexLen()-2 {
 		return h, false
 	}
 	h[0] = b

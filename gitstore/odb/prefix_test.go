@@ -3,20 +3,19 @@ package odb
 import (
 	"bytes"
 	"errors"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // wantPrefix returns the ids in sorted that begin with prefix, by brute force
 // over their hexadecimal forms hex (in the same order).
-func wantPrefix(sorted []plumbing.Hash, hex []string, prefix string, limit int) []plumbing.Hash {
+func wantPrefix(sorted []oid.ID, hex []string, prefix string, limit int) []oid.ID {
 	prefix = strings.ToLower(prefix)
-	var out []plumbing.Hash
+	var out []oid.ID
 	for i, h := range sorted {
 		if strings.HasPrefix(hex[i], prefix) {
 			out = append(out, h)
@@ -28,7 +27,7 @@ func wantPrefix(sorted []plumbing.Hash, hex []string, prefix string, limit int) 
 	return out
 }
 
-func hexes(ids []plumbing.Hash) []string {
+func hexes(ids []oid.ID) []string {
 	out := make([]string, len(ids))
 	for i, h := range ids {
 		out[i] = h.String()
@@ -36,9 +35,9 @@ func hexes(ids []plumbing.Hash) []string {
 	return out
 }
 
-func sortedIDs(ids []plumbing.Hash) []plumbing.Hash {
+func sortedIDs(ids []oid.ID) []oid.ID {
 	ids = slices.Clone(ids)
-	slices.SortFunc(ids, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(ids, oid.Compare)
 	return slices.Compact(ids)
 }
 
@@ -47,7 +46,7 @@ func sortedIDs(ids []plumbing.Hash) []plumbing.Hash {
 // from ids that are not there.
 func checkPrefixes(t *testing.T, repo string, db *DB) {
 	t.Helper()
-	var ids []plumbing.Hash
+	var ids []oid.ID
 	for _, o := range allObjects(t, repo) {
 		ids = append(ids, o.id)
 	}
@@ -131,21 +130,20 @@ func TestPrefixAlternates(t *testing.T) {
 // probes and the chunked forward read.
 func TestIdxPrefixNarrowing(t *testing.T) {
 	var entries []idxEntry
-	var ids []plumbing.Hash
+	var ids []oid.ID
 	for i := range 5000 {
-		h := hashOf(strings.Repeat("x", i))
-		h[0] = 0x42
+		h := setByte(hashOf(strings.Repeat("x", i)), 0, 0x42)
 		if i%3 == 0 {
-			h[1], h[2] = 0x17, 0x71 // a run of ~1700 names sharing 6 digits
+			h = setByte(setByte(h, 1, 0x17), 2, 0x71) // a run of ~1700 names sharing 6 digits
 		}
 		entries = append(entries, idxEntry{h, int64(12 + i)})
 		ids = append(ids, h)
 	}
-	entries = append(entries, idxEntry{plumbing.Hash{0x41, 0xff}, 1}, idxEntry{plumbing.Hash{0x43}, 2})
-	ids = sortedIDs(append(ids, plumbing.Hash{0x41, 0xff}, plumbing.Hash{0x43}))
+	entries = append(entries, idxEntry{rawID(0x41, 0xff), 1}, idxEntry{rawID(0x43), 2})
+	ids = sortedIDs(append(ids, rawID(0x41, 0xff), rawID(0x43)))
 	hex := hexes(ids)
-	raw := buildIdx(entries, [hashLen]byte{})
-	x, err := parseIdx(bytes.NewReader(raw), int64(len(raw)))
+	raw := buildIdx(entries, [maxHashLen]byte{})
+	x, err := parseIdx(bytes.NewReader(raw), int64(len(raw)), oid.SHA1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +154,7 @@ func TestIdxPrefixNarrowing(t *testing.T) {
 		}
 	}
 	for _, p := range prefixes {
-		ph, n, err := parsePrefix(p)
+		ph, n, err := parsePrefix(p, oid.SHA1)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 // store is one objects directory: the primary one or an alternate. All file
@@ -18,6 +20,7 @@ import (
 // objects directory cannot make us read files outside it.
 type store struct {
 	dir string
+	f   oid.Format
 
 	mu      sync.Mutex
 	root    *os.Root
@@ -75,7 +78,7 @@ func (s *store) scanLocked() error {
 	if err != nil {
 		return err
 	}
-	names, err := listPacks(root)
+	names, err := listPacks(root, s.f)
 	if err != nil {
 		return fmt.Errorf("list packs in %s: %w", s.dir, err)
 	}
@@ -90,7 +93,7 @@ func (s *store) scanLocked() error {
 			delete(known, n)
 			continue
 		}
-		next = append(next, &pack{name: n, root: root, dir: s.dir})
+		next = append(next, &pack{f: s.f, name: n, root: root, dir: s.dir})
 	}
 	for _, p := range s.packs {
 		if _, gone := known[p.name]; gone {
@@ -105,7 +108,7 @@ func (s *store) scanLocked() error {
 // listPacks returns the names (without extension) of the well-formed pack
 // indexes in pack/, sorted. Anything not named like git names packs is
 // ignored, which keeps stray or hostile names out of the paths we open.
-func listPacks(root *os.Root) ([]string, error) {
+func listPacks(root *os.Root, f oid.Format) ([]string, error) {
 	d, err := root.Open("pack")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -121,7 +124,7 @@ func listPacks(root *os.Root) ([]string, error) {
 	var names []string
 	for _, e := range ents {
 		n, ok := strings.CutSuffix(e.Name(), ".idx")
-		if !ok || !validPackName(n) {
+		if !ok || !validPackName(n, f) {
 			continue
 		}
 		names = append(names, n)
@@ -130,9 +133,10 @@ func listPacks(root *os.Root) ([]string, error) {
 	return names, nil
 }
 
-func validPackName(n string) bool {
+// validPackName: pack-<hex of the pack's checksum>, of the format's length.
+func validPackName(n string, f oid.Format) bool {
 	hex, ok := strings.CutPrefix(n, "pack-")
-	if !ok || len(hex) != 40 {
+	if !ok || len(hex) != f.HexLen() {
 		return false
 	}
 	for _, c := range []byte(hex) {
@@ -189,7 +193,7 @@ func loadAlternates(primary *store) ([]*store, error) {
 			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
 				continue
 			}
-			alt := &store{dir: d}
+			alt := &store{dir: d, f: primary.f}
 			out = append(out, alt)
 			if err := walk(alt, depth+1); err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"strings"
 )
 
 // Format is an object format: the hash a repository names objects with.
@@ -19,6 +20,24 @@ const (
 
 // Size is how many bytes an id of this format has.
 func (f Format) Size() int { return int(f) }
+
+// HexLen is how many hexadecimal digits an id of this format has.
+func (f Format) HexLen() int { return 2 * int(f) }
+
+// Valid reports whether f is one of the two formats git knows.
+func (f Format) Valid() bool { return f == SHA1 || f == SHA256 }
+
+// ParseFormat reads git's name of an object format (extensions.objectFormat,
+// git rev-parse --show-object-format): "sha1" or "sha256", of either case.
+func ParseFormat(name string) (Format, error) {
+	switch strings.ToLower(name) {
+	case "sha1":
+		return SHA1, nil
+	case "sha256":
+		return SHA256, nil
+	}
+	return 0, fmt.Errorf("%q is not an object format (sha1 or sha256)", name)
+}
 
 func (f Format) String() string {
 	switch f {
@@ -70,6 +89,26 @@ func Parse(s string) (ID, error) {
 	return FromBytes(b)
 }
 
+// ParseOf reads a full hex id of format f (40 or 64 digits, of either
+// case), refusing an id of the other format's length: a repository of one
+// format never names an object by the other's. An all-zero id is Zero.
+func ParseOf(f Format, s string) (ID, error) {
+	if !f.Valid() || len(s) != f.HexLen() {
+		return Zero, fmt.Errorf("%q is not a %s object id (%d hex digits)", s, f, f.HexLen())
+	}
+	return Parse(s)
+}
+
+// FromBytesOf makes an ID of format f from a raw digest of f's size,
+// refusing any other length: a longer digest is never cut, a shorter one
+// never padded, either of which would name another object.
+func FromBytesOf(f Format, b []byte) (ID, error) {
+	if !f.Valid() || len(b) != f.Size() {
+		return Zero, fmt.Errorf("a %s object id is %d bytes, not %d", f, f.Size(), len(b))
+	}
+	return FromBytes(b)
+}
+
 // MustParse is Parse for ids fixed in the source (tests, examples).
 func MustParse(s string) ID {
 	id, err := Parse(s)
@@ -101,6 +140,10 @@ func (id ID) Bytes() []byte {
 	}
 	return append([]byte(nil), id.sum[:id.f]...)
 }
+
+// Raw is the digest in an array, its first Format().Size() bytes used: for
+// comparisons and lookups that must not allocate (Bytes copies to the heap).
+func (id ID) Raw() [32]byte { return id.sum }
 
 // String is the id in lowercase hex; Zero prints as "".
 func (id ID) String() string {

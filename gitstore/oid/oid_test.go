@@ -67,3 +67,34 @@ func TestIDsAreJSONText(t *testing.T) {
 		t.Fatal("a malformed id was read")
 	}
 }
+
+// TestOfAFormatNeverCutsNorPads: an id of one format is read as such or
+// refused, never cut or padded to the other's length.
+func TestOfAFormatNeverCutsNorPads(t *testing.T) {
+	long := strings.Repeat("ab", 32)
+	if _, err := oid.ParseOf(oid.SHA1, long); err == nil {
+		t.Fatal("ParseOf(SHA1) read 64 digits")
+	}
+	if _, err := oid.ParseOf(oid.SHA256, long[:40]); err == nil {
+		t.Fatal("ParseOf(SHA256) read 40 digits")
+	}
+	if id, err := oid.ParseOf(oid.SHA256, long); err != nil || id.Format() != oid.SHA256 {
+		t.Fatalf("ParseOf(SHA256): %v %v", id, err)
+	}
+	b := make([]byte, 32)
+	b[0] = 1
+	if _, err := oid.FromBytesOf(oid.SHA1, b); err == nil {
+		t.Fatal("FromBytesOf(SHA1) took 32 bytes")
+	}
+	if _, err := oid.FromBytesOf(oid.SHA256, b[:20]); err == nil {
+		t.Fatal("FromBytesOf(SHA256) took 20 bytes")
+	}
+	for name, f := range map[string]oid.Format{"sha1": oid.SHA1, "SHA256": oid.SHA256} {
+		if got, err := oid.ParseFormat(name); err != nil || got != f {
+			t.Errorf("ParseFormat(%q) = %v %v", name, got, err)
+		}
+	}
+	if _, err := oid.ParseFormat("sha3"); err == nil {
+		t.Error("ParseFormat(sha3) accepted")
+	}
+}

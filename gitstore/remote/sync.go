@@ -585,7 +585,7 @@ func (m *merger) commit(ours, theirs, base oid.ID, message string) (oid.ID, erro
 	if !notes {
 		rules.Unit = isRecordDir
 	}
-	tree, resolved, err := treemerge.Merge(mergeObjects{m.s}, bt, ot, tt, rules)
+	tree, resolved, err := treemerge.Merge(mergeObjects{s: m.s}, bt, ot, tt, rules)
 	if err != nil {
 		return oid.Zero, err
 	}
@@ -602,8 +602,13 @@ func (m *merger) commit(ours, theirs, base oid.ID, message string) (oid.ID, erro
 	return m.s.Git().Write(git.CommitObject, c)
 }
 
-// mergeObjects gives treemerge the store's objects.
-type mergeObjects struct{ s *gitstore.Store }
+// mergeObjects gives treemerge the store's objects: records trees, whose
+// entries must have records' modes, or product trees (product), which
+// keep every mode git stores (an executable, a link, a submodule).
+type mergeObjects struct {
+	s       *gitstore.Store
+	product bool
+}
 
 func (x mergeObjects) Tree(h oid.ID) (map[string]treemerge.Entry, error) {
 	es, err := x.s.Git().ReadTree(h)
@@ -613,7 +618,7 @@ func (x mergeObjects) Tree(h oid.ID) (map[string]treemerge.Entry, error) {
 	out := make(map[string]treemerge.Entry, len(es))
 	for _, e := range es {
 		name := e.Name
-		if what := gitstore.RecordModeProblem(e.Mode); what != "" {
+		if what := gitstore.RecordModeProblem(e.Mode); what != "" && !x.product {
 			// A merge would carry it into a tree every reader refuses.
 			return nil, refusal.NewUnreadable(refusal.RefUnreadable, "restore the ref from a good clone, then fetch again",
 				"tree %s holds %q with %s", h.String()[:12], name, what)
@@ -688,7 +693,7 @@ func (m *merger) readRecord(es map[string]treemerge.Entry) ([]byte, *gitstore.Re
 		return raw, nil, err
 	}
 	if p, ok := es["payload"]; ok && p.IsTree() {
-		pes, err := mergeObjects{m.s}.Tree(p.Hash)
+		pes, err := mergeObjects{s: m.s}.Tree(p.Hash)
 		if err != nil {
 			return raw, nil, err
 		}

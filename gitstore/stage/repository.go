@@ -32,10 +32,8 @@ func Repository(s *git.Repo, commit oid.ID, dir, branch string, write func(dir s
 		return refusal.New(refusal.RefNameInvalid, "name the branch with letters, digits, '/', '.', '_' and '-'",
 			"%q is not a branch name git could hold", branch)
 	}
-	if commit.Format() != oid.SHA1 {
-		// go-git's index writer holds SHA-1 ids only.
-		return refusal.New(refusal.UnsupportedRepository, "stage checkouts of SHA-1 repositories only",
-			"commit %s is a %s id: nwdes writes the index of a staged checkout for SHA-1 only", commit, commit.Format())
+	if _, err := indexHash(commit); err != nil {
+		return err
 	}
 	if _, err := s.ReadCommit(commit); err != nil {
 		return err
@@ -48,7 +46,9 @@ func Repository(s *git.Repo, commit oid.ID, dir, branch string, write func(dir s
 		return err
 	}
 	gitDir := filepath.Join(dir, ".git")
-	for _, d := range []string{"objects/info", "objects/pack", "refs/heads/" + filepath.Dir(branch), "refs/tags", "info"} {
+	// What git init writes and git needs not (description, info/exclude)
+	// is left out: a file or directory made is a cost of every staging.
+	for _, d := range []string{"objects/info", "objects/pack", "refs/heads/" + filepath.Dir(branch), "refs/tags"} {
 		if err := os.MkdirAll(filepath.Join(gitDir, filepath.FromSlash(d)), 0o755); err != nil {
 			return err
 		}
@@ -58,7 +58,6 @@ func Repository(s *git.Repo, commit oid.ID, dir, branch string, write func(dir s
 		"config":                  "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n",
 		"objects/info/alternates": objects + "\n",
 		"refs/heads/" + branch:    commit.String() + "\n",
-		"description":             "a checkout nwdes staged for one job\n",
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(gitDir, filepath.FromSlash(name)), []byte(body), 0o644); err != nil {
@@ -95,7 +94,11 @@ func writeIndex(s *git.Repo, commit oid.ID, dir string) error {
 		if mode == 0o100664 {
 			fm = filemode.Regular
 		}
-		e := &index.Entry{Hash: plumbing.NewHash(blob.String()), Name: p, Mode: fm}
+		h, err := indexHash(blob)
+		if err != nil {
+			return err
+		}
+		e := &index.Entry{Hash: h, Name: p, Mode: fm}
 		if mode != git.ModeGitlink {
 			fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p)))
 			if err != nil {
@@ -121,4 +124,18 @@ func writeIndex(s *git.Repo, commit oid.ID, dir string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// indexHash is id as go-git's index writer holds it: a SHA-1 hash of 20
+// bytes, the only size it has. Any other id is refused by name
+// (UnsupportedRepository), never cut to 20 bytes, which would name another
+// object: a SHA-256 repository's checkout is not staged.
+func indexHash(id oid.ID) (plumbing.Hash, error) {
+	var h plumbing.Hash
+	if id.Format() != oid.SHA1 {
+		return h, refusal.New(refusal.UnsupportedRepository, "stage checkouts of SHA-1 repositories only",
+			"object %s is a %s id: nwdes writes the index of a staged checkout (go-git's index writer) for SHA-1 only", id, id.Format())
+	}
+	copy(h[:], id.Bytes())
+	return h, nil
 }

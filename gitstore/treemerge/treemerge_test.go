@@ -55,7 +55,7 @@ func (m *memObjects) WriteTree(es map[string]treemerge.Entry) (oid.ID, error) {
 		fmt.Fprintf(&b, "%s %s\x00", strconv.FormatUint(uint64(es[n].Mode), 8), n)
 		b.Write(es[n].Hash.Bytes())
 	}
-	h := git.HashOf(git.TreeObject, b.Bytes())
+	h := git.HashOf(oid.SHA1, git.TreeObject, b.Bytes())
 	m.trees[h] = es
 	return h, nil
 }
@@ -69,7 +69,7 @@ func (m *memObjects) Blob(h oid.ID) ([]byte, error) {
 }
 
 func (m *memObjects) WriteBlob(data []byte) (oid.ID, error) {
-	h := git.HashOf(git.BlobObject, data)
+	h := git.HashOf(oid.SHA1, git.BlobObject, data)
 	m.blobs[h] = data
 	return h, nil
 }

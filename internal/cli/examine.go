@@ -65,6 +65,11 @@ func (s *session) examiner() (*examine.Examiner, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.examinerOn(st)
+}
+
+// examinerOn is the examiner the verbs use, on a store already open.
+func (s *session) examinerOn(st examine.Store) (*examine.Examiner, error) {
 	gates, err := s.gatesMode()
 	if err != nil {
 		return nil, err

@@ -44,7 +44,7 @@ func exitRows() []exitRow {
 		{ExitOK, "success, or a positive judgment",
 			"accepted; every gate MET; CONFORME; a clean window; every reading true; no problem found"},
 		{ExitNegative, "a negative judgment",
-			"rejected or indeterminate (`examine close`); not accepted (`status`, the hooks); a gate NOT-MET or pending; ECARTS or ABANDONED (`verify`); a window not clean (`ledger grade`); a reading false (`trial preflight`); problems found and named (`fsck`, `contract check`, `ledger verify`, `trace validate`)"},
+			"rejected or indeterminate (`examine close`); not accepted (`status`, the hooks); a gate NOT-MET or pending; ECARTS or ABANDONED (`verify`); a window not clean (`ledger grade`); a reading false (`trial preflight`); not landed, the branch having moved (`swarm land`); problems found and named (`fsck`, `contract check`, `ledger verify`, `trace validate`)"},
 		{ExitRefused, "refused, or a usage error: named on stderr, nothing changed",
 			"a refusal of class refused (`MissingFact`, `TrialInvalid`, `Conflict`, …); an unknown verb or flag; a missing required flag"},
 		{ExitUndecided, "could not decide: input or records missing, damaged or unreadable",

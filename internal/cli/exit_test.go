@@ -172,7 +172,7 @@ func TestEveryVerbsExitStatusIsTheTable(t *testing.T) {
 func TestOnlyTheVerbsThatJudgeShowANegativeJudgment(t *testing.T) {
 	judging := map[string]bool{"status": true, "fsck": true, "verify": true, "examine close": true, "gate run": true, "gate status": true,
 		"contract check": true, "ledger verify": true, "ledger grade": true, "trial preflight": true, "trace validate": true,
-		"hook pre-push": true, "hook pre-receive": true, "hook reference-transaction": true}
+		"hook pre-push": true, "hook pre-receive": true, "hook reference-transaction": true, "swarm land": true}
 	s := &session{env: Env{Getenv: func(string) string { return "" }}}
 	var walk func(path string, cmds []*cli.Command)
 	walk = func(path string, cmds []*cli.Command) {

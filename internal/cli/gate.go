@@ -178,7 +178,7 @@ func (s *session) renderGates(rep *examine.GateReport, asJSON, ran bool) {
 		}
 		fmt.Fprintln(w, line)
 		if ran && r.State == examine.GateNotMet && r.Evidence != nil {
-			for _, l := range failureTail(r.Evidence) {
+			for _, l := range r.Evidence.FailureTail(3) {
 				fmt.Fprintf(w, "    | %s\n", l)
 			}
 			if r.Evidence.Wall != nil {
@@ -324,25 +324,6 @@ func (s *session) gateProgress(asJSON bool) func(*examine.GateRow, bool, time.Du
 		}
 		fmt.Fprintf(s.env.Stderr, "gate %s: %s in %s\n", text.TerminalLine(string(r.Expectation)), r.State, took.Round(time.Millisecond))
 	}
-}
-
-// failureTail is the end of the output that made an oracle NOT-MET: the
-// last few lines of stderr, else of stdout, escaped.
-func failureTail(ev *examine.Evidence) []string {
-	for _, b := range [][]byte{ev.StderrTail, ev.StdoutTail} {
-		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-		if len(lines) == 1 && lines[0] == "" {
-			continue
-		}
-		if len(lines) > 3 {
-			lines = lines[len(lines)-3:]
-		}
-		for i, l := range lines {
-			lines[i] = text.TerminalLine(text.Truncate(l, 160))
-		}
-		return lines
-	}
-	return nil
 }
 
 // workTreeFor is the work tree to compare with the candidate: the

@@ -49,6 +49,8 @@ EXAMPLES
 ` + exitStatusAll(),
 		Subcommands: []*cli.Command{
 			s.swarmCardCmd(),
+			s.swarmReworkCmd(),
+			s.swarmLandCmd(),
 			{
 				Name:  "worker",
 				Usage: "check worker descriptions",
@@ -144,7 +146,7 @@ EXAMPLES
 			{
 				Name:      "run",
 				Usage:     "supervise: run queued cards until none is left (or forever with --follow)",
-				UsageText: "git nwdes swarm run --worker FILE [--workers N] [--attempts N] [--remote NAME] [--follow] [--best-effort] [--json]",
+				UsageText: "git nwdes swarm run --worker FILE [--workers N] [--attempts N] [--remote NAME] [--follow] [--best-effort] [--gate [--gate-timeout D]] [--json]",
 				Description: `Takes a lease on each unfinished card in turn, stages its job directory
 (.git/nwdes/swarm/jobs/<label>/<attempt>-<nonce>: the base's checkout in
 repo/, scratch/, a private HOME and XDG_DATA_HOME), runs the harness inside
@@ -166,8 +168,17 @@ failure finishes the card. Several supervisors (processes, or machines with
 live table; --json streams one event per line. A stop record (swarm stop)
 ends running jobs at the next heartbeat.
 
+With --gate, each harvested head is gated before its job is recorded: the
+gates of the card's feature (FEATURE:, else TEST:'s) run as gate run
+--feature F --candidate HEAD --base BASE runs them, their evidence is
+recorded against the head, and the job record says what they showed
+(met or not, each oracle proven or vacuous). The card's TEST oracle must
+be proven there; when it is not, the record names it (GateNotMet,
+GateVacuous, GateUnproven). A "gated" line reports each oracle as it ends.
+
 EXAMPLES
    git nwdes swarm run --worker worker.json
+   git nwdes swarm run --worker worker.json --gate
    git nwdes swarm run --worker worker.json --workers 4 --remote origin --follow
 ` + exitStatus(),
 				Flags: []cli.Flag{
@@ -176,6 +187,8 @@ EXAMPLES
 					remoteFlag,
 					&cli.BoolFlag{Name: "follow", Usage: "keep supervising when the queue is empty"},
 					&cli.BoolFlag{Name: "best-effort", Usage: "run even where the kernel cannot enforce the whole wall"},
+					&cli.BoolFlag{Name: "gate", Usage: "run the feature's gates (FEATURE, or TEST's) on each harvested head, with the card's BASE as --base"},
+					durationFlag("gate-timeout", "with --gate, end each oracle after `D`", examine.DefaultGateTimeout),
 					hidden(durationFlag("heartbeat", "renew leases every `D`", 5*time.Second)),
 					intFlag("attempts", "attempts at a card whose launch fails (it did not start, or exited within the launch grace with no result)", swarm.DefaultRetry().Attempts),
 					hidden(durationFlag("launch-grace", "a harness that exits within `D` with no result failed to launch", swarm.DefaultRetry().LaunchGrace)),
@@ -200,6 +213,12 @@ EXAMPLES
 					sup, err := s.supervisor(c, st, w, strict)
 					if err != nil {
 						return err
+					}
+					if c.Bool("gate") {
+						if c.Duration("gate-timeout") <= 0 {
+							return usagef("--gate-timeout must be positive")
+						}
+						sup.Gates = &swarm.HeadGates{Wall: sup.Wall, Timeout: c.Duration("gate-timeout")}
 					}
 					switch {
 					case asJSON:
@@ -484,18 +503,15 @@ EXAMPLES
 ` + exitStatus(),
 				Flags: []cli.Flag{intFlag("attempt", "the attempt `N` (default: the latest)", 0), jsonFlag()},
 				Action: func(c *cli.Context) error {
-					label, err := oneLabel(c)
+					label, attempt, err := labelAndAttempt(c)
 					if err != nil {
 						return err
-					}
-					if c.Int("attempt") < 0 {
-						return usagef("--attempt is a positive attempt number")
 					}
 					st, err := s.open()
 					if err != nil {
 						return err
 					}
-					j, err := swarm.ShowJob(st, label, c.Int("attempt"))
+					j, err := swarm.ShowJob(st, label, attempt)
 					if err != nil {
 						return err
 					}
@@ -634,7 +650,8 @@ func (s *session) supervisor(c *cli.Context, st *gitstore.Store, w *swarm.Worker
 		JobsDir: jobs,
 		Holder:  me, StaleAfter: c.Duration("stale-after"), Heartbeat: c.Duration("heartbeat"),
 		Export: examine.ExportTree, Now: s.env.Now,
-		Retry: swarm.RetryPolicy{Attempts: c.Int("attempts"), LaunchGrace: c.Duration("launch-grace"), Backoff: c.Duration("retry-backoff")},
+		Examining: s.examining(c, st),
+		Retry:     swarm.RetryPolicy{Attempts: c.Int("attempts"), LaunchGrace: c.Duration("launch-grace"), Backoff: c.Duration("retry-backoff")},
 	}, nil
 }
 
@@ -726,6 +743,12 @@ type jobRow struct {
 	Budget       string       `json:"budget,omitempty"`
 	Retry        bool         `json:"retry,omitempty"`
 	RetryAfter   string       `json:"retry_after,omitempty"`
+	// Identity is the git identity the worker ran with; Journal and
+	// Examination what became of an examine card's journal (swarm.Job).
+	Identity    string             `json:"identity,omitempty"`
+	Journal     string             `json:"journal,omitempty"`
+	Examination string             `json:"examination,omitempty"`
+	Gate        *swarm.GateSummary `json:"gate,omitempty"`
 }
 
 func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) error {
@@ -768,7 +791,8 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 			Stopped: j.Stopped, Started: j.Started, Ended: j.Ended, Dir: j.JobDir, ExitCheck: check,
 			Harvest: j.Harvest, HarvestNote: j.HarvestNote, Head: j.Head, HeadRef: j.HeadRef, Commits: j.Commits,
 			Changed: j.Changed, ChangedCount: j.ChangedCount, Outside: j.Outside, OutsideCount: j.OutsideCount,
-			Spent: j.Spent, SpentProblem: j.SpentProblem, Budget: j.Budget, Retry: j.Retry, RetryAfter: j.RetryAfter})
+			Spent: j.Spent, SpentProblem: j.SpentProblem, Budget: j.Budget, Retry: j.Retry, RetryAfter: j.RetryAfter,
+			Identity: j.Identity, Journal: j.Journal, Examination: j.Examination, Gate: j.Gate})
 		if j.Spent != nil {
 			spent.Add(*j.Spent)
 			reported++
@@ -787,10 +811,19 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 		stopped = append(stopped, k)
 	}
 	sort.Strings(stopped)
+	rd, err := examine.NewVerifiedReader(st)
+	if err != nil {
+		return err
+	}
+	lineage, lineageLeft, err := swarm.Lineages(rd, queue, jobs)
+	if err != nil {
+		return err
+	}
 	if asJSON {
 		return writeJSON(s.env.Stdout, map[string]any{"queued": queued, "jobs": rows, "leases": leases, "stopped": stopped, "dropped": dropped,
-			"blocked": blocked, "spent": spent, "spent_jobs": reported})
+			"blocked": blocked, "spent": spent, "spent_jobs": reported, "lineage": lineage, "lineage_left_out": lineageLeft})
 	}
+	defer s.printLineage(lineage, lineageLeft)
 	fmt.Fprintf(s.env.Stdout, "queued: %d", len(queued))
 	if len(queued) > 0 {
 		fmt.Fprintf(s.env.Stdout, " (%s)", text.TerminalLine(strings.Join(queued, ", ")))
@@ -820,6 +853,8 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 			line += "; exit record: " + r.ExitCheck
 		}
 		switch {
+		case r.Journal != "":
+			line += "; journal " + r.Journal
 		case r.Head != "":
 			line += fmt.Sprintf("; head %s (%s, %s, %s changed)", text.Short(r.Head), r.Harvest,
 				text.Plural(r.Commits, "commit", "commits"), text.Plural(r.ChangedCount, "path", "paths"))
@@ -833,6 +868,9 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 		}
 		if r.Spent != nil {
 			line += "; spent " + spentText(*r.Spent)
+		}
+		if r.Gate != nil {
+			line += "; " + r.Gate.String()
 		}
 		fmt.Fprintln(s.env.Stdout, text.TerminalLine(line))
 	}

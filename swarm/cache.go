@@ -1,0 +1,166 @@
+package swarm
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/oid"
+)
+
+// A supervisor looks at the queue before every card, and then the jobs,
+// stop, requeue and drop records decide what it may take. Read and parsed
+// whole each time, that look grew with the ledger and was most of the
+// swarm's overhead per card (docs/performance.md). ledger keeps what it
+// last read of each ref, parsed, keyed by what was read:
+//
+//   - a ref's tip: while the tip is the one read, nothing is read again
+//     but the ref itself;
+//   - under a moved tip, a record's tree id (a card) or a label's tree id
+//     (its jobs): only what changed is parsed again.
+//
+// Both keys are content addresses, so a cache is never stale: a write by
+// this supervisor, another process or a fetch moves the tip, and what the
+// new tip holds is read from it. A read that fails part way (an object
+// missing, a ref unreadable) returns its error and leaves the cache as it
+// was: nothing is kept of a state not read whole. What is returned is the
+// cache's: callers read it and do not change it.
+
+// memo remembers what was parsed of the records of one ref, by path and
+// the id of the tree parsed. A read builds the next generation (next);
+// keep makes it current once the read completed, so entries no longer in
+// the ref are dropped.
+type memo struct {
+	cur, next map[string]memoEntry
+}
+
+type memoEntry struct {
+	id oid.ID
+	v  any
+}
+
+// memoized returns what parse makes of the tree id at path, parsing it
+// only when the last complete read did not see that id there. Only a
+// parse that succeeded is remembered; a zero id (a store that names no
+// tree ids) is never remembered. A nil m parses every time.
+func memoized[T any](m *memo, path string, id oid.ID, parse func() (T, error)) (T, error) {
+	if m == nil || id.IsZero() {
+		return parse()
+	}
+	if m.next == nil {
+		m.next = map[string]memoEntry{}
+	}
+	if e, ok := m.cur[path]; ok && e.id == id {
+		m.next[path] = e
+		return e.v.(T), nil
+	}
+	v, err := parse()
+	if err == nil {
+		m.next[path] = memoEntry{id: id, v: v}
+	}
+	return v, err
+}
+
+// keep makes the read that just completed the one remembered.
+func (m *memo) keep() { m.cur, m.next = m.next, nil }
+
+// drop forgets the read that failed part way.
+func (m *memo) drop() { m.next = nil }
+
+// ledger is a supervisor's cache of the queue, jobs and control refs.
+type ledger struct {
+	mu sync.Mutex
+
+	queueTip oid.ID
+	queueOK  bool
+	queue    []Queued
+	cards    memo
+
+	jobsTip oid.ID
+	jobsOK  bool
+	jobs    []Job
+	labels  memo
+
+	controlTip oid.ID
+	controlOK  bool
+	control    *Control
+	stops      map[string]Stop
+}
+
+// current reports whether ref's tip is still tip.
+func current(st gitstore.RecordReader, ref gitstore.RefName, ok bool, tip oid.ID) (bool, error) {
+	if !ok {
+		return false, nil
+	}
+	now, err := st.Tip(ref)
+	return err == nil && now == tip, err
+}
+
+// Queue is Queue(st), parsed only as far as the queue changed.
+func (c *ledger) Queue(st gitstore.RecordReader) ([]Queued, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ok, err := current(st, QueueRef, c.queueOK, c.queueTip); err != nil {
+		return nil, err
+	} else if !ok {
+		v, err := st.Records(QueueRef)
+		if err != nil {
+			return nil, err
+		}
+		q, err := queueIn(v, &c.cards)
+		if err != nil {
+			c.cards.drop()
+			return nil, err
+		}
+		c.cards.keep()
+		c.queueTip, c.queueOK, c.queue = v.Base(), true, q
+	}
+	return slices.Clone(c.queue), nil
+}
+
+// Jobs is Jobs(st), parsed only as far as the ledger changed.
+func (c *ledger) Jobs(st gitstore.RecordReader) ([]Job, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ok, err := current(st, JobsRef, c.jobsOK, c.jobsTip); err != nil {
+		return nil, err
+	} else if !ok {
+		v, err := st.Records(JobsRef)
+		if err != nil {
+			return nil, err
+		}
+		jobs, _, err := jobsIn(v, &c.labels)
+		if err != nil {
+			c.labels.drop()
+			return nil, err
+		}
+		c.labels.keep()
+		c.jobsTip, c.jobsOK, c.jobs = v.Base(), true, jobs
+	}
+	return slices.Clone(c.jobs), nil
+}
+
+// Control is ReadControl(st) and Stops(st), read from one tip of the
+// control ref, again only when it moved.
+func (c *ledger) Control(st gitstore.RecordReader) (*Control, map[string]Stop, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ok, err := current(st, ControlRef, c.controlOK, c.controlTip); err != nil {
+		return nil, nil, err
+	} else if !ok {
+		v, err := st.Records(ControlRef)
+		if err != nil {
+			return nil, nil, err
+		}
+		ctl, err := controlIn(v)
+		if err != nil {
+			return nil, nil, err
+		}
+		stops, err := stopsIn(v)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.controlTip, c.controlOK, c.control, c.stops = v.Base(), true, ctl, stops
+	}
+	return c.control, c.stops, nil
+}

@@ -1,0 +1,266 @@
+package swarm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/memstore"
+	"github.com/nwdes/nwdes/gitstore/oid"
+)
+
+// counting is a store whose views count the records read through them
+// and fail a read of any path holding fail.
+type counting struct {
+	*memstore.Store
+	gets atomic.Int64
+	fail atomic.Value // string
+}
+
+type countingView struct {
+	gitstore.View
+	c *counting
+}
+
+func (c *counting) Records(ref gitstore.RefName) (gitstore.View, error) {
+	v, err := c.Store.Records(ref)
+	if err != nil {
+		return nil, err
+	}
+	return countingView{v, c}, nil
+}
+
+func (v countingView) Get(path string) (*gitstore.Record, error) {
+	v.c.gets.Add(1)
+	if f, _ := v.c.fail.Load().(string); f != "" && strings.Contains(path, f) {
+		return nil, errors.New("object missing (injected)")
+	}
+	return gitstore.ReadRecord(v, path)
+}
+
+func newCounting(t *testing.T) *counting {
+	t.Helper()
+	st, err := memstore.New(memstore.Options{Registry: gitstore.MustRegistry(Register)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &counting{Store: st}
+	c.fail.Store("")
+	return c
+}
+
+func addJob(t *testing.T, st gitstore.RecordWriter, label string, attempt int) {
+	t.Helper()
+	exit := []byte(fmt.Sprintf(`{"label":%q,"attempt":%d}`, label, attempt))
+	d := sha256.Sum256(exit)
+	j := &Job{Label: label, Attempt: attempt, Nonce: fmt.Sprintf("%016x", attempt), End: EndDone, Result: VerdictOK,
+		ExitSHA256: hex.EncodeToString(d[:]), Harvest: HarvestNone}
+	if err := recordJob(context.Background(), st, j, exit, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func addCard(t *testing.T, st *memstore.Store, label string, base oid.ID) {
+	t.Helper()
+	c, err := ParseCard([]byte(fmt.Sprintf("RESULT: %s sha=%s\nBASE: %s\n\nDo it.\n", label, base.String()[:12], base)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Add(context.Background(), st, c, 0, "test", time.Unix(1e9, 0)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The ledger reads again only what moved, and what it returns is what the
+// uncached readers return, after every kind of change.
+func TestLedgerParsesOnlyWhatChanged(t *testing.T) {
+	st := newCounting(t)
+	base, err := st.AddCommit(memstore.Commit{Message: "base"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l ledger
+	reads := func(t *testing.T, want int64) {
+		t.Helper()
+		st.gets.Store(0)
+		jobs, err := l.Jobs(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		queue, err := l.Queue(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctl, stops, err := l.Control(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.gets.Load(); got != want {
+			t.Errorf("%d records read, want %d", got, want)
+		}
+		wantJobs, _ := Jobs(st.Store)
+		wantQueue, _ := Queue(st.Store)
+		wantCtl, _ := ReadControl(st.Store)
+		wantStops, _ := Stops(st.Store)
+		if !reflect.DeepEqual(jobs, wantJobs) || !reflect.DeepEqual(queue, wantQueue) || !reflect.DeepEqual(ctl, wantCtl) || !reflect.DeepEqual(stops, wantStops) {
+			t.Errorf("the ledger says\n%+v\n%+v\n%+v\n%+v\nthe records\n%+v\n%+v\n%+v\n%+v", jobs, queue, ctl, stops, wantJobs, wantQueue, wantCtl, wantStops)
+		}
+	}
+	for i := range 5 {
+		addCard(t, st.Store, fmt.Sprintf("c%d", i), base)
+		addJob(t, st, fmt.Sprintf("c%d", i), 1)
+	}
+	reads(t, 10) // everything, once
+	reads(t, 0)  // no tip moved: nothing
+	addJob(t, st, "c5", 1)
+	reads(t, 1) // a new label: its one record
+	addJob(t, st, "c2", 2)
+	reads(t, 2) // a new attempt: that label's records
+	addCard(t, st.Store, "c5", base)
+	reads(t, 1) // a new card: it alone
+	if err := SetStop(context.Background(), st, Stop{Card: "c3", At: "now", By: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	reads(t, 1) // the control ref is small: read whole when it moves
+	if _, err := RequeueCard(context.Background(), st, "c1", "test", "again", time.Unix(1e9, 0)); err != nil {
+		t.Fatal(err)
+	}
+	reads(t, 2)
+	if err := DropCard(context.Background(), st, "c4", "test", "no", time.Unix(1e9, 0)); err != nil {
+		t.Fatal(err)
+	}
+	reads(t, 3)
+}
+
+// A read that fails part way is an error and leaves nothing of itself
+// behind: the next read that succeeds sees the whole new state, and the
+// failing record is not remembered as absent.
+func TestLedgerKeepsNothingOfAReadThatFailed(t *testing.T) {
+	st := newCounting(t)
+	base, err := st.AddCommit(memstore.Commit{Message: "base"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l ledger
+	for i := range 3 {
+		addCard(t, st.Store, fmt.Sprintf("c%d", i), base)
+		addJob(t, st, fmt.Sprintf("c%d", i), 1)
+	}
+	if _, err := l.Jobs(st); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Queue(st); err != nil {
+		t.Fatal(err)
+	}
+	addJob(t, st, "c3", 1)
+	addJob(t, st, "c4", 1)
+	addCard(t, st.Store, "c3", base)
+	addCard(t, st.Store, "c4", base)
+	st.fail.Store("c4")
+	if _, err := l.Jobs(st); err == nil {
+		t.Fatal("a jobs read that failed part way returned no error")
+	}
+	if _, err := l.Queue(st); err == nil {
+		t.Fatal("a queue read that failed part way returned no error")
+	}
+	// Twice: the tip the failed read saw must not count as read.
+	if _, err := l.Jobs(st); err == nil {
+		t.Fatal("a jobs read that failed twice returned no error the second time")
+	}
+	st.fail.Store("")
+	jobs, err := l.Jobs(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queue, err := l.Queue(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 5 || len(queue) != 5 {
+		t.Fatalf("after the failure: %d jobs and %d cards, want 5 and 5", len(jobs), len(queue))
+	}
+}
+
+// What the ledger hands out is the caller's to change: the next look is
+// not changed by it.
+func TestLedgerHandsOutCopies(t *testing.T) {
+	st := newCounting(t)
+	addJob(t, st, "c0", 1)
+	var l ledger
+	jobs, err := l.Jobs(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs[0].Label = "changed"
+	again, err := l.Jobs(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again[0].Label != "c0" {
+		t.Fatalf("a caller's change reached the cache: %q", again[0].Label)
+	}
+}
+
+// A store that names no tree ids is parsed every time.
+func TestMemoizedParsesAZeroIDEveryTime(t *testing.T) {
+	var m memo
+	n := 0
+	for range 2 {
+		if _, err := memoized(&m, "p", oid.ID{}, func() (int, error) { n++; return n, nil }); err != nil {
+			t.Fatal(err)
+		}
+		m.keep()
+	}
+	if n != 2 {
+		t.Fatalf("parsed %d times, want 2", n)
+	}
+}
+
+// Workers of one supervisor share its ledger while jobs are recorded.
+func TestLedgerIsSafeForConcurrentUse(t *testing.T) {
+	st := newCounting(t)
+	var l ledger
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				if _, err := l.Jobs(st); err != nil {
+					errs <- err
+					return
+				}
+				if _, _, err := l.Control(st); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := range 20 {
+		addJob(t, st, fmt.Sprintf("c%d", i%7), i/7+1)
+	}
+	close(done)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	jobs, err := l.Jobs(st)
+	if err != nil || len(jobs) != 20 {
+		t.Fatalf("%d jobs, %v; want 20", len(jobs), err)
+	}
+}
