@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -200,7 +201,7 @@ func (s *session) openWithoutGitEnv() (*gitstore.Store, error) {
 
 // sweepWorkspaces removes the feature's workspaces after a successful
 // close and says what it did, on stdout, before the outcome line.
-func (s *session) sweepWorkspaces(c *cli.Context, feature string) (*workspace.Swept, error) {
+func (s *session) sweepWorkspaces(ctx context.Context, feature string) (*workspace.Swept, error) {
 	st, err := s.open()
 	if err != nil {
 		return nil, err
@@ -213,5 +214,5 @@ func (s *session) sweepWorkspaces(c *cli.Context, feature string) (*workspace.Sw
 	if s.env.Now != nil {
 		now = s.env.Now()
 	}
-	return workspace.Sweep(c.Context, st, feature, checkout, now)
+	return workspace.Sweep(ctx, st, feature, checkout, now)
 }
