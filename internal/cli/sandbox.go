@@ -71,7 +71,12 @@ func (s *session) homeHint(path string) string {
 // gateStrict says whether gates run strict: yes, unless --best-effort or
 // git config nwdes.sandbox.bestEffort says otherwise.
 func gateStrict(c *cli.Context, cfg *gitrepo.Config) (bool, error) {
-	if c.Bool("best-effort") {
+	return wallStrict(c.Bool("best-effort"), cfg)
+}
+
+// wallStrict is gateStrict for --best-effort as given.
+func wallStrict(bestEffort bool, cfg *gitrepo.Config) (bool, error) {
+	if bestEffort {
 		return false, nil
 	}
 	best, err := configBool(cfg, "nwdes.sandbox.bestEffort", false)
