@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"regexp"
 	"sort"
@@ -140,4 +141,25 @@ func docHasFlag(cmd *cli.Command, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestExitRequiredFlagsHoldOnEveryVerbOfAGroup: a required flag holds on
+// every verb that takes it. Verbs of a group once shared one flag value,
+// and making the first verb's flag required-by-nwdes cleared the mark for
+// the others, so ledger show without --ledger ran on the ledger "", and
+// examine probe without --workspace on the current directory.
+func TestExitRequiredFlagsHoldOnEveryVerbOfAGroup(t *testing.T) {
+	// Not parallel: urfave/cli applies its one global HelpFlag in every run.
+	for _, args := range [][]string{
+		{"ledger", "append", "--event", "{}"}, {"ledger", "show"}, {"ledger", "verify"}, {"ledger", "seal"},
+		{"trace", "validate", "b"}, {"trace", "append", "--store", "s", "b"}, {"trace", "read", "--receipt", "r", "--output", "o"}, {"trace", "list"},
+		{"trust", "add", "--key", "k"}, {"trust", "remove", "--key", "k"},
+		{"examine", "read"}, {"examine", "probe", "--", "x"},
+	} {
+		var out, errb strings.Builder
+		code := Main(context.Background(), append([]string{"git-nwdes"}, args...), Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }, Dir: t.TempDir()})
+		if code != ExitRefused || !strings.Contains(errb.String(), "required flag") {
+			t.Errorf("%v: exit %d, stderr %q; want a usage error naming the required flag", args, code, errb.String())
+		}
+	}
 }
