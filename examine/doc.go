@@ -7,6 +7,12 @@
 // has a verdict, that every met or unmet verdict cites recorded text, and
 // derives the outcome from the verdicts.
 //
+// A draft is kept in this clone's refs/nwdes-local/drafts as a head record
+// and one record per observation (draft.go, draftobs.go): a verb reads the
+// head and the observations it names, and writes what it changed, so that
+// recording evidence costs the same on the thousandth observation as on
+// the first; show and retarget read them all.
+//
 // It also holds the gates (command oracles run through sandbox, evidence
 // recorded in refs/nwdes/gates; run at a base too, the evidence says
 // whether each MET oracle is proven or vacuous) and verify, the

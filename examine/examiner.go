@@ -215,7 +215,7 @@ func (x *Examiner) Open(ctx context.Context, t Target, fromCurrent bool) (*Resul
 				}
 				return nil
 			}
-			*d = &Draft{Feature: c.Feature, Candidate: c.Commit.String(), NextID: 1, Rows: c.Contract.IDs()}
+			*d = newDraft(c.Feature, c.Commit.String(), c.Contract.IDs())
 			res.Message = fmt.Sprintf("opened a draft examination of %s at %s", c.Feature, c.Commit.Short())
 			return nil
 		}
@@ -231,7 +231,9 @@ func (x *Examiner) Open(ctx context.Context, t Target, fromCurrent bool) (*Resul
 			return refusal.New(refusal.MissingFact, "close an examination first, or open without --from-current",
 				"feature %s has no published examination to rebuild from", c.Feature)
 		}
-		*d = rebuild(ex, c)
+		if *d, err = rebuild(ex, c); err != nil {
+			return err
+		}
 		res.Message = fmt.Sprintf("rebuilt the draft of %s from the examination of %s (%d observations)",
 			c.Feature, ex.Candidate[:12], len((*d).Observations))
 		return nil
@@ -241,9 +243,11 @@ func (x *Examiner) Open(ctx context.Context, t Target, fromCurrent bool) (*Resul
 // rebuild makes a draft from a published examination: cited texts in
 // first-citation order over E IDs in numeric order, identical texts
 // coalesced, fresh O IDs, verdicts kept for E IDs the contract still has.
-func rebuild(ex *Examination, cand *Candidate) *Draft {
+// The rebuilt draft replaces the old one whole, every observation record
+// with it.
+func rebuild(ex *Examination, cand *Candidate) (*Draft, error) {
 	c := cand.Contract
-	d := &Draft{Feature: ex.Feature, Candidate: cand.Commit.String(), NextID: 1, Rows: c.IDs()}
+	d := newDraft(ex.Feature, cand.Commit.String(), c.IDs())
 	rows := append([]PublishedRow(nil), ex.Rows...)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Expectation.Num() < rows[j].Expectation.Num() })
 	byText := map[string]ObservationID{}
@@ -260,7 +264,10 @@ func rebuild(ex *Examination, cand *Candidate) *Draft {
 			key := string(t.Source) + "\x00" + at + "\x00" + string(t.Text)
 			id, ok := byText[key]
 			if !ok {
-				id = d.addAs(t.ID, t.Source, at, t.Text)
+				var err error
+				if id, err = d.addAs(t.ID, t.Source, at, t.Text); err != nil {
+					return nil, err
+				}
 				byText[key] = id
 			}
 			cites = append(cites, id)
@@ -269,7 +276,7 @@ func rebuild(ex *Examination, cand *Candidate) *Draft {
 			d.Verdicts = append(d.Verdicts, VerdictRow{Expectation: r.Expectation, Verdict: r.Verdict, Class: r.Class, Reason: r.Reason, Observations: cites})
 		}
 	}
-	return d
+	return d, nil
 }
 
 // AddObservation records one observation, text kept byte for byte, and
@@ -279,7 +286,11 @@ func (x *Examiner) AddObservation(ctx context.Context, t Target, src Source, tex
 		if err := (*d).boundTo(c); err != nil {
 			return err
 		}
-		res.Message = string((*d).add(src, c.Commit.String(), text))
+		o, err := (*d).add(src, c.Commit.String(), text)
+		if err != nil {
+			return err
+		}
+		res.Message = string(o.ID)
 		return nil
 	})
 }
@@ -290,10 +301,12 @@ func (x *Examiner) addGateObservation(ctx context.Context, t Target, ev *Evidenc
 		if err := (*d).boundTo(c); err != nil {
 			return err
 		}
-		id := (*d).add(SourceGate, c.Commit.String(), ev.ObservationText())
-		o := &(*d).Observations[len((*d).Observations)-1]
+		o, err := (*d).add(SourceGate, c.Commit.String(), ev.ObservationText())
+		if err != nil {
+			return err
+		}
 		o.Gate = &GateCitation{Expectation: ev.Expectation, State: ev.State, Evidence: ev.Location()}
-		res.Message = string(id)
+		res.Message = string(o.ID)
 		return nil
 	})
 }
@@ -307,6 +320,10 @@ func (x *Examiner) Retarget(ctx context.Context, t Target) (*Result, error) {
 		if old == c.Commit.String() {
 			res.Message, res.Unchanged = fmt.Sprintf("the draft of %s already examines %s", c.Feature, old[:12]), true
 			return nil
+		}
+		// How many observations were made elsewhere is counted over all.
+		if err := (*d).readAll(); err != nil {
+			return err
 		}
 		(*d).Candidate = c.Commit.String()
 		elsewhere := 0
@@ -332,11 +349,10 @@ func (x *Examiner) CarryObservation(ctx context.Context, t Target, sel Selector)
 		if err := (*d).boundTo(c); err != nil {
 			return err
 		}
-		i, err := (*d).selectObservation(sel)
+		o, err := (*d).selectObservation(sel)
 		if err != nil {
 			return err
 		}
-		o := &(*d).Observations[i]
 		switch {
 		case o.Source != SourceExaminer:
 			return refusal.New(refusal.RoleNotAccepted, "run git nwdes gate run at this candidate for fresh evidence",
@@ -346,6 +362,7 @@ func (x *Examiner) CarryObservation(ctx context.Context, t Target, sel Selector)
 			return nil
 		}
 		o.Carried = true
+		(*d).changed(o.ID)
 		res.Message = fmt.Sprintf("%s carried over from %s", o.ID, shortOr(o.Commit))
 		return nil
 	})
@@ -364,19 +381,20 @@ func (x *Examiner) SetObservation(ctx context.Context, t Target, sel Selector, t
 		if err := (*d).boundTo(c); err != nil {
 			return err
 		}
-		i, err := (*d).selectObservation(sel)
+		o, err := (*d).selectObservation(sel)
 		if err != nil {
 			return err
 		}
-		if o := (*d).Observations[i]; o.Source != SourceExaminer {
+		if o.Source != SourceExaminer {
 			return refusal.New(refusal.RoleNotAccepted,
 				"record what you observed as a new observation with observation add; remove this one if it should not be cited",
 				"examine: %s was recorded by a %s run and is evidence as recorded; the examiner cannot rewrite it", o.ID, o.Source)
 		}
 		// The new text is observed now, at this candidate.
-		(*d).Observations[i].Text = text
-		(*d).Observations[i].Commit, (*d).Observations[i].Carried = c.Commit.String(), false
-		res.Message = string((*d).Observations[i].ID)
+		o.Text = text
+		o.Commit, o.Carried = c.Commit.String(), false
+		(*d).changed(o.ID)
+		res.Message = string(o.ID)
 		return nil
 	})
 }
@@ -385,12 +403,12 @@ func (x *Examiner) SetObservation(ctx context.Context, t Target, sel Selector, t
 // close refuses them as dangling rather than silently changing a judgment.
 func (x *Examiner) RemoveObservation(ctx context.Context, t Target, sel Selector) (*Result, error) {
 	return x.edit(ctx, t, "observation remove", true, func(_ *Candidate, _ gitstore.Edit, d **Draft, res *Result) error {
-		i, err := (*d).selectObservation(sel)
+		o, err := (*d).selectObservation(sel)
 		if err != nil {
 			return err
 		}
-		res.Message = string((*d).Observations[i].ID)
-		(*d).Observations = append((*d).Observations[:i], (*d).Observations[i+1:]...)
+		res.Message = string(o.ID)
+		(*d).remove(o.ID)
 		return nil
 	})
 }
@@ -601,9 +619,13 @@ func (x *Examiner) assemble(c *Candidate, d *Draft, diagnostic string) (*Examina
 	}
 	var dangling []string
 	for _, v := range d.Verdicts {
-		for _, o := range v.Observations {
-			if _, ok := d.observation(o); !ok {
-				dangling = append(dangling, fmt.Sprintf("%s cites %s", v.Expectation, o))
+		for _, id := range v.Observations {
+			o, err := d.observation(id)
+			if err != nil {
+				return nil, err
+			}
+			if o == nil {
+				dangling = append(dangling, fmt.Sprintf("%s cites %s", v.Expectation, id))
 			}
 		}
 	}
@@ -631,9 +653,11 @@ func (x *Examiner) assemble(c *Candidate, d *Draft, diagnostic string) (*Examina
 		i, _ := d.verdict(cr.ID)
 		v := d.Verdicts[i]
 		row := PublishedRow{Expectation: cr.ID, Criterion: cr.Text, Verdict: v.Verdict, Class: v.Class, Reason: v.Reason, Cites: []int{}}
-		for _, o := range v.Observations {
-			oi, _ := d.observation(o)
-			obs := d.Observations[oi]
+		for _, id := range v.Observations {
+			obs, err := d.observation(id)
+			if err != nil {
+				return nil, err
+			}
 			carried := ""
 			if obs.Commit != ex.Candidate {
 				carried = obs.Commit
@@ -672,6 +696,11 @@ func (x *Examiner) Show(feature string) (*Draft, *Examination, error) {
 	d, err := x.loadDraft(dtx, feature)
 	if err != nil {
 		return nil, nil, err
+	}
+	if d != nil {
+		if err := d.readAll(); err != nil {
+			return nil, nil, err
+		}
 	}
 	tx, err := x.Store.Records(Ref)
 	if err != nil {

@@ -169,8 +169,10 @@ func TestOpenFromCurrentRebuildsTheDraftFromPublishedText(t *testing.T) {
 	for _, o := range d.Observations {
 		got = append(got, string(o.ID)+"="+string(o.Text))
 	}
-	if strings.Join(got, " ") != "O2=shared O1=zero O4=third" {
-		t.Fatalf("rebuilt observations %v: want first-citation order over E1, E2, E3, with the IDs they had", got)
+	// Taken in first-citation order over E1, E2, E3 (O2, O1, O4), each
+	// keeping its ID; a draft lists its observations by ID.
+	if strings.Join(got, " ") != "O1=zero O2=shared O4=third" {
+		t.Fatalf("rebuilt observations %v: want the cited texts, with the IDs they had, by ID", got)
 	}
 	if d.NextID != 5 {
 		t.Fatalf("next_id %d: a rebuilt draft must not reissue the uncited O3", d.NextID)

@@ -2,6 +2,7 @@ package examine_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/internal/gittest"
 )
 
@@ -136,4 +138,70 @@ func examinedRepo(b *testing.B, repo string, n int) {
 	s.Write(notes.Bytes())
 	git(s.Bytes(), "fast-import", "--quiet")
 	git(nil, "gc", "-q", "--prune=now")
+}
+
+// BenchmarkFsckDraft runs `git nwdes fsck` (built as make build builds it)
+// on a repository whose one draft was grown to n observations by n adds,
+// each its own commit of the drafts ref, against its twin `git fsck` on
+// the same repository, the two alternating. The goal (issue 26) is a ratio
+// of at most 3 at 1,000 observations, and a cost linear in what fsck
+// checks: each version of the draft holds every observation so far, so the
+// ratio, not the time, should stay flat from 250 to 1,000.
+func BenchmarkFsckDraft(b *testing.B) {
+	for _, n := range []int{250, 1000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			dir := b.TempDir()
+			bin := filepath.Join(dir, "git-nwdes")
+			if err := gittest.BuildNwdes(bin); err != nil {
+				b.Fatal(err)
+			}
+			repo := filepath.Join(dir, "repo")
+			draftRepo(b, repo, n)
+			gittest.Alternate(b, repo, gittest.Env(dir), []string{"nwdes", "git"}, []string{bin, "fsck"}, []string{"git", "fsck", "--no-progress"})
+		})
+	}
+}
+
+// draftRepo makes repo: one commit with a contract, and a draft of it
+// grown by n observation adds, as the examiner makes them.
+func draftRepo(b *testing.B, repo string, n int) {
+	b.Helper()
+	env := gittest.Env(filepath.Dir(repo))
+	git := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = repo, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(repo, ".nwave/features"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	git("init", "-q", "-b", "main")
+	contract := "# REQUEST\nGreet.\n# ACCEPTANCE CRITERIA\nE1. greet NAME prints Hello, NAME.\n"
+	if err := os.WriteFile(filepath.Join(repo, ".nwave/features/greet.md"), []byte(contract), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "contract")
+	loc, err := gitrepo.Discover(repo, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := gitstore.Open(loc, gitstore.Options{Registry: gitstore.MustRegistry(examine.Register)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	x := &examine.Examiner{Store: st}
+	ctx := context.Background()
+	t := examine.Target{Feature: "greet"}
+	if _, err := x.Open(ctx, t, false); err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		if _, err := x.AddObservation(ctx, t, examine.SourceExaminer, fmt.Appendf(nil, "greet Ada printed Hello, Ada. (run %d)\n", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

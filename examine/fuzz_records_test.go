@@ -2,6 +2,8 @@ package examine
 
 import (
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
@@ -27,6 +29,8 @@ func FuzzRecordDecoders(f *testing.F) {
 		{string(KindExamination), "published/01/2/f/zzzz", `{"candidate":"","closed_at":"x","contract_blob":"","contract_path":"","diagnostic":"","feature":"../f","outcome":"accepted","rows":[],"texts":[]}`},
 		{string(KindLatest), "features/f", `{"candidate":"` + c + `","closed_at":"2026-01-01T00:00:00.000000000Z","outcome":"accepted","path":"published/x"}`},
 		{string(KindDraft), "drafts/f", `{"feature":"f","next_id":1,"observations":[{"id":"O1","source":"examiner"}],"rows":["E1"],"verdicts":[]}`},
+		{string(KindDraft), "drafts/f", `{"candidate":"` + c + `","feature":"f","next_id":2,"rows":["E1"],"verdicts":[{"expectation":"E1","observations":["O1"],"verdict":"met"}]}`},
+		{string(KindObservation), "draftobs/f/0/O1", `{"commit":"` + c + `","id":"O1","source":"examiner"}`},
 		{string(KindEvidence), "evidence/01/23/f/E1/x-y", `{"candidate":"` + c + `","end":"wall","state":"MET","feature":"f","expectation":"E1"}`},
 		{string(KindGateLatest), "latest/f", `{"criteria":{"E1":{"candidate":"ab","path":"p","ran_at":"t","state":"MET"}},"feature":"f"}`},
 		{string(KindVerifyResult), "verify/01/23/f/x-y", `{"feature":"f","head":"` + c + `","verdict":"ERROR"}`},
@@ -55,11 +59,17 @@ func FuzzRecordDecoders(f *testing.F) {
 			}
 		}
 		_, _ = latestFrom(path, rec)
-		if d, err := draftFrom(path, rec); err == nil {
+		if d, err := draftFrom(path, rec, nil); err == nil {
 			for _, o := range d.Observations {
 				if n, ok := observationNumber(o.ID); !ok || n >= d.NextID {
 					t.Fatalf("accepted a draft that would reissue %s (next_id %d)", o.ID, d.NextID)
 				}
+			}
+		}
+		obs := &gitstore.Record{Kind: rec.Kind, V: v, Body: body, Payloads: map[string][]byte{textPayload: []byte("x")}}
+		if o, err := observationFrom(path, obs); err == nil {
+			if f, ok := observationFeature(path); !ok || observationPath(f, o.ID) != path || o.problem() != "" {
+				t.Fatalf("accepted observation %s at %s", o.ID, path)
 			}
 		}
 		if e, err := evidenceFrom(path, rec); err == nil {
@@ -82,6 +92,22 @@ func FuzzRecordDecoders(f *testing.F) {
 		if r, err := verifyFrom(path, rec); err == nil {
 			_ = r.Render()
 			_ = r.Token()
+		}
+	})
+}
+
+// FuzzObservationNumber holds observationNumber, which reads IDs by hand,
+// to the rule obsID states, for every ID whose number fits an int.
+func FuzzObservationNumber(f *testing.F) {
+	for _, s := range []string{"O1", "O0", "O01", "O123", "o1", "O", "O1a", "O999999999999999999", "O-1", "O١"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, ok := observationNumber(ObservationID(s))
+		want, err := strconv.Atoi(strings.TrimPrefix(s, "O"))
+		wantOK := obsID.MatchString(s) && err == nil && len(s) <= 19
+		if ok != wantOK || (ok && n != want) {
+			t.Fatalf("observationNumber(%q) = %d, %v; want %d, %v", s, n, ok, want, wantOK)
 		}
 	})
 }

@@ -546,7 +546,13 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 // observe adds each outcome to the feature's draft, if it has one.
 func (g *Gates) observe(ctx context.Context, cand *Candidate, rep *GateReport) error {
 	x := &Examiner{Store: g.Store, Now: g.Now}
-	d, _, err := x.Show(cand.Feature)
+	// The head alone says whether there is a draft: its observations are
+	// not read to add to them.
+	dtx, err := g.Store.Records(DraftsRef)
+	if err != nil {
+		return err
+	}
+	d, err := loadDraft(g.Store, dtx, cand.Feature)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,8 @@ import (
 //   - The notes ref's fsck check compares each brief with the records.
 func Register(r *gitstore.Registry) error {
 	kinds := []gitstore.KindSpec{
-		{Kind: KindDraft, Version: 2, Check: CheckRecord, Merge: resolveDraft},
+		{Kind: KindDraft, Version: 3, Check: CheckRecord, Merge: resolveDraft},
+		{Kind: KindObservation, Version: 1, Check: CheckRecord},
 		{Kind: KindExamination, Version: 6, Check: CheckRecord},
 		{Kind: KindLatest, Version: 1, Check: CheckRecord, Merge: resolveLatest},
 		{Kind: KindEvidence, Version: 3, Check: CheckRecord},
@@ -35,9 +36,9 @@ func Register(r *gitstore.Registry) error {
 	refs := []gitstore.RefSpec{
 		{Ref: Ref, Policy: gitstore.PolicyMerge, Layout: []string{"drafts", "features", "projections", "published"}, Immutable: []string{"projections", "published"},
 			Kinds: []gitstore.Kind{KindDraft, KindExamination, KindLatest, KindProjection}},
-		{Ref: DraftsRef, Policy: gitstore.PolicyLocal, Layout: []string{"drafts", "workspaces"},
-			Kinds: []gitstore.Kind{KindDraft, KindWorkspace}},
-		{Ref: ReplayDrafts, Policy: gitstore.PolicyLocal, Layout: []string{"drafts"}, Kinds: []gitstore.Kind{KindDraft}},
+		{Ref: DraftsRef, Policy: gitstore.PolicyLocal, Layout: []string{"draftobs", "drafts", "workspaces"},
+			Kinds: []gitstore.Kind{KindDraft, KindObservation, KindWorkspace}},
+		{Ref: ReplayDrafts, Policy: gitstore.PolicyLocal, Layout: []string{"draftobs", "drafts"}, Kinds: []gitstore.Kind{KindDraft, KindObservation}},
 		{Ref: GateRef, Policy: gitstore.PolicyMerge, Layout: []string{"evidence", "latest", "verify"}, Immutable: []string{"evidence", "verify"},
 			Kinds: []gitstore.Kind{KindEvidence, KindGateLatest, KindVerifyResult}},
 		{Ref: gitstore.NotesRef, Policy: gitstore.PolicyMerge, CheckNote: func(s *gitstore.Store) func(oid.ID, []byte) error { return CheckNote(s) }},
@@ -70,8 +71,9 @@ func resolveLatest(ref gitstore.RefName, path string, ours, theirs *gitstore.Rec
 // resolveDraft keeps the draft that issued more observation IDs; the other
 // stays in the merge commit's second parent.
 func resolveDraft(ref gitstore.RefName, path string, ours, theirs *gitstore.Record) (gitstore.Side, error) {
-	var a, b Draft
-	if ours.Decode(&a) == nil && theirs.Decode(&b) == nil && a.NextID != b.NextID {
+	a, errA := draftFrom(path, ours, nil)
+	b, errB := draftFrom(path, theirs, nil)
+	if errA == nil && errB == nil && a.NextID != b.NextID {
 		if a.NextID > b.NextID {
 			return gitstore.Ours, nil
 		}

@@ -37,6 +37,14 @@ const ReplayDrafts gitstore.RefName = "refs/nwdes-local/replays/"
 // over from another commit, and for a gate observation its evidence and
 // state. A v1 draft is read, and must be bound (examine open --retarget)
 // before anything is added to it or closed from it.
+// examine.draft v3: the head alone (feature, candidate, next_id,
+// verdicts, rows), each observation an examine.observation record of its
+// own (draftobs.go), so that an add costs the same however many
+// observations the draft holds. A v1 or v2 draft is read whole and
+// written as v3 by the next verb that saves it.
+// examine.observation v1: one observation of a v3 draft (id, source,
+// commit, carried, gate), its text the payload "text", at
+// draftobs/<feature>/<n/100>/O<n>.
 // examine.examination v1: one published, immutable examination; cited
 // texts are payloads t<n>.
 // examine.examination v2: a cited text made at another commit than the

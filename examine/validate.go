@@ -2,7 +2,6 @@ package examine
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -140,14 +139,8 @@ func (d *Draft) validate(path string) error {
 			// evidence.
 			return malformed(path, "next_id %d is not above issued observation %s", d.NextID, o.ID)
 		}
-		if o.Source != SourceExaminer && o.Source != SourceGate {
-			return malformed(path, "%s has source %q", o.ID, o.Source)
-		}
-		if o.Commit != "" && !isFullID(o.Commit) {
-			return malformed(path, "%s was made at %q, which is not an object id", o.ID, o.Commit)
-		}
-		if o.Gate != nil && (o.Source != SourceGate || !validExpectation(o.Gate.Expectation) || (o.Gate.State != GateMet && o.Gate.State != GateNotMet)) {
-			return malformed(path, "%s has a malformed gate citation", o.ID)
+		if p := o.problem(); p != "" {
+			return malformed(path, "%s", p)
 		}
 		issued[o.ID] = true
 	}
@@ -174,13 +167,20 @@ func (d *Draft) validate(path string) error {
 	return nil
 }
 
-// observationNumber reads O<n>.
+// observationNumber reads O<n> (obsID), by hand: fsck reads one for
+// every name of a draft's highest group at every version of the draft.
 func observationNumber(id ObservationID) (int, bool) {
-	if !obsID.MatchString(string(id)) {
+	if len(id) < 2 || len(id) > 19 || id[0] != 'O' || id[1] == '0' {
 		return 0, false
 	}
-	n, err := strconv.Atoi(string(id[1:]))
-	return n, err == nil
+	n := 0
+	for _, c := range []byte(id[1:]) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 func (e *Evidence) validate(path string, body []byte) error {
@@ -286,8 +286,13 @@ func CheckRecord(tx *gitstore.Tx, path string, rec *gitstore.Record) error {
 		}
 		return nil
 	case KindDraft:
-		_, err := draftFrom(path, rec)
-		return err
+		d, err := draftFrom(path, rec, tx)
+		if err != nil || rec.V < 3 {
+			return err
+		}
+		return checkDraftHead(tx, path, d)
+	case KindObservation:
+		return checkObservation(tx, path, rec)
 	case KindProjection:
 		_, err := projectionFrom(path, rec)
 		return err

@@ -133,7 +133,10 @@ func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip oid.ID, seen map[strin
 			}
 		}
 		commit := h
-		at := &fsckCommit{view: sync.OnceValues(func() (*Tx, error) { return s.viewAt(ref, commit, true) })}
+		// The trees this commit's walk reads serve its checks' view too,
+		// and are dropped with the commit.
+		trees := treeCache{}
+		at := &fsckCommit{trees: trees, view: sync.OnceValues(func() (*Tx, error) { return s.viewWith(ref, commit, true, trees) })}
 		if spec.Layout != nil {
 			if _, err := at.view(); err != nil {
 				rep.Problems = append(rep.Problems, Problem{Ref: ref, Commit: h.String(), What: err.Error()})
@@ -156,6 +159,7 @@ func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip oid.ID, seen map[strin
 // check of notes, bound once to the records it renders from (set at the
 // ref's current commit only: notes are checked against the records there).
 type fsckCommit struct {
+	trees     treeCache
 	view      func() (*Tx, error)
 	checkNote func(commit oid.ID, note []byte) error
 }
@@ -170,7 +174,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 	}
 	seen[string(ref)+"\x00"+dir+"\x00"+tree.String()] = true
 	bad := rep.problemAt(ref, commit)
-	es, ok := s.fsckReadTree(tree, dir, bad)
+	es, ok := s.fsckReadTree(at.trees, tree, dir, bad)
 	if !ok {
 		return
 	}
@@ -234,7 +238,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 			case spec.Kinds != nil && !containsKind(spec.Kinds, r.Kind):
 				bad(p, fmt.Sprintf("record kind %q does not belong in %s", r.Kind, ref))
 			case kind.Check != nil:
-				if err := checkRecord(kind, at, p); err != nil {
+				if err := checkRecord(kind, at, p, r); err != nil {
 					bad(p, fmt.Sprintf("%s record: %v", r.Kind, err))
 				}
 			}
@@ -250,9 +254,10 @@ func (rep *FsckReport) problemAt(ref RefName, commit oid.ID) func(path, what str
 	}
 }
 
-// fsckReadTree reads and decodes a tree, naming it at dir when it cannot.
-func (s *Store) fsckReadTree(tree oid.ID, dir string, bad func(path, what string)) ([]git.TreeEntry, bool) {
-	t, b, err := s.git.Read(tree)
+// fsckReadTree reads (through trees, which may be nil) and decodes a
+// tree, naming it at dir when it cannot.
+func (s *Store) fsckReadTree(trees treeCache, tree oid.ID, dir string, bad func(path, what string)) ([]git.TreeEntry, bool) {
+	t, b, err := trees.readTree(s, tree)
 	if err != nil || t != git.TreeObject {
 		bad(dir, fmt.Sprintf("tree %s unreadable: %v", tree, err))
 		return nil, false
@@ -273,7 +278,7 @@ func (s *Store) fsckCarried(rep *FsckReport, ref RefName, commit, tree oid.ID, d
 	}
 	seen["carried\x00"+tree.String()] = true
 	bad := rep.problemAt(ref, commit)
-	es, ok := s.fsckReadTree(tree, dir, bad)
+	es, ok := s.fsckReadTree(nil, tree, dir, bad)
 	if !ok {
 		return
 	}
@@ -296,17 +301,19 @@ func (s *Store) fsckCarried(rep *FsckReport, ref RefName, commit, tree oid.ID, d
 	}
 }
 
-// checkRecord loads a record's payloads and runs its kind's Check on it.
-func checkRecord(kind KindSpec, at *fsckCommit, path string) error {
+// checkRecord loads the payloads of a record whose record.json the walk
+// has read and decoded (as rec), and runs its kind's Check on it: the
+// record.json is not read and decoded a second time.
+func checkRecord(kind KindSpec, at *fsckCommit, path string, rec *Record) error {
 	tx, err := at.view()
 	if err != nil {
 		return err
 	}
-	full, err := tx.Get(strings.TrimSuffix(path, "/record.json"))
-	if err != nil {
+	dir := strings.TrimSuffix(path, "/record.json")
+	if err := readRecordRest(tx, dir, rec); err != nil {
 		return err
 	}
-	return kind.Check(tx, strings.TrimSuffix(path, "/record.json"), full)
+	return kind.Check(tx, dir, rec)
 }
 
 func hasEntry(es []git.TreeEntry, name string) bool {

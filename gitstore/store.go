@@ -134,7 +134,13 @@ func (s *Store) ViewAt(ref RefName, commit oid.ID) (*Tx, error) {
 }
 
 func (s *Store) viewAt(ref RefName, tip oid.ID, ro bool) (*Tx, error) {
-	tx := &Tx{s: s, ref: ref, base: tip, readOnly: ro, root: &node{}}
+	return s.viewWith(ref, tip, ro, nil)
+}
+
+// viewWith is viewAt reading trees through trees when it is not nil
+// (fsck's trees of the commit it checks).
+func (s *Store) viewWith(ref RefName, tip oid.ID, ro bool, trees treeCache) (*Tx, error) {
+	tx := &Tx{s: s, ref: ref, base: tip, readOnly: ro, root: &node{}, trees: trees}
 	if tip.IsZero() {
 		tx.root.loaded = true
 		tx.root.entries = map[string]*entry{}

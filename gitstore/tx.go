@@ -33,6 +33,26 @@ type Tx struct {
 	spec       RefSpec           // the ref's declaration (set for updates)
 	blobs      map[oid.ID][]byte // staged blobs, written at commit
 	batch      *git.Batch        // the objects writeTrees made, for commit's pack
+	// trees, when set, holds trees already read (fsck's, of the commit it
+	// checks), so that a check reading its neighbours does not read them
+	// again.
+	trees treeCache
+}
+
+// treeCache holds raw trees by id. Its users are one goroutine's.
+type treeCache map[oid.ID][]byte
+
+// readTree reads a tree through c, keeping what it reads there; c may be
+// nil.
+func (c treeCache) readTree(s *Store, id oid.ID) (git.ObjectType, []byte, error) {
+	if b, ok := c[id]; ok {
+		return git.TreeObject, b, nil
+	}
+	t, b, err := s.git.Read(id)
+	if err == nil && t == git.TreeObject && c != nil {
+		c[id] = b
+	}
+	return t, b, err
 }
 
 type node struct {
@@ -63,7 +83,7 @@ func (tx *Tx) load(n *node) error {
 	}
 	entries := map[string]*entry{}
 	if !n.ID.IsZero() {
-		t, b, err := tx.s.git.Read(n.ID)
+		t, b, err := tx.trees.readTree(tx.s, n.ID)
 		if err != nil {
 			return err
 		}

@@ -104,24 +104,33 @@ func ReadRecord(v View, path string) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record %s in %s: %w", path, v.Ref(), err)
 	}
-	if e, found, err := v.Lookup(path + "/" + recordTreeDir); err != nil {
+	if err := readRecordRest(v, path, r); err != nil {
 		return nil, err
+	}
+	return r, nil
+}
+
+// readRecordRest reads into r, decoded from path's record.json, the id of
+// its tree and its payloads.
+func readRecordRest(v View, path string, r *Record) error {
+	if e, found, err := v.Lookup(path + "/" + recordTreeDir); err != nil {
+		return err
 	} else if found && e.Mode == ModeTree {
 		r.TreeID = e.Hash
 	}
 	names, err := v.List(path + "/payload")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, name := range names {
 		p, err := v.ReadBlob(path + "/payload/" + name)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if r.Payloads == nil {
 			r.Payloads = map[string][]byte{}
 		}
 		r.Payloads[name] = p
 	}
-	return r, nil
+	return nil
 }

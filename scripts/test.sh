@@ -64,7 +64,7 @@ step() {
 }
 
 step "gofmt" make --no-print-directory fmt || exit 1
-step "go vet, here and for darwin and freebsd" make --no-print-directory vet || exit 1
+step "go vet" make --no-print-directory vet || exit 1
 step "every test under the race detector, but those below" \
 	"$GO" test -race -count=1 -timeout 20m -skip "$norace" ./... || exit 1
 step "the script tests, the corpus, the differential and long-history tests, without the race detector" \

@@ -119,7 +119,7 @@ type CardError struct {
 
 func (e *CardError) Error() string { return problemList(e.Problems) }
 
-const cardRemedy = "write line 1 as `" + ContractForm + "`, then `KEY: value` headers up to a blank line, among them `BASE: <the full 40-digit commit>` whose first 12 digits are sha12 (and, if wanted, `DEADLINE:`, `PATHS:`, `DEPENDS-ON:`, `TEST:`, `BUDGET:`, `KIND:`, `FEATURE:`, `CANDIDATE:`, `BRANCH:`, `REWORK-OF:` as docs/swarm.md describes them), then the prompt; fix every problem listed"
+const cardRemedy = "write line 1 as `" + ContractForm + "`, then `KEY: value` headers up to a blank line, among them `BASE: <the full commit id>` whose first 12 digits are sha12 (and, if wanted, `DEADLINE:`, `PATHS:`, `DEPENDS-ON:`, `TEST:`, `BUDGET:`, `KIND:`, `FEATURE:`, `CANDIDATE:`, `BRANCH:`, `REWORK-OF:` as docs/swarm.md describes them), then the prompt; fix every problem listed"
 
 // ParseCard reads a card. The file is at most MaxCardSize bytes of valid
 // UTF-8 with no NUL, and its lines end with "\n". Line 1 is exactly
@@ -128,7 +128,7 @@ const cardRemedy = "write line 1 as `" + ContractForm + "`, then `KEY: value` he
 // to the first blank line (empty or only white space), or to the end, are
 // headers `KEY: value`: KEY per HeaderPattern, one space after the colon,
 // the value non-empty, with no control character and no white space at its
-// end; a key given twice is a problem. BASE is required: 40 lowercase hex
+// end; a key given twice is a problem. BASE is required: 40 (or 64) lowercase hex
 // digits whose first 12 are sha12. DEADLINE, when given, is a Go duration
 // more than 0 and at most MaxDeadline. Every problem found is reported at
 // once, in a refusal CardInvalid wrapping a *CardError. Whether BASE is a
@@ -192,8 +192,8 @@ func parseCard(b []byte) (*Card, []string) {
 		switch h.Key {
 		case BaseHeader:
 			switch {
-			case !isLowerHex(h.Value, 40):
-				add("line %d: BASE %s is not a full commit id of 40 lowercase hex digits", n, strconv.Quote(text.Truncate(h.Value, 80)))
+			case !isCommitID(h.Value):
+				add("line %d: BASE %s is not a full commit id of 40 (or, in a SHA-256 repository, 64) lowercase hex digits", n, strconv.Quote(text.Truncate(h.Value, 80)))
 			case c.Sha12 != "" && h.Value[:12] != c.Sha12:
 				add("line %d: BASE %s does not begin with line 1's sha=%s", n, h.Value, c.Sha12)
 			default:
@@ -281,6 +281,11 @@ func validHeaderKey(s string) bool {
 	}
 	return true
 }
+
+// isCommitID is a full commit id of a SHA-1 (40 hex digits) or SHA-256
+// (64) repository; whether it is one of this repository's is the
+// caller's question.
+func isCommitID(s string) bool { return isLowerHex(s, 40) || isLowerHex(s, 64) }
 
 func isLowerHex(s string, n int) bool {
 	if len(s) != n {

@@ -72,8 +72,8 @@ func (c *Card) typedHeader(h Header) []string {
 		}
 		c.Feature = h.Value
 	case CandidateHeader:
-		if !isLowerHex(h.Value, 40) {
-			return []string{"CANDIDATE " + strconv.Quote(text.Truncate(h.Value, 80)) + " is not a full commit id of 40 lowercase hex digits"}
+		if !isCommitID(h.Value) {
+			return []string{"CANDIDATE " + strconv.Quote(text.Truncate(h.Value, 80)) + " is not a full commit id of 40 (or 64) lowercase hex digits"}
 		}
 		c.Candidate = h.Value
 	case BranchHeader:

@@ -81,7 +81,7 @@ func harvest(ctx context.Context, st *gitstore.Store, dir string, base oid.ID, r
 	refused := func(format string, args ...any) harvested {
 		return harvested{Harvest: HarvestRefused, Note: fmt.Sprintf(format, args...)}
 	}
-	head, err := jobHead(dir)
+	head, err := jobHead(dir, base.Format())
 	if err != nil {
 		return refused("%v", err)
 	}
@@ -115,7 +115,7 @@ func harvest(ctx context.Context, st *gitstore.Store, dir string, base oid.ID, r
 // packed-refs), at most maxSymrefDepth deep. Everything is read through an
 // os.Root on the job directory, regular files only, bounded; nothing is
 // read from the job's config, and no git runs.
-func jobHead(dir string) (oid.ID, error) {
+func jobHead(dir string, f oid.Format) (oid.ID, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return oid.ID{}, err
@@ -146,10 +146,9 @@ func jobHead(dir string) (oid.ID, error) {
 			name = target
 			continue
 		}
-		if len(line) != 40 {
-			return oid.ID{}, fmt.Errorf("%s holds %q, which is no commit id", name, line)
-		}
-		id, err := oid.Parse(line)
+		// An id of the repository's own format: the job's config does
+		// not decide how its HEAD is read.
+		id, err := oid.ParseOf(f, line)
 		if err != nil {
 			return oid.ID{}, fmt.Errorf("%s holds %q, which is no commit id", name, line)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 func TestAWorkersIdentityIsItsOwnOrTheDefaultThatNamesIt(t *testing.T) {
@@ -71,7 +72,7 @@ func TestJobHeadFollowsHEADThroughLooseAndPackedRefsOnly(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			id, err := jobHead(dir)
+			id, err := jobHead(dir, oid.SHA1)
 			switch {
 			case len(tc.want) == 40 && (err != nil || id.String() != tc.want):
 				t.Fatalf("jobHead = %s, %v; want %s", id, err, tc.want)

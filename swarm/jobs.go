@@ -236,8 +236,8 @@ func (j *Job) harvestProblem(v int) string {
 			return fmt.Sprintf("a harvest %s names no head, commits or paths", j.Harvest)
 		}
 	case HarvestDescends, HarvestDiverged, HarvestBehind:
-		if !isLowerHex(j.Head, 40) || j.HeadRef != string(HeadRef(j.Label, j.Attempt, j.Nonce)) {
-			return fmt.Sprintf("a harvest %s names its head (40 hex digits) and %s", j.Harvest, HeadRef(j.Label, j.Attempt, j.Nonce))
+		if !isCommitID(j.Head) || j.HeadRef != string(HeadRef(j.Label, j.Attempt, j.Nonce)) {
+			return fmt.Sprintf("a harvest %s names its head (a full commit id) and %s", j.Harvest, HeadRef(j.Label, j.Attempt, j.Nonce))
 		}
 		if j.Commits < 0 || j.ChangedCount < len(j.Changed) || len(j.Changed) > MaxChangedListed {
 			return "the counts of its commits and changed paths do not add up"

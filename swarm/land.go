@@ -101,13 +101,13 @@ func (l *Landing) problem() string {
 	switch {
 	case !validCard(l.Label):
 		return fmt.Sprintf("label %q is not a card label", l.Label)
-	case !isLowerHex(l.Candidate, 40):
+	case !isCommitID(l.Candidate):
 		return "its candidate is not a full commit id"
 	case !validBranch(l.Branch):
 		return fmt.Sprintf("branch %q is not refs/heads/…", l.Branch)
 	case gitremote.ValidRemoteName(l.Remote) != nil:
 		return fmt.Sprintf("remote %q is not a remote name", l.Remote)
-	case l.Onto != "" && !isLowerHex(l.Onto, 40):
+	case l.Onto != "" && !isCommitID(l.Onto):
 		return "its onto is not a full commit id"
 	}
 	if _, err := time.Parse(stamp, l.At); err != nil {
@@ -121,8 +121,8 @@ func (l *Landing) problem() string {
 	case LandRebased:
 		id, err := oid.Parse(l.Rebased)
 		switch {
-		case err != nil || !isLowerHex(l.Rebased, 40) || l.Onto == "":
-			return "a rebased candidate names the commit it became (40 hex digits) and the tip it was rebased onto"
+		case err != nil || !isCommitID(l.Rebased) || l.Onto == "":
+			return "a rebased candidate names the commit it became (a full commit id) and the tip it was rebased onto"
 		case l.Rebased == l.Candidate:
 			return "a candidate is not rebased into itself"
 		case l.RebasedRef != string(RebasedRef(l.Label, id)):

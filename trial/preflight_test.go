@@ -399,7 +399,7 @@ func TestAReadingThatCannotBeTakenIsUnknownNeverFalse(t *testing.T) {
 		gittest.WriteFile(t, dir, ".git/refs/nwdes-local/witness", "garbage\n")
 		in := quick(request(os.Getpid(), statOf(t, os.Getpid()).start, ""))
 		in.Witness.File, in.Witness.Ref = "", "refs/nwdes-local/witness"
-		expect(t, run(t, in, openStore(t, dir), probes{}), ReadingWitness, AnswerUnknown, "not an object id")
+		expect(t, run(t, in, openStore(t, dir), probes{}), ReadingWitness, AnswerUnknown, "not a sha1 object id")
 	})
 	t.Run("a nonce ref that cannot be read back", func(t *testing.T) {
 		t.Parallel()

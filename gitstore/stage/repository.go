@@ -4,12 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 
 	"github.com/nwdes/nwdes/gitstore/git"
 	"github.com/nwdes/nwdes/gitstore/oid"
@@ -32,8 +27,9 @@ func Repository(s *git.Repo, commit oid.ID, dir, branch string, write func(dir s
 		return refusal.New(refusal.RefNameInvalid, "name the branch with letters, digits, '/', '.', '_' and '-'",
 			"%q is not a branch name git could hold", branch)
 	}
-	if _, err := indexHash(commit); err != nil {
-		return err
+	if commit.Format() != s.Format() {
+		return refusal.New(refusal.UnsupportedRepository, "stage a commit of this repository's own object format",
+			"commit %s is a %s id in a %s repository", commit, commit.Format(), s.Format())
 	}
 	if _, err := s.ReadCommit(commit); err != nil {
 		return err
@@ -53,9 +49,16 @@ func Repository(s *git.Repo, commit oid.ID, dir, branch string, write func(dir s
 			return err
 		}
 	}
+	// A SHA-256 repository says so (format version 1 and its extension),
+	// as git init --object-format=sha256 writes it; git reads ids, the
+	// index and packs at that size only then.
+	config := "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n"
+	if s.Format() == oid.SHA256 {
+		config = "[core]\n\trepositoryformatversion = 1\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n[extensions]\n\tobjectformat = sha256\n"
+	}
 	files := map[string]string{
 		"HEAD":                    "ref: refs/heads/" + branch + "\n",
-		"config":                  "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n",
+		"config":                  config,
 		"objects/info/alternates": objects + "\n",
 		"refs/heads/" + branch:    commit.String() + "\n",
 	}
@@ -88,54 +91,38 @@ func validBranch(b string) bool {
 // writeIndex writes dir/.git/index for commit's tree, with the stat data
 // of the files as they were just written, so that git sees them unchanged.
 func writeIndex(s *git.Repo, commit oid.ID, dir string) error {
-	idx := &index.Index{Version: 2}
+	var entries []entry
 	err := s.Walk(commit, func(p string, mode uint32, blob oid.ID) error {
-		fm := filemode.FileMode(mode)
 		if mode == 0o100664 {
-			fm = filemode.Regular
+			mode = git.ModeFile // git's index holds 0644 for an old group-writable mode
 		}
-		h, err := indexHash(blob)
-		if err != nil {
-			return err
-		}
-		e := &index.Entry{Hash: h, Name: p, Mode: fm}
+		e := entry{name: p, mode: mode, id: blob}
 		if mode != git.ModeGitlink {
 			fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p)))
 			if err != nil {
 				return fmt.Errorf("stage %s: %w", p, err)
 			}
-			e.Size = uint32(fi.Size())
-			e.ModifiedAt = fi.ModTime()
-			fillStat(e, fi)
+			e.size = uint32(fi.Size())
+			e.mtime = fi.ModTime()
+			fillStat(&e, fi)
 		}
-		idx.Entries = append(idx.Entries, e)
+		entries = append(entries, e)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	sort.Slice(idx.Entries, func(i, j int) bool { return idx.Entries[i].Name < idx.Entries[j].Name })
+	b, err := encodeIndex(s.Format(), entries)
+	if err != nil {
+		return err
+	}
 	f, err := os.OpenFile(filepath.Join(dir, ".git", "index"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
-	if err := index.NewEncoder(f).Encode(idx); err != nil {
+	if _, err := f.Write(b); err != nil {
 		f.Close()
 		return err
 	}
 	return f.Close()
-}
-
-// indexHash is id as go-git's index writer holds it: a SHA-1 hash of 20
-// bytes, the only size it has. Any other id is refused by name
-// (UnsupportedRepository), never cut to 20 bytes, which would name another
-// object: a SHA-256 repository's checkout is not staged.
-func indexHash(id oid.ID) (plumbing.Hash, error) {
-	var h plumbing.Hash
-	if id.Format() != oid.SHA1 {
-		return h, refusal.New(refusal.UnsupportedRepository, "stage checkouts of SHA-1 repositories only",
-			"object %s is a %s id: nwdes writes the index of a staged checkout (go-git's index writer) for SHA-1 only", id, id.Format())
-	}
-	copy(h[:], id.Bytes())
-	return h, nil
 }

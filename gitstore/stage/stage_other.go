@@ -2,10 +2,6 @@
 
 package stage
 
-import (
-	"os"
+import "os"
 
-	"github.com/go-git/go-git/v5/plumbing/format/index"
-)
-
-func fillStat(e *index.Entry, fi os.FileInfo) {}
+func fillStat(e *entry, fi os.FileInfo) {}

@@ -61,7 +61,7 @@ var anyLayer = map[string]bool{"refusal": true, "internal/lazyre": true}
 
 // goGit are the only packages that may import go-git, tests included:
 // above them object ids are oid.IDs.
-var goGit = map[string]bool{"gitstore/git": true, "gitstore/odb": true, "gitstore/stage": true}
+var goGit = map[string]bool{"gitstore/git": true, "gitstore/odb": true}
 
 type pkg struct {
 	ImportPath                         string
