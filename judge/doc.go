@@ -1,7 +1,8 @@
 // Package judge is the one place nwdes decides whether a commit is
 // accepted. The pre-push hook, the server's pre-receive hook, status (what
-// CI runs), the exports and verify all ask Judge, with every input named in
-// a Question: the commit, the ref it is judged for, the protected branch's
+// CI runs) and the exports all ask Judge, and verify asks RulesFor (the
+// rules Judge holds each feature's examination to), with every input
+// named in a Question: the commit, the ref it is judged for, the protected branch's
 // tip it is judged against (whose contracts must still exist and whose
 // signing policy applies), a server's own policy, and the record tips read.
 // A rule added here holds on every surface; a rule added anywhere else is a

@@ -168,7 +168,7 @@ func reader(st examine.Reading, tip oid.ID) (*examine.Reader, error) {
 }
 
 func judgeFeature(rd *examine.Reader, q Question, name string, policy *trust.Policy) (Feature, error) {
-	h, err := rd.Holds(q.Commit, name, examine.Rules{GatesTip: q.Records.Gates, Policy: policy, Now: q.Now, AllowAdvisory: q.Gates == examine.GatesAdvisory, Proof: q.Proof})
+	h, err := rd.Holds(q.Commit, name, rulesWith(q, policy))
 	if err != nil {
 		return Feature{}, err
 	}
@@ -212,6 +212,23 @@ func removedContracts(st Store, q Question, now []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// RulesFor are the rules an examination is held to when q is asked: the
+// signing policy in force (PolicyFor), the judging side's gates and proof
+// settings, and q.Now. Judge holds every feature to them, and verify the
+// examination it weighs, so that an examination stands or falls by one
+// rule set on every surface.
+func RulesFor(st gitstore.CommitReader, q Question) (examine.Rules, error) {
+	policy, err := PolicyFor(st, q)
+	if err != nil {
+		return examine.Rules{}, err
+	}
+	return rulesWith(q, policy), nil
+}
+
+func rulesWith(q Question, policy *trust.Policy) examine.Rules {
+	return examine.Rules{GatesTip: q.Records.Gates, Policy: policy, Now: q.Now, AllowAdvisory: q.Gates == examine.GatesAdvisory, Proof: q.Proof}
 }
 
 // PolicyFor is the signing policy in force: the server's own file, else

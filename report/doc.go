@@ -5,7 +5,8 @@
 // the acceptance briefs. Forges show neither custom notes nor custom refs;
 // these exports are how verdicts reach a merge request.
 //
-// Evaluate reads through judge.Store.
+// Evaluate reads through judge.Store. Features lists a commit's contracts
+// for the features verb: expectations, oracles and the newest outcome.
 //
 // Layering: report imports examine, judge, refusal and internal/text;
 // the CLI imports it. It reads one snapshot of each ref and never walks

@@ -13,6 +13,12 @@
 // Preflight takes a trial.Store: the record roles, the registry, and the
 // repository's location (the common directory's identity is a reading).
 //
+// Grade measures a window from its events. LedgerEvents reads them from a
+// trial ledger's entries, handed over by the caller (trial does not import
+// the ledger package), and sets apart the preflights, which GradeCiting
+// cites and holds to the grading moment; RequestFor and
+// Readings.LedgerEvent are the preflight's side of the same ledger.
+//
 // It may import gitstore (and gitstore/oid, gitstore/gitrepo), refusal,
 // internal/text, golang.org/x/sys/unix and the standard library. It does
 // not import swarm, examine, the sandbox or the CLI: it reads /proc itself,

@@ -9,7 +9,9 @@
 // It is made in its own namespace ("nwdes-evidence"), so that a signature
 // made for a git commit or a file never passes as evidence, nor the reverse.
 // Verify says which key signed; whether that key may accept a feature is a
-// policy question for the caller.
+// policy question for the caller. The policy is an allowed-signers file
+// (ParsePolicy); AddLine and RemoveLines edit it line by line, keeping the
+// other lines byte for byte.
 //
 // Layering: imports x/crypto/ssh, sshsig, nwdes/refusal and the standard
 // library; examine and the CLI import it.

@@ -272,39 +272,42 @@ EXAMPLES
    git nwdes fsck
    git nwdes fsck --json | jq '.problems[]'
 ` + exitStatus(judges("problems found, each named")),
-		Flags: []cli.Flag{jsonFlag()},
-		Action: func(c *cli.Context) error {
-			asJSON := s.wantJSON(c)
-			st, err := s.open()
-			if err != nil {
-				return err
-			}
-			rep, err := st.Fsck()
-			if err != nil {
-				return err
-			}
-			if ref := s.displayRef(); ref != "" {
-				gaps, err := examine.DisplayGaps(st, ref)
-				if err != nil {
-					return err
-				}
-				rep.Problems = append(rep.Problems, gaps...)
-			}
-			if asJSON {
-				writeJSON(s.env.Stdout, rep)
-			} else {
-				for _, p := range rep.Problems {
-					fmt.Fprintf(s.env.Stdout, "problem: %s\n", text.TerminalLine(p.String()))
-				}
-				fmt.Fprintf(s.env.Stdout, "checked %d refs, %d commits, %d records, %d notes: %d problems\n",
-					rep.Refs, rep.Commits, rep.Records, rep.Notes, len(rep.Problems))
-			}
-			if !rep.OK() {
-				return negative("fsck found problems")
-			}
-			return nil
-		},
+		Flags:  []cli.Flag{jsonFlag()},
+		Action: func(c *cli.Context) error { return s.fsck(s.wantJSON(c)) },
 	}
+}
+
+// fsck checks the store and, with nwdes.displayRef set, the display
+// notes against the records.
+func (s *session) fsck(asJSON bool) error {
+	st, err := s.open()
+	if err != nil {
+		return err
+	}
+	rep, err := st.Fsck()
+	if err != nil {
+		return err
+	}
+	if ref := s.displayRef(); ref != "" {
+		gaps, err := examine.DisplayGaps(st, ref)
+		if err != nil {
+			return err
+		}
+		rep.Problems = append(rep.Problems, gaps...)
+	}
+	if asJSON {
+		writeJSON(s.env.Stdout, rep)
+	} else {
+		for _, p := range rep.Problems {
+			fmt.Fprintf(s.env.Stdout, "problem: %s\n", text.TerminalLine(p.String()))
+		}
+		fmt.Fprintf(s.env.Stdout, "checked %d refs, %d commits, %d records, %d notes: %d problems\n",
+			rep.Refs, rep.Commits, rep.Records, rep.Notes, len(rep.Problems))
+	}
+	if !rep.OK() {
+		return negative("fsck found problems")
+	}
+	return nil
 }
 
 // guideGroups makes a verb group (gate, examine …) answer a mistyped

@@ -9,11 +9,25 @@ import (
 	reports "github.com/nwdes/nwdes/report"
 )
 
-func (s *session) exportCmd() *cli.Command {
+// exportOptions are export's flags.
+type exportOptions struct {
+	Commit string
+	judgingOptions
+	Format      reports.Format
+	MaxBytes    int
+	MaxBytesSet bool
+}
+
+func formatNames() []string {
 	names := make([]string, len(reports.Formats))
 	for i, f := range reports.Formats {
 		names[i] = string(f)
 	}
+	return names
+}
+
+func (s *session) exportCmd() *cli.Command {
+	names := formatNames()
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write a commit's verdicts as JUnit XML, a Markdown summary or an in-toto statement",
@@ -44,28 +58,33 @@ EXAMPLES
 			intFlag("max-bytes", fmt.Sprintf("bound a markdown export to `N` bytes (0: unbounded; at least %d)", reports.MinMaxBytes), reports.DefaultMaxBytes),
 		},
 		Action: func(c *cli.Context) error {
-			f := reports.Format(c.String("format"))
-			known := false
-			for _, k := range reports.Formats {
-				known = known || k == f
-			}
-			if !known {
-				return usagef("--format %q is not one of %s", f, strings.Join(names, ", "))
-			}
-			o := reports.Options{MaxBytes: c.Int("max-bytes")}
-			switch {
-			case f != reports.Markdown && c.IsSet("max-bytes"):
-				return usagef("--max-bytes bounds --format markdown only; %s is never cut", f)
-			case f != reports.Markdown:
-				o.MaxBytes = 0
-			case o.MaxBytes < 0 || o.MaxBytes > 0 && o.MaxBytes < reports.MinMaxBytes:
-				return usagef("--max-bytes %d: give 0 (unbounded) or at least %d", o.MaxBytes, reports.MinMaxBytes)
-			}
-			rep, err := s.evaluate(c)
-			if err != nil {
-				return err
-			}
-			return reports.Export(s.env.Stdout, rep, f, o)
+			o := exportOptions{Commit: c.String("commit"), judgingOptions: judgingFlags(c), Format: reports.Format(c.String("format")),
+				MaxBytes: c.Int("max-bytes"), MaxBytesSet: c.IsSet("max-bytes")}
+			return s.export(o)
 		},
 	}
+}
+
+func (s *session) export(o exportOptions) error {
+	known := false
+	for _, k := range reports.Formats {
+		known = known || k == o.Format
+	}
+	if !known {
+		return usagef("--format %q is not one of %s", o.Format, strings.Join(formatNames(), ", "))
+	}
+	ro := reports.Options{MaxBytes: o.MaxBytes}
+	switch {
+	case o.Format != reports.Markdown && o.MaxBytesSet:
+		return usagef("--max-bytes bounds --format markdown only; %s is never cut", o.Format)
+	case o.Format != reports.Markdown:
+		ro.MaxBytes = 0
+	case ro.MaxBytes < 0 || ro.MaxBytes > 0 && ro.MaxBytes < reports.MinMaxBytes:
+		return usagef("--max-bytes %d: give 0 (unbounded) or at least %d", ro.MaxBytes, reports.MinMaxBytes)
+	}
+	rep, err := s.evaluate(statusOptions{Commit: o.Commit, judgingOptions: o.judgingOptions})
+	if err != nil {
+		return err
+	}
+	return reports.Export(s.env.Stdout, rep, o.Format, ro)
 }

@@ -8,7 +8,14 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/internal/text"
+	reports "github.com/nwdes/nwdes/report"
 )
+
+// featuresOptions are features's flags.
+type featuresOptions struct {
+	Commit string
+	JSON   bool
+}
 
 func (s *session) featuresCmd() *cli.Command {
 	return &cli.Command{
@@ -26,73 +33,42 @@ EXAMPLES
 ` + exitStatus(),
 		Flags: []cli.Flag{commitFlag(), jsonFlag()},
 		Action: func(c *cli.Context) error {
-			asJSON := s.wantJSON(c)
-			st, err := s.open()
-			if err != nil {
-				return err
-			}
-			commit, err := st.Resolve(c.String("commit"))
-			if err != nil {
-				return err
-			}
-			names, err := examine.Features(st, commit)
-			if err != nil {
-				return err
-			}
-			rd, err := examine.NewReader(st)
-			if err != nil {
-				return err
-			}
-			type row struct {
-				Feature      string   `json:"feature"`
-				Contract     string   `json:"contract"`
-				Expectations []string `json:"expectations"`
-				Oracles      int      `json:"oracles"`
-				Outcome      string   `json:"outcome"`
-				Problem      string   `json:"problem,omitempty"`
-			}
-			rows := []row{}
-			for _, f := range names {
-				r := row{Feature: f, Contract: examine.DefaultContractPath(f), Expectations: []string{}}
-				cand, err := examine.Load(st, examine.Target{Feature: f, Candidate: commit.String()})
-				if err != nil {
-					r.Problem, r.Outcome = err.Error(), "contract unreadable"
-					rows = append(rows, r)
-					continue
-				}
-				for _, cr := range cand.Contract.Criteria {
-					r.Expectations = append(r.Expectations, string(cr.ID))
-					if cr.Oracle != nil {
-						r.Oracles++
-					}
-				}
-				sd, err := rd.Standing(commit, f)
-				if err != nil {
-					return err
-				}
-				r.Outcome = string(sd.Outcome)
-				rows = append(rows, r)
-			}
-			if asJSON {
-				return writeJSON(s.env.Stdout, map[string]any{"commit": commit.String(), "features": rows})
-			}
-			if len(rows) == 0 {
-				fmt.Fprintf(s.env.Stdout, "no feature contract (.nwave/features/*.md) at %s\n", text.Short(commit.String()))
-				return nil
-			}
-			tw := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
-			for _, r := range rows {
-				detail := fmt.Sprintf("%s (%s)", text.Plural(len(r.Expectations), "expectation", "expectations"), text.Plural(r.Oracles, "oracle", "oracles"))
-				if r.Problem != "" {
-					detail = text.TerminalLine(r.Problem)
-				}
-				outcome := r.Outcome
-				if outcome == string(examine.None) {
-					outcome = "not examined"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", text.TerminalLine(r.Feature), outcome, detail)
-			}
-			return tw.Flush()
+			return s.features(featuresOptions{Commit: c.String("commit"), JSON: s.wantJSON(c)})
 		},
 	}
+}
+
+func (s *session) features(o featuresOptions) error {
+	st, err := s.open()
+	if err != nil {
+		return err
+	}
+	commit, err := st.Resolve(o.Commit)
+	if err != nil {
+		return err
+	}
+	rows, err := reports.Features(st, commit)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return writeJSON(s.env.Stdout, map[string]any{"commit": commit.String(), "features": rows})
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(s.env.Stdout, "no feature contract (.nwave/features/*.md) at %s\n", text.Short(commit.String()))
+		return nil
+	}
+	tw := tabwriter.NewWriter(s.env.Stdout, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		detail := fmt.Sprintf("%s (%s)", text.Plural(len(r.Expectations), "expectation", "expectations"), text.Plural(r.Oracles, "oracle", "oracles"))
+		if r.Problem != "" {
+			detail = text.TerminalLine(r.Problem)
+		}
+		outcome := r.Outcome
+		if outcome == string(examine.None) {
+			outcome = "not examined"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", text.TerminalLine(r.Feature), outcome, detail)
+	}
+	return tw.Flush()
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/text"
-	"github.com/nwdes/nwdes/judge"
 )
 
 func (s *session) gateCmd() *cli.Command {
@@ -75,48 +75,68 @@ EXAMPLES
 			jsonFlag(),
 		),
 		Action: func(c *cli.Context) error {
-			asJSON := s.wantJSON(c)
-			st, err := s.open()
-			if err != nil {
-				return err
-			}
-			if c.Duration("timeout") <= 0 {
-				return usagef("--timeout must be positive")
-			}
-			cfg, err := s.config(st.Location())
-			if err != nil {
-				return err
-			}
-			strict, err := gateStrict(c, cfg)
-			if err != nil {
-				return err
-			}
-			w, err := s.jobWall(strict, cfg)
-			if err != nil {
-				return err
-			}
-			g := &examine.Gates{
-				Store:    st,
-				Wall:     w,
-				Progress: s.gateProgress(asJSON),
-				WorkTree: workTreeFor(st, c.String("candidate")),
-				Base:     c.String("base"),
-				Timeout:  c.Duration("timeout"),
-				Now:      s.env.Now,
-			}
-			if g.Sign, _, err = s.signer(c); err != nil {
-				return err
-			}
-			rep, err := g.Run(c.Context, target(c))
-			if rep != nil {
-				s.renderGates(rep, asJSON, true)
-			}
-			if err != nil {
-				return err
-			}
-			return gateJudgment(rep)
+			return s.gateRun(c.Context, gateRunOptions{Target: target(c), Base: c.String("base"), Timeout: c.Duration("timeout"),
+				BestEffort: c.Bool("best-effort"), Sign: signFlag(c), JSON: s.wantJSON(c)})
 		},
 	}
+}
+
+// gateRunOptions are gate run's flags.
+type gateRunOptions struct {
+	Target     examine.Target
+	Base       string
+	Timeout    time.Duration
+	BestEffort bool
+	Sign       signOption
+	JSON       bool
+}
+
+func (s *session) gateRun(ctx context.Context, o gateRunOptions) error {
+	st, err := s.open()
+	if err != nil {
+		return err
+	}
+	if o.Timeout <= 0 {
+		return usagef("--timeout must be positive")
+	}
+	cfg, err := s.config(st.Location())
+	if err != nil {
+		return err
+	}
+	strict, err := wallStrict(o.BestEffort, cfg)
+	if err != nil {
+		return err
+	}
+	w, err := s.jobWall(strict, cfg)
+	if err != nil {
+		return err
+	}
+	g := &examine.Gates{
+		Store:    st,
+		Wall:     w,
+		Progress: s.gateProgress(o.JSON),
+		WorkTree: workTreeFor(st, o.Target.Candidate),
+		Base:     o.Base,
+		Timeout:  o.Timeout,
+		Now:      s.env.Now,
+	}
+	if g.Sign, _, err = s.signerFor(o.Sign); err != nil {
+		return err
+	}
+	rep, err := g.Run(ctx, o.Target)
+	if rep != nil {
+		s.renderGates(rep, o.JSON, true)
+	}
+	if err != nil {
+		return err
+	}
+	return gateJudgment(rep)
+}
+
+// gateStatusOptions are gate status's flags.
+type gateStatusOptions struct {
+	Target examine.Target
+	JSON   bool
 }
 
 func (s *session) gateStatusCmd() *cli.Command {
@@ -136,19 +156,22 @@ EXAMPLES
 ` + exitStatus(judges("some oracle that counts is NOT-MET or pending")),
 		Flags: append(targetFlags(), jsonFlag()),
 		Action: func(c *cli.Context) error {
-			asJSON := s.wantJSON(c)
-			st, err := s.open()
-			if err != nil {
-				return err
-			}
-			rep, err := examine.GateStatus(st, target(c))
-			if err != nil {
-				return err
-			}
-			s.renderGates(rep, asJSON, false)
-			return gateJudgment(rep)
+			return s.gateStatus(gateStatusOptions{Target: target(c), JSON: s.wantJSON(c)})
 		},
 	}
+}
+
+func (s *session) gateStatus(o gateStatusOptions) error {
+	st, err := s.open()
+	if err != nil {
+		return err
+	}
+	rep, err := examine.GateStatus(st, o.Target)
+	if err != nil {
+		return err
+	}
+	s.renderGates(rep, o.JSON, false)
+	return gateJudgment(rep)
 }
 
 func gateJudgment(rep *examine.GateReport) error {
@@ -205,99 +228,6 @@ func (s *session) renderGates(rep *examine.GateReport, asJSON, ran bool) {
 	default:
 		fmt.Fprintf(w, "candidate %s\n", esc(text.Short(rep.Candidate)))
 	}
-}
-
-func (s *session) verifyCmd() *cli.Command {
-	return &cli.Command{
-		Name:      "verify",
-		Usage:     "judge a diff against a feature's contract from recorded evidence (runs nothing)",
-		UsageText: "git nwdes verify --feature F --diff BASE...HEAD [--contract PATH] [--against REF [--require-signed]] [--json]",
-		Description: `Prints the verifier's block for the contract committed at HEAD:
-
-   VERIFY — VERDICT: CONFORME | ECARTS(n) | ABANDONED(n) | ERROR(<reason>)
-   CONTRACT: <path>
-   CRITERIA:
-     E<n>. <criterion> — MET | NOT-MET | UNVERIFIABLE | ABANDONED — <evidence or reason>
-   SCOPE: in-scope <n> files; out-of-scope: <list | none>
-   PROOF: read <n> files, ran nothing, checked <n>/<n> criteria
-
-A criterion with an oracle is judged from HEAD's gate evidence (pending or
-stale is NOT-MET); one without takes the verdict of HEAD's published
-examination, else it is UNVERIFIABLE; an examination's unmet counts against
-an oracle that passed (an oracle_gap). The examination counts only where
-the judgment lets it (docs/security.md): with --against, it must be signed
-as the protected branch's policy asks, by someone other than the
-candidate's author. Every file touched between the base
-and HEAD must match a FILE SCOPE glob. First match wins: ERROR (contract
-missing or unreadable), ECARTS(n) with n = NOT-MET + UNVERIFIABLE +
-out-of-scope files, ABANDONED(n), CONFORME. BASE...HEAD diffs from the
-merge base, BASE..HEAD from BASE. The result is recorded in
-refs/nwdes/gates.
-
-EXAMPLES
-   git nwdes verify --feature greeting --diff main...HEAD
-   git nwdes verify --feature greeting --diff HEAD~3..HEAD --json
-` + exitStatus(judges("ECARTS or ABANDONED"), decides("ERROR")),
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "feature", Usage: "the feature (its contract is .nwave/features/`NAME`.md)", Required: true},
-			&cli.StringFlag{Name: "diff", Usage: "the range `BASE...HEAD` or BASE..HEAD", Required: true},
-			&cli.StringFlag{Name: "contract", Usage: "the committed contract `PATH` at HEAD"},
-			againstFlag(),
-			&cli.BoolFlag{Name: "require-signed", Usage: "refuse when no signing policy is in force at --against"},
-			jsonFlag(),
-		},
-		Action: func(c *cli.Context) error {
-			asJSON := s.wantJSON(c)
-			st, err := s.open()
-			if err != nil {
-				return err
-			}
-			at, name, err := s.against(c, st, false)
-			if err != nil {
-				return err
-			}
-			policy, err := judge.PolicyFor(st, judge.Question{Against: at, AgainstName: name, RequireSigned: c.Bool("require-signed")})
-			if err != nil {
-				return err
-			}
-			gates, err := s.gatesMode()
-			if err != nil {
-				return err
-			}
-			proof, err := s.proofMode()
-			if err != nil {
-				return err
-			}
-			v := &examine.Verifier{Store: st, Now: s.env.Now, Rules: examine.Rules{Policy: policy, Now: time.Now(), AllowAdvisory: gates == examine.GatesAdvisory, Proof: proof}}
-			if s.env.Now != nil {
-				v.Rules.Now = s.env.Now()
-			}
-			r, err := v.Verify(c.Context, examine.VerifyInput{Feature: c.String("feature"), Diff: c.String("diff"), Contract: c.String("contract")})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				writeJSON(s.env.Stdout, map[string]any{"result": r, "token": r.Token(), "report": r.Render(), "record": r.Location()})
-			} else {
-				s.renderVerify(r)
-			}
-			switch r.Verdict {
-			case examine.VerdictConforme:
-				return nil
-			case examine.VerdictError:
-				return undecided(r.Token())
-			}
-			return negative(r.Token())
-		},
-	}
-}
-
-// renderVerify prints the verify block. examine renders it with the
-// contract's criteria, paths and reasons as they are; the block is
-// escaped here as it is written (text.Terminal keeps its lines), and the
-// record and --json keep the exact text.
-func (s *session) renderVerify(r *examine.VerifyResult) {
-	fmt.Fprint(s.env.Stdout, text.Terminal(r.Render()))
 }
 
 // recorded reports whether a run recorded any evidence.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
@@ -32,36 +33,45 @@ EXAMPLES
 ` + exitStatus(),
 			Flags: []cli.Flag{&cli.StringSliceFlag{Name: "commit", Usage: "a commit `REV` (repeatable; default: every commit with a brief)"}},
 			Action: func(c *cli.Context) error {
-				st, err := s.open()
-				if err != nil {
-					return err
-				}
-				ref := s.displayRef()
-				if ref == "" {
-					return refusal.New(refusal.MissingFact, "git config nwdes.displayRef refs/notes/commits",
-						"no display notes ref is configured")
-				}
-				var commits []oid.ID
-				for _, rev := range c.StringSlice("commit") {
-					h, err := st.Resolve(rev)
-					if err != nil {
-						return err
-					}
-					commits = append(commits, h)
-				}
-				changed, left, err := examine.SyncDisplay(c.Context, st, ref, commits)
-				if err != nil {
-					return err
-				}
-				for _, l := range left {
-					fmt.Fprintf(s.env.Stderr, "left alone: the note on %s (fix its nwdes marker lines, or remove the block by hand)\n", l)
-				}
-				for _, h := range changed {
-					fmt.Fprintf(s.env.Stdout, "wrote %s on %s\n", ref, h.Short())
-				}
-				fmt.Fprintf(s.env.Stdout, "%d display notes written\n", len(changed))
-				return nil
+				return s.notesSync(c.Context, notesSyncOptions{Commits: c.StringSlice("commit")})
 			},
 		}},
 	}
+}
+
+// notesSyncOptions are notes sync's flags.
+type notesSyncOptions struct {
+	Commits []string // --commit REVs; none: every commit with a brief
+}
+
+func (s *session) notesSync(ctx context.Context, o notesSyncOptions) error {
+	st, err := s.open()
+	if err != nil {
+		return err
+	}
+	ref := s.displayRef()
+	if ref == "" {
+		return refusal.New(refusal.MissingFact, "git config nwdes.displayRef refs/notes/commits",
+			"no display notes ref is configured")
+	}
+	var commits []oid.ID
+	for _, rev := range o.Commits {
+		h, err := st.Resolve(rev)
+		if err != nil {
+			return err
+		}
+		commits = append(commits, h)
+	}
+	changed, left, err := examine.SyncDisplay(ctx, st, ref, commits)
+	if err != nil {
+		return err
+	}
+	for _, l := range left {
+		fmt.Fprintf(s.env.Stderr, "left alone: the note on %s (fix its nwdes marker lines, or remove the block by hand)\n", l)
+	}
+	for _, h := range changed {
+		fmt.Fprintf(s.env.Stdout, "wrote %s on %s\n", ref, h.Short())
+	}
+	fmt.Fprintf(s.env.Stdout, "%d display notes written\n", len(changed))
+	return nil
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -19,6 +20,12 @@ func remoteArg(c *cli.Context) (string, error) {
 		return c.Args().First(), nil
 	}
 	return "", usagef("takes at most one REMOTE, got %d arguments", c.NArg())
+}
+
+// remoteOptions are the flags and REMOTE of remote setup, fetch and push.
+type remoteOptions struct {
+	Remote string
+	JSON   bool
 }
 
 func (s *session) remoteCmd() *cli.Command {
@@ -50,35 +57,39 @@ EXAMPLES
 ` + exitStatus(),
 			Flags: []cli.Flag{jsonFlag()},
 			Action: func(c *cli.Context) error {
-				asJSON := s.wantJSON(c)
-				remote, err := remoteArg(c)
-				if err != nil {
+				o := remoteOptions{JSON: s.wantJSON(c)}
+				var err error
+				if o.Remote, err = remoteArg(c); err != nil {
 					return err
 				}
-				st, err := s.open()
-				if err != nil {
-					return err
-				}
-				res, err := gitremote.New(st).SetupRemote(c.Context, remote, s.syncOptions())
-				if err != nil {
-					return err
-				}
-				for _, w := range res.Warnings {
-					fmt.Fprintf(s.env.Stderr, "warning: %s\n", text.TerminalLine(w))
-				}
-				if asJSON {
-					return writeJSON(s.env.Stdout, res)
-				}
-				for _, a := range res.Added {
-					fmt.Fprintf(s.env.Stdout, "added remote.%s.fetch %s\n", text.TerminalLine(remote), text.TerminalLine(a))
-				}
-				if len(res.Added) == 0 {
-					fmt.Fprintf(s.env.Stdout, "remote %s already fetches nwdes refs and notes; nothing changed\n", text.TerminalLine(remote))
-				}
-				return nil
+				return s.remoteSetup(c.Context, o)
 			},
 		}},
 	}
+}
+
+func (s *session) remoteSetup(ctx context.Context, o remoteOptions) error {
+	st, err := s.open()
+	if err != nil {
+		return err
+	}
+	res, err := gitremote.New(st).SetupRemote(ctx, o.Remote, s.syncOptions())
+	if err != nil {
+		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(s.env.Stderr, "warning: %s\n", text.TerminalLine(w))
+	}
+	if o.JSON {
+		return writeJSON(s.env.Stdout, res)
+	}
+	for _, a := range res.Added {
+		fmt.Fprintf(s.env.Stdout, "added remote.%s.fetch %s\n", text.TerminalLine(o.Remote), text.TerminalLine(a))
+	}
+	if len(res.Added) == 0 {
+		fmt.Fprintf(s.env.Stdout, "remote %s already fetches nwdes refs and notes; nothing changed\n", text.TerminalLine(o.Remote))
+	}
+	return nil
 }
 
 func (s *session) syncCmd(name string) *cli.Command {
@@ -121,31 +132,36 @@ EXAMPLES
 		Description: desc + exitStatus(),
 		Flags:       []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
-			asJSON := s.wantJSON(c)
-			remote, err := remoteArg(c)
-			if err != nil {
+			o := remoteOptions{JSON: s.wantJSON(c)}
+			var err error
+			if o.Remote, err = remoteArg(c); err != nil {
 				return err
 			}
-			st, err := s.open()
-			if err != nil {
-				return err
-			}
-			var rep *gitstore.SyncReport
-			if name == "push" {
-				rep, err = gitremote.New(st).Push(c.Context, remote, s.mergeOptions(st))
-			} else {
-				rep, err = gitremote.New(st).Fetch(c.Context, remote, s.mergeOptions(st))
-			}
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(s.env.Stdout, rep)
-			}
-			s.renderSync(name, rep)
-			return nil
+			return s.sync(c.Context, name, o)
 		},
 	}
+}
+
+// sync is fetch or push (name), with REMOTE's records merged into ours.
+func (s *session) sync(ctx context.Context, name string, o remoteOptions) error {
+	st, err := s.open()
+	if err != nil {
+		return err
+	}
+	var rep *gitstore.SyncReport
+	if name == "push" {
+		rep, err = gitremote.New(st).Push(ctx, o.Remote, s.mergeOptions(st))
+	} else {
+		rep, err = gitremote.New(st).Fetch(ctx, o.Remote, s.mergeOptions(st))
+	}
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return writeJSON(s.env.Stdout, rep)
+	}
+	s.renderSync(name, rep)
+	return nil
 }
 
 // renderSync prints what fetch or push did. Ref names and record paths

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
@@ -71,7 +73,12 @@ func (s *session) homeHint(path string) string {
 // gateStrict says whether gates run strict: yes, unless --best-effort or
 // git config nwdes.sandbox.bestEffort says otherwise.
 func gateStrict(c *cli.Context, cfg *gitrepo.Config) (bool, error) {
-	if c.Bool("best-effort") {
+	return wallStrict(c.Bool("best-effort"), cfg)
+}
+
+// wallStrict is gateStrict for --best-effort as given.
+func wallStrict(bestEffort bool, cfg *gitrepo.Config) (bool, error) {
+	if bestEffort {
 		return false, nil
 	}
 	best, err := configBool(cfg, "nwdes.sandbox.bestEffort", false)
@@ -110,6 +117,20 @@ EXAMPLES
 ` + sandboxExitStatus(),
 		Subcommands: []*cli.Command{s.sandboxRunCmd()},
 	}
+}
+
+// sandboxRunOptions are sandbox run's flags and command line.
+type sandboxRunOptions struct {
+	Args            []string // CMD [ARGS…]
+	Write, Read     []string
+	Roots           []string
+	NoNetwork       bool
+	Deadline, Grace time.Duration
+	Env             []string
+	Limits          []string // NAME=VALUE
+	Dir             string
+	Strict          bool
+	JSON            bool
 }
 
 func (s *session) sandboxRunCmd() *cli.Command {
@@ -155,61 +176,67 @@ EXAMPLES
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
-			asJSON := s.wantJSON(c)
-			args := c.Args().Slice()
-			if len(args) == 0 {
-				return usagef("a program to run is required after --")
-			}
-			if c.Duration("deadline") <= 0 || c.Duration("grace") <= 0 {
-				return usagef("--deadline and --grace must be positive")
-			}
-			abs := func(ps []string) []string {
-				out := make([]string, len(ps))
-				for i, p := range ps {
-					if !filepath.IsAbs(p) {
-						p = filepath.Join(s.dir, p)
-					}
-					out[i] = p
-				}
-				return out
-			}
-			limits, err := parseLimits(c.StringSlice("limit"))
-			if err != nil {
-				return err
-			}
-			w := s.wall(c.Bool("strict"))
-			w.Grace, w.Limits = c.Duration("grace"), limits
-			if roots := c.StringSlice("root"); len(roots) > 0 {
-				w.Roots = abs(roots)
-			}
-			cmd := sandbox.Command{
-				Args: args, Write: abs(c.StringSlice("write")), Read: abs(c.StringSlice("read")),
-				Env: c.StringSlice("env"), NoNetwork: c.Bool("no-network"), Deadline: c.Duration("deadline"),
-				Stdout: s.env.Stdout, Stderr: s.env.Stderr,
-			}
-			if asJSON {
-				cmd.Stdout = s.env.Stderr
-			}
-			switch {
-			case c.String("dir") != "":
-				cmd.Dir = abs([]string{c.String("dir")})[0]
-			case len(cmd.Write) > 0:
-				cmd.Dir = cmd.Write[0]
-			}
-			res, err := w.Run(c.Context, cmd)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				writeJSON(s.env.Stdout, sandboxReport(res))
-			} else {
-				for _, line := range s.sandboxNotes(res) {
-					fmt.Fprintf(s.env.Stderr, "nwdes sandbox: %s\n", line)
-				}
-			}
-			return &passthrough{code: exitCodeOf(res)}
+			o := sandboxRunOptions{Args: c.Args().Slice(), Write: c.StringSlice("write"), Read: c.StringSlice("read"), Roots: c.StringSlice("root"),
+				NoNetwork: c.Bool("no-network"), Deadline: c.Duration("deadline"), Grace: c.Duration("grace"), Env: c.StringSlice("env"),
+				Limits: c.StringSlice("limit"), Dir: c.String("dir"), Strict: c.Bool("strict")}
+			o.JSON = s.wantJSON(c)
+			return s.sandboxRun(c.Context, o)
 		},
 	}
+}
+
+func (s *session) sandboxRun(ctx context.Context, o sandboxRunOptions) error {
+	if len(o.Args) == 0 {
+		return usagef("a program to run is required after --")
+	}
+	if o.Deadline <= 0 || o.Grace <= 0 {
+		return usagef("--deadline and --grace must be positive")
+	}
+	abs := func(ps []string) []string {
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(s.dir, p)
+			}
+			out[i] = p
+		}
+		return out
+	}
+	limits, err := parseLimits(o.Limits)
+	if err != nil {
+		return err
+	}
+	w := s.wall(o.Strict)
+	w.Grace, w.Limits = o.Grace, limits
+	if len(o.Roots) > 0 {
+		w.Roots = abs(o.Roots)
+	}
+	cmd := sandbox.Command{
+		Args: o.Args, Write: abs(o.Write), Read: abs(o.Read),
+		Env: o.Env, NoNetwork: o.NoNetwork, Deadline: o.Deadline,
+		Stdout: s.env.Stdout, Stderr: s.env.Stderr,
+	}
+	if o.JSON {
+		cmd.Stdout = s.env.Stderr
+	}
+	switch {
+	case o.Dir != "":
+		cmd.Dir = abs([]string{o.Dir})[0]
+	case len(cmd.Write) > 0:
+		cmd.Dir = cmd.Write[0]
+	}
+	res, err := w.Run(ctx, cmd)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		writeJSON(s.env.Stdout, sandboxReport(res))
+	} else {
+		for _, line := range s.sandboxNotes(res) {
+			fmt.Fprintf(s.env.Stderr, "nwdes sandbox: %s\n", line)
+		}
+	}
+	return &passthrough{code: exitCodeOf(res)}
 }
 
 // sandboxReport is the --json object of sandbox run.

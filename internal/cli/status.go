@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,12 +15,30 @@ import (
 	reports "github.com/nwdes/nwdes/report"
 )
 
-func (s *session) evaluate(c *cli.Context) (*reports.Status, error) {
+// judgingOptions are the flags that name a judgment's question besides
+// the commit: --against and --require-signed.
+type judgingOptions struct {
+	Against       string
+	RequireSigned bool
+}
+
+func judgingFlags(c *cli.Context) judgingOptions {
+	return judgingOptions{Against: c.String("against"), RequireSigned: c.Bool("require-signed")}
+}
+
+// statusOptions are status's flags.
+type statusOptions struct {
+	Commit string
+	judgingOptions
+	JSON bool
+}
+
+func (s *session) evaluate(o statusOptions) (*reports.Status, error) {
 	st, err := s.open()
 	if err != nil {
 		return nil, err
 	}
-	q, err := s.question(c, st)
+	q, err := s.question(st, o)
 	if err != nil {
 		return nil, err
 	}
@@ -35,31 +52,28 @@ func (s *session) evaluate(c *cli.Context) (*reports.Status, error) {
 // question is the judgment's question as the flags name it: --commit,
 // --against (the protected branch's tip before the change: its contracts
 // and its signing policy, as the hooks read them) and --require-signed.
-func (s *session) question(c *cli.Context, st *gitstore.Store) (judge.Question, error) {
-	commit, err := st.Resolve(c.String("commit"))
+func (s *session) question(st *gitstore.Store, o statusOptions) (judge.Question, error) {
+	commit, err := st.Resolve(o.Commit)
 	if err != nil {
 		return judge.Question{}, err
 	}
-	q := judge.Question{Commit: commit, RequireSigned: c.Bool("require-signed"), Now: time.Now()}
-	if s.env.Now != nil {
-		q.Now = s.env.Now()
-	}
+	q := judge.Question{Commit: commit, RequireSigned: o.RequireSigned, Now: s.now()}
 	if q.Proof, err = s.proofMode(); err != nil {
 		return judge.Question{}, err
 	}
 	if q.Gates, err = s.gatesMode(); err != nil {
 		return q, err
 	}
-	q.Against, q.AgainstName, err = s.against(c, st, true)
+	q.Against, q.AgainstName, err = s.against(st, o.judgingOptions, true)
 	return q, err
 }
 
 // against resolves --against (zero when not given; a line on stderr says
 // what is then not checked). --require-signed needs it.
-func (s *session) against(c *cli.Context, st *gitstore.Store, note bool) (oid.ID, string, error) {
-	from := c.String("against")
+func (s *session) against(st *gitstore.Store, o judgingOptions, note bool) (oid.ID, string, error) {
+	from := o.Against
 	if from == "" {
-		if c.Bool("require-signed") {
+		if o.RequireSigned {
 			return oid.Zero, "", usagef("--require-signed needs --against REF: the protected branch whose policy applies (refs/remotes/origin/main, say)")
 		}
 		if note {
@@ -123,25 +137,28 @@ EXAMPLES
 			&cli.BoolFlag{Name: "require-signed", Usage: "refuse when no signing policy is in force at --against"},
 		},
 		Action: func(c *cli.Context) error {
-			asJSON := s.wantJSON(c)
-			rep, err := s.evaluate(c)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if err := writeJSON(s.env.Stdout, rep); err != nil {
-					return err
-				}
-			} else {
-				s.renderStatus(rep)
-				s.hintFetch(rep)
-			}
-			if !rep.Accepted {
-				return negative("not accepted")
-			}
-			return nil
+			return s.status(statusOptions{Commit: c.String("commit"), judgingOptions: judgingFlags(c), JSON: s.wantJSON(c)})
 		},
 	}
+}
+
+func (s *session) status(o statusOptions) error {
+	rep, err := s.evaluate(o)
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		if err := writeJSON(s.env.Stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		s.renderStatus(rep)
+		s.hintFetch(rep)
+	}
+	if !rep.Accepted {
+		return negative("not accepted")
+	}
+	return nil
 }
 
 // renderStatus prints rep for people. Names, problems, records and verify
