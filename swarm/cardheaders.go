@@ -2,12 +2,12 @@ package swarm
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/lazyre"
 	"github.com/nwdes/nwdes/internal/text"
 )
 
@@ -29,8 +29,8 @@ const (
 )
 
 var (
-	criterionID = regexp.MustCompile(`^E[1-9][0-9]{0,5}$`)
-	featureID   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+	criterionID = lazyre.New(`^E[1-9][0-9]{0,5}$`)
+	featureID   = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 )
 
 // typedHeader checks one header other than BASE and DEADLINE, filling
