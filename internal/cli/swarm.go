@@ -1,22 +1,18 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
-	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/gitstore/oid"
 	gitremote "github.com/nwdes/nwdes/gitstore/remote"
 	"github.com/nwdes/nwdes/internal/boundedio"
@@ -51,226 +47,9 @@ EXAMPLES
 			s.swarmCardCmd(),
 			s.swarmReworkCmd(),
 			s.swarmLandCmd(),
-			{
-				Name:  "worker",
-				Usage: "check worker descriptions",
-				Subcommands: []*cli.Command{{
-					Name:      "check",
-					Usage:     "validate a worker description, naming every problem",
-					UsageText: "git nwdes swarm worker check FILE [--json]",
-					Description: `A worker description is one JSON object: name, harness (a program path or
-a name on PATH), harness_args ({prompt} and {model} are replaced), model,
-deadline (a Go duration), slots, read_roots and env (names of variables the
-harness may receive). Unknown fields are refused; every problem is reported
-in one run (WorkerInvalid).
-
-EXAMPLES
-   git nwdes swarm worker check worker.json
-` + exitStatus(),
-					Flags: []cli.Flag{jsonFlag()},
-					Action: func(c *cli.Context) error {
-						asJSON := s.wantJSON(c)
-						if c.Args().Len() != 1 {
-							return usagef("name one worker description FILE")
-						}
-						w, err := s.readWorker(c.Args().First())
-						if err != nil {
-							return err
-						}
-						// Outside a repository the wall's roots are the
-						// defaults; inside, nwdes.sandbox.root adds to them.
-						var cfg *gitrepo.Config
-						if st, err := s.open(); err == nil {
-							cfg, _ = s.config(st.Location())
-						}
-						wall, err := s.jobWall(false, cfg)
-						if err != nil {
-							return err
-						}
-						if err := harnessReachable(wall, w); err != nil {
-							return err
-						}
-						if asJSON {
-							return writeJSON(s.env.Stdout, w)
-						}
-						fmt.Fprintf(s.env.Stdout, "worker %s: %s, deadline %s, %d slots\n", text.TerminalLine(w.Name), text.TerminalLine(w.Harness), w.Deadline, w.Slots)
-						return nil
-					},
-				}},
-			},
-			{
-				Name:      "add",
-				Usage:     "check a card (as swarm card check) and queue it",
-				UsageText: "git nwdes swarm add --card FILE [--deadline D] [--worker FILE] [--best-effort]",
-				Description: `Checks the card as swarm card check does, naming every problem at once
-(CardInvalid; a TEST oracle is run at BASE inside the wall), then queues
-it (its label must be new: CardExists). --deadline overrides the card's
-DEADLINE: and the worker's.
-
-EXAMPLES
-   git nwdes swarm add --card cards/fix-typo.md
-   git nwdes swarm add --card cards/big.md --deadline 2h
-` + exitStatus(),
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "card", Usage: "the card `FILE`", Required: true},
-					durationFlag("deadline", "the job's deadline `D` (default: the card's, else the worker's)", 0),
-					&cli.StringFlag{Name: "worker", Usage: "hold DEADLINE to the earlier jobs of the worker described in `FILE`"},
-					&cli.BoolFlag{Name: "best-effort", Usage: "run TEST where the kernel cannot enforce the whole wall"},
-				},
-				Action: func(c *cli.Context) error {
-					st, err := s.open()
-					if err != nil {
-						return err
-					}
-					b, err := s.readFileArg(c.String("card"), cardLimit)
-					if err != nil {
-						return err
-					}
-					if c.Duration("deadline") < 0 {
-						return usagef("--deadline must be positive")
-					}
-					opts, err := s.cardCheckOptions(c, st, c.String("worker"), examine.DefaultGateTimeout)
-					if err != nil {
-						return err
-					}
-					opts.Deadline = c.Duration("deadline")
-					check, err := swarm.AddCard(c.Context, b, opts, s.owner(), s.now())
-					if err != nil {
-						return err
-					}
-					s.warnCard(check)
-					fmt.Fprintf(s.env.Stdout, "queued %s at %s\n", text.TerminalLine(check.Card.Label), check.Card.Sha12)
-					return nil
-				},
-			},
-			{
-				Name:      "run",
-				Usage:     "supervise: run queued cards until none is left (or forever with --follow)",
-				UsageText: "git nwdes swarm run --worker FILE [--workers N] [--attempts N] [--remote NAME] [--follow] [--best-effort] [--gate [--gate-timeout D]] [--rework --examiner FILE [--limit N] [--land REMOTE]] [--json]",
-				Description: `Takes a lease on each unfinished card in turn, stages its job directory
-(.git/nwdes/swarm/jobs/<label>/<attempt>-<nonce>: the base's checkout in
-repo/, scratch/, a private HOME and XDG_DATA_HOME), runs the harness inside
-the wall with that directory as its write set and the job's deadline,
-renews the lease while it runs, then writes exit.json, checks RESULT.md
-against the card's contract line, harvests the commits the job made (its
-HEAD, under refs/nwdes/swarm/heads/<label>/<attempt>-<nonce>, read and
-checked by nwdes itself, bounded), records the job (refs/nwdes/swarm/jobs)
-and releases the lease. The job's git identity is the worker's (identity,
-or "nwdes worker <name> <<name>@nwdes.invalid>"); the host's git
-configuration is not read there. A card waits for the cards its DEPENDS-ON
-names to finish ok, and does not run when one finished otherwise. What the
-harness reports in $NWDES_JOB_DIR/spent.json is read at each heartbeat:
-over the card's or worker's budget the job ends "budget". A job that did
-not start, or whose harness exited within the launch grace with no
-result, is retried with a jittered backoff up to --attempts; any other
-failure finishes the card. Several supervisors (processes, or machines with
---remote) share one queue; no card runs twice. On a terminal it shows a
-live table; --json streams one event per line. A stop record (swarm stop)
-ends running jobs at the next heartbeat.
-
-With --gate, each harvested head is gated before its job is recorded: the
-gates of the card's feature (FEATURE:, else TEST:'s) run as gate run
---feature F --candidate HEAD --base BASE runs them, their evidence is
-recorded against the head, and the job record says what they showed
-(met or not, each oracle proven or vacuous). The card's TEST oracle must
-be proven there; when it is not, the record names it (GateNotMet,
-GateVacuous, GateUnproven). A "gated" line reports each oracle as it ends.
-
-With --rework (which implies --gate) the run is the whole loop, unattended:
-the --worker runs the produce cards; after each head is harvested and
-gated, an examine card for it (KIND: examine, CANDIDATE and BASE the head,
-FEATURE the card's) is queued and run by the --examiner, another worker
-description (nobody certifies their own work); once its journal is
-replayed, the one judgment (as status asks it) says the head's outcome.
-Accepted ends the lineage (with --land REMOTE, swarm land lands it
-there); refused becomes the next card as swarm rework makes it, until the
-lineage holds its bound (--limit, git config nwdes.swarm.reworks, default
-2: ReworkLimit) or what is left is a person's to decide (NeedsPerson). A
-stop or drop record naming a card of the lineage (or swarm stop --all)
-ends it. Each step is a line (examine-queued, judged, rework-queued,
-landed, lineage-ended); the run ends when every lineage it drives has
-ended, and exits 0 only when each was accepted (and landed, with --land),
-1 when one ended otherwise. See docs/swarm.md (The loop).
-
-EXAMPLES
-   git nwdes swarm run --worker worker.json
-   git nwdes swarm run --worker worker.json --gate
-   git nwdes swarm run --worker producer.json --rework --examiner examiner.json --land origin
-   git nwdes swarm run --worker worker.json --workers 4 --remote origin --follow
-` + exitStatus(judges("with --rework, a lineage ended not accepted: at its bound, for a person, stopped, or not landed")),
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "worker", Usage: "the worker description `FILE`", Required: true},
-					intFlag("workers", "jobs at once (default: the worker's slots)", 0),
-					remoteFlag,
-					&cli.BoolFlag{Name: "follow", Usage: "keep supervising when the queue is empty"},
-					&cli.BoolFlag{Name: "best-effort", Usage: "run even where the kernel cannot enforce the whole wall"},
-					&cli.BoolFlag{Name: "gate", Usage: "run the feature's gates (FEATURE, or TEST's) on each harvested head, with the card's BASE as --base"},
-					durationFlag("gate-timeout", "with --gate, end each oracle after `D`", examine.DefaultGateTimeout),
-					&cli.BoolFlag{Name: "rework", Usage: "run the loop unattended: gate each head, examine it with --examiner, rework what is refused, until accepted, the bound or a stop"},
-					&cli.StringFlag{Name: "examiner", Usage: "with --rework, the examiner's worker description `FILE` (another worker than --worker)"},
-					intFlag("limit", "with --rework, at most `N` reworks per lineage (default: git config nwdes.swarm.reworks, else 2)", 0),
-					&cli.StringFlag{Name: "land", Usage: "with --rework, land each accepted head on the branch its card names, on the git remote `NAME` (as swarm land)"},
-					hidden(durationFlag("heartbeat", "renew leases every `D`", 5*time.Second)),
-					intFlag("attempts", "attempts at a card whose launch fails (it did not start, or exited within the launch grace with no result)", swarm.DefaultRetry().Attempts),
-					hidden(durationFlag("launch-grace", "a harness that exits within `D` with no result failed to launch", swarm.DefaultRetry().LaunchGrace)),
-					hidden(durationFlag("retry-backoff", "wait about `D` before the second attempt (doubled each time, jittered)", swarm.DefaultRetry().Backoff)),
-					durationFlag("stale-after", "a lease from another host is stale once this supervisor has seen its heartbeat unchanged for `D`", swarm.DefaultStaleAfter),
-					jsonFlag(),
-				},
-				Action: func(c *cli.Context) error {
-					asJSON := s.wantJSON(c)
-					st, err := s.open()
-					if err != nil {
-						return err
-					}
-					w, err := s.readWorker(c.String("worker"))
-					if err != nil {
-						return err
-					}
-					strict, err := gateStrict(c, s.cfg)
-					if err != nil {
-						return err
-					}
-					sup, err := s.supervisor(c, st, w, strict)
-					if err != nil {
-						return err
-					}
-					if c.Bool("gate") || c.Bool("rework") {
-						if c.Duration("gate-timeout") <= 0 {
-							return usagef("--gate-timeout must be positive")
-						}
-						sup.Gates = &swarm.HeadGates{Wall: sup.Wall, Timeout: c.Duration("gate-timeout")}
-					}
-					switch {
-					case asJSON:
-						enc := json.NewEncoder(s.env.Stdout)
-						sup.Events = func(e swarm.Event) { _ = enc.Encode(e) }
-					default:
-						prog := &swarmProgress{w: s.env.Stderr, live: s.env.Terminal && !c.Bool("rework"), rows: map[string]*progressRow{}}
-						sup.Events = prog.event
-					}
-					if c.Bool("rework") {
-						return s.swarmLoop(c, st, sup, strict, asJSON)
-					}
-					if c.IsSet("examiner") || c.IsSet("limit") || c.IsSet("land") {
-						return usagef("--examiner, --limit and --land go with --rework")
-					}
-					sum, err := sup.Run(c.Context)
-					if err != nil {
-						return err
-					}
-					if !asJSON {
-						fmt.Fprintf(s.env.Stdout, "ran %d jobs (%d stopped)\n", sum.Ran, sum.Stopped)
-						for label, why := range sum.Skipped {
-							fmt.Fprintf(s.env.Stderr, "skipped %s: %s\n", text.TerminalLine(label), text.TerminalLine(why))
-						}
-						for _, label := range slices.Sorted(maps.Keys(sum.Blocked)) {
-							fmt.Fprintf(s.env.Stderr, "blocked %s: %s\n", text.TerminalLine(label), text.TerminalLine(sum.Blocked[label]))
-						}
-					}
-					return nil
-				},
-			},
+			s.swarmWorkerCmd(),
+			s.swarmAddCmd(),
+			s.swarmRunCmd(),
 			{
 				Name:      "status",
 				Usage:     "the queue, the leases and the finished jobs (each with its harvested head)",
@@ -579,6 +358,11 @@ EXAMPLES
 			},
 		},
 	}
+}
+
+// swarmRemoteFlag is --remote of the verbs that read or keep leases.
+func swarmRemoteFlag() cli.Flag {
+	return &cli.StringFlag{Name: "remote", Usage: "keep leases on git remote `NAME` (atomic push with the expected old value)"}
 }
 
 // oneLabel is the verb's one argument, a card label.
@@ -906,96 +690,6 @@ func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) e
 		fmt.Fprintln(s.env.Stdout, text.TerminalLine(line))
 	}
 	return nil
-}
-
-// swarmProgress shows a run: on a terminal a table redrawn in place, one
-// row per job (card, state, elapsed of deadline, end and result);
-// otherwise one plain line per event.
-type swarmProgress struct {
-	mu    sync.Mutex
-	w     io.Writer
-	live  bool
-	rows  map[string]*progressRow
-	order []string
-	drawn int
-}
-
-type progressRow struct {
-	state, end, result string
-	attempt            int
-	started            time.Time
-	deadline           time.Duration
-	elapsed            time.Duration
-}
-
-func (p *swarmProgress) event(e swarm.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.live {
-		line := fmt.Sprintf("%s %s", e.Kind, e.Label)
-		if e.Attempt > 0 {
-			line += fmt.Sprintf(" #%d", e.Attempt)
-		}
-		if e.End != "" {
-			line += " " + string(e.End) + ", result " + string(e.Result)
-		}
-		if e.Detail != "" {
-			line += ": " + e.Detail
-		}
-		fmt.Fprintf(p.w, "swarm: %s\n", text.TerminalLine(line))
-		return
-	}
-	key := e.Label
-	r := p.rows[key]
-	if r == nil && key != "" {
-		r = &progressRow{}
-		p.rows[key] = r
-		p.order = append(p.order, key)
-	}
-	if r != nil {
-		r.state = string(e.Kind)
-		if e.Attempt > 0 {
-			r.attempt = e.Attempt
-		}
-		if e.Deadline > 0 {
-			r.deadline = e.Deadline
-		}
-		if e.Kind == swarm.EventStarted {
-			r.started = e.Time
-		}
-		if e.Elapsed > 0 {
-			r.elapsed = e.Elapsed
-		}
-		if e.End != "" {
-			r.end, r.result = string(e.End), string(e.Result)
-		}
-	}
-	p.redraw()
-}
-
-func (p *swarmProgress) redraw() {
-	var b strings.Builder
-	if p.drawn > 0 {
-		fmt.Fprintf(&b, "\x1b[%dA\x1b[J", p.drawn)
-	}
-	counts := map[string]int{}
-	for _, k := range p.order {
-		r := p.rows[k]
-		st := r.state
-		switch st {
-		case "recorded", "released":
-			st = r.result
-		}
-		counts[st]++
-		el := r.elapsed
-		if !r.started.IsZero() && r.end == "" {
-			el = time.Since(r.started).Truncate(time.Second)
-		}
-		fmt.Fprintf(&b, "  %-24s #%-2d %-9s %8s / %-8s %s\n", k, r.attempt, st, el.Truncate(time.Second), r.deadline, r.end)
-	}
-	fmt.Fprintf(&b, "  running %d, done %d, blocked %d, refused %d\n", counts["started"]+counts["renewed"], counts["ok"], counts["blocked"], counts["refused"])
-	p.drawn = len(p.order) + 1
-	io.WriteString(p.w, b.String())
 }
 
 // renderJob prints one job as swarm show shows it.
