@@ -2,10 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"maps"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -13,17 +10,13 @@ import (
 
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
-	"github.com/nwdes/nwdes/gitstore/oid"
-	gitremote "github.com/nwdes/nwdes/gitstore/remote"
 	"github.com/nwdes/nwdes/internal/boundedio"
 	"github.com/nwdes/nwdes/internal/text"
-	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/sandbox"
 	"github.com/nwdes/nwdes/swarm"
 )
 
 func (s *session) swarmCmd() *cli.Command {
-	remoteFlag := &cli.StringFlag{Name: "remote", Usage: "keep leases on git remote `NAME` (atomic push with the expected old value)"}
 	return &cli.Command{
 		Name:  "swarm",
 		Usage: "run queued cards with one-task workers, coordinated by leases in git refs",
@@ -50,154 +43,10 @@ EXAMPLES
 			s.swarmWorkerCmd(),
 			s.swarmAddCmd(),
 			s.swarmRunCmd(),
-			{
-				Name:      "status",
-				Usage:     "the queue, the leases and the finished jobs (each with its harvested head)",
-				UsageText: "git nwdes swarm status [--remote NAME] [--json]",
-				Description: `EXAMPLES
-   git nwdes swarm status
-   git nwdes swarm status --json
-` + exitStatus(),
-				Flags: []cli.Flag{remoteFlag, jsonFlag()},
-				Action: func(c *cli.Context) error {
-					asJSON := s.wantJSON(c)
-					st, err := s.open()
-					if err != nil {
-						return err
-					}
-					return s.swarmStatus(c, st, asJSON)
-				},
-			},
-			{
-				Name:      "leases",
-				Usage:     "list every lease with its state",
-				UsageText: "git nwdes swarm leases [--remote NAME] [--json]",
-				Description: `States: live (held by a live process on this host, within its time),
-drift (its holder is alive but past its time), stranded (its holder on this
-host is gone: the card runs again), held (from another host, heartbeat
-within the stale window), stale (no heartbeat for the stale window: may be
-taken over). With --remote the leases are the remote's, as last fetched.
-
-EXAMPLES
-   git nwdes swarm leases
-   git nwdes swarm leases --remote origin --json
-` + exitStatus(),
-				Flags: []cli.Flag{remoteFlag, jsonFlag()},
-				Action: func(c *cli.Context) error {
-					asJSON := s.wantJSON(c)
-					st, err := s.open()
-					if err != nil {
-						return err
-					}
-					rows, err := s.leaseRows(c, st)
-					if err != nil {
-						return err
-					}
-					if asJSON {
-						return writeJSON(s.env.Stdout, rows)
-					}
-					for _, r := range rows {
-						fmt.Fprintf(s.env.Stdout, "%-9s %s attempt %d by %s pid %d, heartbeat %s\n", r.State, text.TerminalLine(r.Label), r.Attempt, text.TerminalLine(r.Host), r.PID, r.Heartbeat)
-					}
-					return nil
-				},
-			},
-			{
-				Name:      "release",
-				Usage:     "release a lease (a live one only with --force)",
-				UsageText: "git nwdes swarm release --card LABEL [--force] [--remote NAME]",
-				Description: `EXAMPLES
-   git nwdes swarm release --card fix-typo
-   git nwdes swarm release --card fix-typo --force --remote origin
-` + exitStatus(),
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "card", Usage: "the card `LABEL`", Required: true},
-					&cli.BoolFlag{Name: "force", Usage: "release it even while its holder lives"},
-					remoteFlag,
-				},
-				Action: func(c *cli.Context) error {
-					st, err := s.open()
-					if err != nil {
-						return err
-					}
-					rows, err := s.leaseRows(c, st)
-					if err != nil {
-						return err
-					}
-					for _, r := range rows {
-						if r.Label != c.String("card") {
-							continue
-						}
-						if (r.State == swarm.Live || r.State == swarm.Drift || r.State == swarm.Held) && !c.Bool("force") {
-							return refusal.New(refusal.LeaseHeld, "stop the card (git nwdes swarm stop --card "+r.Label+"), or release it with --force",
-								"the lease on %s is %s (pid %d on %s)", r.Label, r.State, r.PID, r.Host)
-						}
-						book, err := s.book(c, st)
-						if err != nil {
-							return err
-						}
-						if err := book.Release(c.Context, r.Label, r.tip); err != nil {
-							return err
-						}
-						fmt.Fprintf(s.env.Stdout, "released %s\n", text.TerminalLine(r.Label))
-						return nil
-					}
-					return refusal.New(refusal.MissingFact, "git nwdes swarm leases lists them", "no lease on %q", c.String("card"))
-				},
-			},
-			{
-				Name:      "reap",
-				Usage:     "remove old job directories (their records stay)",
-				UsageText: "git nwdes swarm reap [--older-than D] [--dry-run] [--remote NAME] [--json]",
-				Description: `Removes the job directories under .git/nwdes/swarm/jobs older than D
-(default 168h): those of recorded jobs (the record keeps exit.json and
-RESULT.md), and those of attempts that never recorded (a killed
-supervisor's) whose lease no longer holds. A directory with a file system
-mounted inside it is kept and named; nothing is followed through a link.
-
-EXAMPLES
-   git nwdes swarm reap --dry-run
-   git nwdes swarm reap --older-than 24h
-` + exitStatus(),
-				Flags: []cli.Flag{
-					durationFlag("older-than", "reap directories older than `D`", 7*24*time.Hour),
-					&cli.BoolFlag{Name: "dry-run", Usage: "name what would be removed, remove nothing"},
-					remoteFlag, jsonFlag(),
-				},
-				Action: func(c *cli.Context) error {
-					asJSON := s.wantJSON(c)
-					st, err := s.open()
-					if err != nil {
-						return err
-					}
-					book, err := s.book(c, st)
-					if err != nil {
-						return err
-					}
-					me, err := swarm.Self(s.owner())
-					if err != nil {
-						return err
-					}
-					r, err := swarm.Reap(c.Context, st, book, filepath.Join(st.Location().CommonDir, "nwdes", "swarm", "jobs"), me, c.Duration("older-than"), s.now(), c.Bool("dry-run"))
-					if err != nil {
-						return err
-					}
-					if asJSON {
-						return writeJSON(s.env.Stdout, r)
-					}
-					verb := "removed"
-					if c.Bool("dry-run") {
-						verb = "would remove"
-					}
-					for _, d := range r.Removed {
-						fmt.Fprintf(s.env.Stdout, "%s %s\n", verb, text.TerminalLine(d))
-					}
-					for _, d := range r.Kept {
-						fmt.Fprintf(s.env.Stdout, "kept %s\n", text.TerminalLine(d))
-					}
-					return nil
-				},
-			},
+			s.swarmStatusCmd(),
+			s.swarmLeasesCmd(),
+			s.swarmReleaseCmd(),
+			s.swarmReapCmd(),
 			{
 				Name:      "stop",
 				Usage:     "stop a card, or every card: running jobs end, nothing new is taken",
@@ -423,18 +272,27 @@ func (s *session) readWorker(p string) (*swarm.Worker, error) {
 	return swarm.ParseWorker(b)
 }
 
-func (s *session) book(c *cli.Context, st *gitstore.Store) (swarm.Book, error) {
-	if r := c.String("remote"); r != "" {
-		return &swarm.Remote{Store: st, Name: r, Sync: s.syncOptions()}, nil
+// book keeps the leases in this repository, or on the git remote named.
+func (s *session) book(st *gitstore.Store, remote string) swarm.Book {
+	if remote != "" {
+		return &swarm.Remote{Store: st, Name: remote, Sync: s.syncOptions()}
 	}
-	return &swarm.Local{Store: st}, nil
+	return &swarm.Local{Store: st}
+}
+
+// leaseQuery reads the leases of this repository, or of the git remote
+// named, as this process at this time. A one-shot reader has watched no
+// heartbeat stay unchanged, so no stale window is given.
+func (s *session) leaseQuery(st *gitstore.Store, remote string) (swarm.LeaseQuery, error) {
+	me, err := swarm.Self(s.owner())
+	if err != nil {
+		return swarm.LeaseQuery{}, err
+	}
+	return swarm.LeaseQuery{Store: st, Book: s.book(st, remote), Remote: remote, Sync: s.syncOptions(), Here: me, Now: s.now()}, nil
 }
 
 func (s *session) supervisor(c *cli.Context, st *gitstore.Store, w *swarm.Worker, strict bool) (*swarm.Supervisor, error) {
-	book, err := s.book(c, st)
-	if err != nil {
-		return nil, err
-	}
+	book := s.book(st, c.String("remote"))
 	me, err := swarm.Self(s.owner())
 	if err != nil {
 		return nil, err
@@ -474,222 +332,6 @@ func harnessReachable(wall *sandbox.Wall, w *swarm.Worker) error {
 		return nil
 	}
 	return sandbox.OutsideRootsError("harness", w.Harness)
-}
-
-// leaseRow is one lease as listed.
-type leaseRow struct {
-	Label     string      `json:"label"`
-	State     swarm.State `json:"state"`
-	Attempt   int         `json:"attempt"`
-	Owner     string      `json:"owner"`
-	Host      string      `json:"host"`
-	PID       int         `json:"pid"`
-	Until     string      `json:"until"`
-	Heartbeat string      `json:"heartbeat"`
-	Error     string      `json:"error,omitempty"`
-	tip       oid.ID
-}
-
-func (s *session) leaseRows(c *cli.Context, st *gitstore.Store) ([]leaseRow, error) {
-	book, err := s.book(c, st)
-	if err != nil {
-		return nil, err
-	}
-	if r := c.String("remote"); r != "" {
-		if _, err := gitremote.New(st).Fetch(c.Context, r, s.syncOptions()); err != nil {
-			return nil, err
-		}
-	}
-	entries, err := book.List(c.Context)
-	if err != nil {
-		return nil, err
-	}
-	me, err := swarm.Self(s.owner())
-	if err != nil {
-		return nil, err
-	}
-	rows := []leaseRow{}
-	for _, e := range entries {
-		r := leaseRow{Label: e.Label, tip: e.Tip}
-		l := e.Lease
-		if l == nil {
-			l = &swarm.Lease{}
-			r.Error = e.Err.Error()
-		}
-		// A one-shot reader has watched nothing change: another host's
-		// lease is held (staleness is the supervisors' own observation).
-		r.State = swarm.StateOf(l, 0, me, s.now(), c.Duration("stale-after"))
-		r.Attempt, r.Owner, r.Host, r.PID, r.Until, r.Heartbeat = l.Attempt, l.Owner, l.Host, l.PID, l.Until, l.Heartbeat
-		rows = append(rows, r)
-	}
-	return rows, nil
-}
-
-type jobRow struct {
-	Card      string `json:"card"`
-	Attempt   int    `json:"attempt"`
-	End       string `json:"end"`
-	Result    string `json:"result"`
-	Reason    string `json:"reason,omitempty"`
-	Stopped   bool   `json:"stopped,omitempty"`
-	Started   string `json:"started"`
-	Ended     string `json:"ended"`
-	Dir       string `json:"job_dir"`
-	ExitCheck string `json:"exit_check"`
-	// Harvest and Head say what became of the job's commits: the head
-	// harvested into this repository under HeadRef (swarm.Job).
-	Harvest      string   `json:"harvest,omitempty"`
-	HarvestNote  string   `json:"harvest_note,omitempty"`
-	Head         string   `json:"head,omitempty"`
-	HeadRef      string   `json:"head_ref,omitempty"`
-	Commits      int      `json:"commits,omitempty"`
-	Changed      []string `json:"changed,omitempty"`
-	ChangedCount int      `json:"changed_count,omitempty"`
-	// Outside are the changed paths the card's PATHS does not cover.
-	Outside      []string `json:"outside,omitempty"`
-	OutsideCount int      `json:"outside_count,omitempty"`
-	// Spent is the harness's last reading, Budget the job's budget.
-	Spent        *swarm.Spent `json:"spent,omitempty"`
-	SpentProblem string       `json:"spent_problem,omitempty"`
-	Budget       string       `json:"budget,omitempty"`
-	Retry        bool         `json:"retry,omitempty"`
-	RetryAfter   string       `json:"retry_after,omitempty"`
-	// Identity is the git identity the worker ran with; Journal and
-	// Examination what became of an examine card's journal (swarm.Job).
-	Identity    string             `json:"identity,omitempty"`
-	Journal     string             `json:"journal,omitempty"`
-	Examination string             `json:"examination,omitempty"`
-	Gate        *swarm.GateSummary `json:"gate,omitempty"`
-}
-
-func (s *session) swarmStatus(c *cli.Context, st *gitstore.Store, asJSON bool) error {
-	if r := c.String("remote"); r != "" {
-		if _, err := gitremote.New(st).Fetch(c.Context, r, s.syncOptions()); err != nil {
-			return err
-		}
-	}
-	queue, err := swarm.Queue(st)
-	if err != nil {
-		return err
-	}
-	jobs, err := swarm.Jobs(st)
-	if err != nil {
-		return err
-	}
-	leases, err := s.leaseRows(c, st)
-	if err != nil {
-		return err
-	}
-	stops, err := swarm.Stops(st)
-	if err != nil {
-		return err
-	}
-	ctl, err := swarm.ReadControl(st)
-	if err != nil {
-		return err
-	}
-	finished := swarm.Finished(jobs, ctl)
-	blocked := swarm.Blocked(queue, jobs, ctl)
-	rows := []jobRow{}
-	var spent swarm.Spent // summed over the jobs whose harness reported
-	reported := 0
-	for _, j := range jobs {
-		check := "ok"
-		if why := swarm.VerifyExit(&j); why != "" {
-			check = why
-		}
-		rows = append(rows, jobRow{Card: j.Label, Attempt: j.Attempt, End: string(j.End), Result: string(j.Result), Reason: j.Reason,
-			Stopped: j.Stopped, Started: j.Started, Ended: j.Ended, Dir: j.JobDir, ExitCheck: check,
-			Harvest: j.Harvest, HarvestNote: j.HarvestNote, Head: j.Head, HeadRef: j.HeadRef, Commits: j.Commits,
-			Changed: j.Changed, ChangedCount: j.ChangedCount, Outside: j.Outside, OutsideCount: j.OutsideCount,
-			Spent: j.Spent, SpentProblem: j.SpentProblem, Budget: j.Budget, Retry: j.Retry, RetryAfter: j.RetryAfter,
-			Identity: j.Identity, Journal: j.Journal, Examination: j.Examination, Gate: j.Gate})
-		if j.Spent != nil {
-			spent.Add(*j.Spent)
-			reported++
-		}
-	}
-	queued, dropped := []string{}, []string{}
-	for _, q := range queue {
-		if _, ok := ctl.Dropped[q.Card.Label]; ok {
-			dropped = append(dropped, q.Card.Label)
-		} else if !finished[q.Card.Label] {
-			queued = append(queued, q.Card.Label)
-		}
-	}
-	stopped := []string{}
-	for k := range stops {
-		stopped = append(stopped, k)
-	}
-	sort.Strings(stopped)
-	rd, err := examine.NewVerifiedReader(st)
-	if err != nil {
-		return err
-	}
-	landings, err := swarm.Landings(st, "")
-	if err != nil {
-		return err
-	}
-	lineage, lineageLeft, err := swarm.Lineages(rd, queue, jobs, landings)
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		return writeJSON(s.env.Stdout, map[string]any{"queued": queued, "jobs": rows, "leases": leases, "stopped": stopped, "dropped": dropped,
-			"blocked": blocked, "spent": spent, "spent_jobs": reported, "lineage": lineage, "lineage_left_out": lineageLeft})
-	}
-	defer s.printLineage(lineage, lineageLeft)
-	fmt.Fprintf(s.env.Stdout, "queued: %d", len(queued))
-	if len(queued) > 0 {
-		fmt.Fprintf(s.env.Stdout, " (%s)", text.TerminalLine(strings.Join(queued, ", ")))
-	}
-	fmt.Fprintln(s.env.Stdout)
-	if len(stopped) > 0 {
-		fmt.Fprintf(s.env.Stdout, "stopped: %s\n", text.TerminalLine(strings.Join(stopped, ", ")))
-	}
-	if len(dropped) > 0 {
-		fmt.Fprintf(s.env.Stdout, "dropped: %s\n", text.TerminalLine(strings.Join(dropped, ", ")))
-	}
-	for _, label := range slices.Sorted(maps.Keys(blocked)) {
-		fmt.Fprintln(s.env.Stdout, text.TerminalLine("blocked "+label+": "+blocked[label]))
-	}
-	if reported > 0 {
-		fmt.Fprintf(s.env.Stdout, "spent: %s (reported by %s of %d)\n", spentText(spent), text.Plural(reported, "job", "jobs"), len(rows))
-	}
-	for _, l := range leases {
-		fmt.Fprintf(s.env.Stdout, "lease %-9s %s attempt %d on %s\n", l.State, text.TerminalLine(l.Label), l.Attempt, text.TerminalLine(l.Host))
-	}
-	for _, r := range rows {
-		line := fmt.Sprintf("job %s #%d: %s, result %s", r.Card, r.Attempt, r.End, r.Result)
-		if r.Reason != "" {
-			line += " (" + r.Reason + ")"
-		}
-		if r.ExitCheck != "ok" {
-			line += "; exit record: " + r.ExitCheck
-		}
-		switch {
-		case r.Journal != "":
-			line += "; journal " + r.Journal
-		case r.Head != "":
-			line += fmt.Sprintf("; head %s (%s, %s, %s changed)", text.Short(r.Head), r.Harvest,
-				text.Plural(r.Commits, "commit", "commits"), text.Plural(r.ChangedCount, "path", "paths"))
-		case r.Harvest == swarm.HarvestNone:
-			line += "; no commits"
-		case r.Harvest == swarm.HarvestRefused:
-			line += "; harvest refused: " + r.HarvestNote
-		}
-		if r.OutsideCount > 0 {
-			line += fmt.Sprintf("; %s outside PATHS", text.Plural(r.OutsideCount, "path", "paths"))
-		}
-		if r.Spent != nil {
-			line += "; spent " + spentText(*r.Spent)
-		}
-		if r.Gate != nil {
-			line += "; " + r.Gate.String()
-		}
-		fmt.Fprintln(s.env.Stdout, text.TerminalLine(line))
-	}
-	return nil
 }
 
 // renderJob prints one job as swarm show shows it.
