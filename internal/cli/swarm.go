@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -11,7 +9,6 @@ import (
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/boundedio"
-	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/sandbox"
 	"github.com/nwdes/nwdes/swarm"
 )
@@ -47,164 +44,11 @@ EXAMPLES
 			s.swarmLeasesCmd(),
 			s.swarmReleaseCmd(),
 			s.swarmReapCmd(),
-			{
-				Name:      "stop",
-				Usage:     "stop a card, or every card: running jobs end, nothing new is taken",
-				UsageText: "git nwdes swarm stop (--card LABEL | --all) [--reason TEXT]",
-				Description: `Writes a stop record every supervisor honours at its next heartbeat (push
-it with git nwdes push to reach supervisors on other machines). swarm
-resume clears it.
-
-EXAMPLES
-   git nwdes swarm stop --all --reason "rate limited"
-   git nwdes swarm stop --card fix-typo
-` + exitStatus(),
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "card", Usage: "the card `LABEL`"},
-					&cli.BoolFlag{Name: "all", Usage: "every card"},
-					&cli.StringFlag{Name: "reason", Usage: "why"},
-				},
-				Action: func(c *cli.Context) error {
-					card, err := cardOrAll(c)
-					if err != nil {
-						return err
-					}
-					st, err := s.open()
-					if err != nil {
-						return err
-					}
-					if err := swarm.SetStop(c.Context, st, swarm.Stop{Card: card, At: s.now().UTC().Format(time.RFC3339Nano), By: s.owner(), Reason: c.String("reason")}); err != nil {
-						return err
-					}
-					fmt.Fprintf(s.env.Stdout, "stopped %s\n", text.TerminalLine(card))
-					return nil
-				},
-			},
-			{
-				Name:      "resume",
-				Usage:     "clear a stop record",
-				UsageText: "git nwdes swarm resume (--card LABEL | --all)",
-				Description: `--all clears every stop record.
-
-EXAMPLES
-   git nwdes swarm resume --all
-` + exitStatus(),
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "card", Usage: "the card `LABEL`"},
-					&cli.BoolFlag{Name: "all", Usage: "every stop record"},
-				},
-				Action: func(c *cli.Context) error {
-					card, err := cardOrAll(c)
-					if err != nil {
-						return err
-					}
-					st, err := s.open()
-					if err != nil {
-						return err
-					}
-					if card == "all" {
-						card = ""
-					}
-					if err := swarm.ClearStop(c.Context, st, card); err != nil {
-						return err
-					}
-					fmt.Fprintln(s.env.Stdout, "resumed")
-					return nil
-				},
-			},
-			{
-				Name:      "requeue",
-				Usage:     "run a finished card again, as a new attempt",
-				UsageText: "git nwdes swarm requeue [--reason R] LABEL",
-				Description: `Writes a requeue record (refs/nwdes/swarm/control): the card's jobs so far
-no longer finish it, and the next supervisor runs it as attempt n+1. A
-card that is not queued (CardInvalid), dropped (CardDropped) or has no
-finished attempt (CardNotFinished) is refused. Push it to reach other
-machines.
-
-EXAMPLES
-   git nwdes swarm requeue --reason "the harness was misconfigured" fix-typo
-` + exitStatus(),
-				Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why"}},
-				Action: func(c *cli.Context) error {
-					label, err := oneLabel(c)
-					if err != nil {
-						return err
-					}
-					st, err := s.open()
-					if err != nil {
-						return err
-					}
-					r, err := swarm.RequeueCard(c.Context, st, label, s.owner(), c.String("reason"), s.now())
-					if err != nil {
-						return err
-					}
-					fmt.Fprintf(s.env.Stdout, "requeued %s (after attempt %d)\n", text.TerminalLine(label), r.After)
-					return nil
-				},
-			},
-			{
-				Name:      "show",
-				Usage:     "show one job: its result, head, changed paths, timeline and the tail of its log",
-				UsageText: "git nwdes swarm show [--attempt N] [--json] LABEL",
-				Description: `Reads the job's record (refs/nwdes/swarm/jobs) alone, so it works in any
-clone that fetched it: end, result, reason, the harvested head and the
-paths it changes, the timeline, and the last 8 KiB of harness.log. The
-latest attempt unless --attempt. None recorded is refused (JobNotFound).
-
-EXAMPLES
-   git nwdes swarm show fix-typo
-   git nwdes swarm show --attempt 1 --json fix-typo
-` + exitStatus(),
-				Flags: []cli.Flag{intFlag("attempt", "the attempt `N` (default: the latest)", 0), jsonFlag()},
-				Action: func(c *cli.Context) error {
-					label, attempt, err := labelAndAttempt(c)
-					if err != nil {
-						return err
-					}
-					st, err := s.open()
-					if err != nil {
-						return err
-					}
-					j, err := swarm.ShowJob(st, label, attempt)
-					if err != nil {
-						return err
-					}
-					if s.wantJSON(c) {
-						return writeJSON(s.env.Stdout, j)
-					}
-					return s.renderJob(j)
-				},
-			},
-			{
-				Name:      "drop",
-				Usage:     "never run a card (again)",
-				UsageText: "git nwdes swarm drop [--reason R] LABEL",
-				Description: `Writes a drop record (refs/nwdes/swarm/control): no supervisor takes the
-card again, and one running it ends its job at the next heartbeat. A card
-that is not queued is refused (CardInvalid). Push it to reach other
-machines.
-
-EXAMPLES
-   git nwdes swarm drop --reason "done by hand" fix-typo
-` + exitStatus(),
-				Flags: []cli.Flag{&cli.StringFlag{Name: "reason", Usage: "why"}},
-				Action: func(c *cli.Context) error {
-					label, err := oneLabel(c)
-					if err != nil {
-						return err
-					}
-					st, err := s.open()
-					if err != nil {
-						return err
-					}
-					if err := swarm.DropCard(c.Context, st, label, s.owner(), c.String("reason"), s.now()); err != nil {
-						return err
-					}
-					fmt.Fprintf(s.env.Stdout, "dropped %s\n", text.TerminalLine(label))
-					return nil
-				},
-			},
+			s.swarmStopCmd(),
+			s.swarmResumeCmd(),
+			s.swarmRequeueCmd(),
+			s.swarmShowCmd(),
+			s.swarmDropCmd(),
 		},
 	}
 }
@@ -332,76 +176,6 @@ func harnessReachable(wall *sandbox.Wall, w *swarm.Worker) error {
 		return nil
 	}
 	return sandbox.OutsideRootsError("harness", w.Harness)
-}
-
-// renderJob prints one job as swarm show shows it.
-func (s *session) renderJob(j *swarm.Shown) error {
-	w := s.env.Stdout
-	line := fmt.Sprintf("job %s #%d: %s, result %s", j.Label, j.Attempt, j.End, j.Result)
-	if j.Reason != "" {
-		line += " (" + j.Reason + ")"
-	}
-	fmt.Fprintln(w, text.TerminalLine(line))
-	fmt.Fprintln(w, text.TerminalLine(fmt.Sprintf("worker %s, started %s, ended %s", j.Worker, j.Started, j.Ended)))
-	switch {
-	case j.Head != "":
-		fmt.Fprintln(w, text.TerminalLine(fmt.Sprintf("head %s (%s, %s), %s", j.Head, j.Harvest,
-			text.Plural(j.Commits, "commit", "commits"), j.HeadRef)))
-		fmt.Fprintln(w, text.TerminalLine(fmt.Sprintf("changed (%d):", j.ChangedCount)))
-		for _, p := range j.Changed {
-			fmt.Fprintln(w, "  "+text.TerminalLine(p))
-		}
-		if n := j.ChangedCount - len(j.Changed); n > 0 {
-			fmt.Fprintf(w, "  … and %d more\n", n)
-		}
-	case j.Harvest == swarm.HarvestRefused:
-		fmt.Fprintln(w, text.TerminalLine("harvest refused: "+j.HarvestNote))
-	case j.Harvest != "":
-		fmt.Fprintln(w, "no commits")
-	}
-	if j.OutsideCount > 0 {
-		fmt.Fprintln(w, text.TerminalLine(fmt.Sprintf("outside PATHS (%d):", j.OutsideCount)))
-		for _, p := range j.Outside {
-			fmt.Fprintln(w, "  "+text.TerminalLine(p))
-		}
-	}
-	if j.Spent != nil || j.Budget != "" || j.SpentProblem != "" {
-		line := "spent: nothing reported"
-		if j.Spent != nil {
-			line = "spent: " + spentText(*j.Spent)
-		}
-		if j.Budget != "" {
-			line += " (budget " + j.Budget + ")"
-		}
-		if j.SpentProblem != "" {
-			line += "; " + j.SpentProblem
-		}
-		fmt.Fprintln(w, text.TerminalLine(line))
-	}
-	if j.Retry {
-		fmt.Fprintln(w, text.TerminalLine("retried: the card runs again after "+j.RetryAfter))
-	}
-	for _, l := range j.Lost {
-		fmt.Fprintln(w, text.TerminalLine("not written: "+l))
-	}
-	if len(j.Timeline) > 0 {
-		fmt.Fprintln(w, "timeline:")
-		for _, st := range j.Timeline {
-			fmt.Fprintln(w, "  "+text.TerminalLine(strings.TrimSpace(fmt.Sprintf("%s %-9s %s", st.At, st.Step, st.Detail))))
-		}
-		if j.Renewals > 0 {
-			fmt.Fprintf(w, "  (%s)\n", text.Plural(j.Renewals, "renewal", "renewals"))
-		}
-	}
-	if j.LogTail != "" {
-		fmt.Fprintf(w, "harness.log (the last %d of %d bytes):\n", len(j.LogTail), j.LogBytes)
-		tail := text.Terminal(j.LogTail)
-		fmt.Fprint(w, tail)
-		if !strings.HasSuffix(tail, "\n") {
-			fmt.Fprintln(w)
-		}
-	}
-	return nil
 }
 
 // spentText is a reading as status and show print it.
