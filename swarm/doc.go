@@ -36,6 +36,12 @@
 // window. Heartbeats rewrite a parentless commit (history "latest"), so a
 // year of them leaves nothing to walk.
 //
+// What swarm leases, release and status show is read here too
+// (status.go): Leases lists each lease with its state as a one-shot
+// reader (a LeaseQuery) sees it, ReleaseLease refuses to free one whose
+// holder may still run it, and ReadStatus puts the queue, jobs, leases,
+// control records and lineages into one Report.
+//
 // Reads and writes of the queue, jobs, stops and control take the record
 // roles (gitstore.RecordReader, RecordWriter; Queuer to add a card); the
 // supervisor, the local book and harvest take the git store, which alone
