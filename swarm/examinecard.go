@@ -110,7 +110,7 @@ func ownWork(st *gitstore.Store, jobs []Job, c *Card, by *examine.ExaminedBy) er
 		}
 		if problem != "" {
 			if commit != c.Candidate {
-				problem = fmt.Sprintf("candidate %s is %s rebased by swarm land: %s", text.Short(c.Candidate), text.Short(commit), problem)
+				problem = fmt.Sprintf("candidate %s is swarm land's rebase of %s: %s", text.Short(c.Candidate), text.Short(commit), problem)
 			}
 			return refusal.New(refusal.DutyNotSeparated, "leave the card to a supervisor running another worker (swarm run --worker), or drop it",
 				"card %s: %s", c.Label, problem)
