@@ -169,3 +169,25 @@ func TestLineageChainAndRoot(t *testing.T) {
 		t.Fatalf("root of other is %s", r)
 	}
 }
+
+// The rule that nobody certifies their own work is asked back along the
+// landing records, from a rebased candidate to the harvested head; a
+// chain that loops is followed no further than its bound.
+func TestRebasedFromFollowsTheLandingRecordsBack(t *testing.T) {
+	t.Parallel()
+	h, r1, r2 := strings.Repeat("1", 40), strings.Repeat("2", 40), strings.Repeat("3", 40)
+	l := map[string]Landing{
+		h:  {Label: "fix", Candidate: h, Event: LandRebased, Rebased: r1},
+		r1: {Label: "fix", Candidate: r1, Event: LandRebased, Rebased: r2},
+	}
+	if got := strings.Join(rebasedFrom(r2, l), " "); got != r2+" "+r1+" "+h {
+		t.Fatalf("rebasedFrom(r2) = %s", got)
+	}
+	if got := rebasedFrom(h, l); len(got) != 1 || got[0] != h {
+		t.Fatalf("a harvested head is its own: %v", got)
+	}
+	l[r2] = Landing{Label: "fix", Candidate: r2, Event: LandRebased, Rebased: h}
+	if got := rebasedFrom(r2, l); len(got) != maxChain+1 {
+		t.Fatalf("a looping chain: %d commits, want the bound %d", len(got), maxChain+1)
+	}
+}
