@@ -200,7 +200,21 @@ func (s *Supervisor) gateHead(ctx context.Context, c *Card, rec *Job) {
 		s.emit(Event{Kind: EventGated, Label: rec.Label, Attempt: rec.Attempt, Detail: "not gated: the card names no FEATURE or TEST"})
 		return
 	}
-	rec.Gate = s.Gates.Gate(ctx, s.Store, c, rec.Head, func(row *examine.GateRow) {
+	// A rework's head is proven against its lineage's first BASE, not
+	// the earlier attempt it was staged on: there the oracles the first
+	// attempt already made pass are MET too, and every one would read
+	// vacuous, though the lineage's change is what made it pass.
+	gated := c
+	if c.ReworkOf != nil {
+		if queue, err := Queue(s.Store); err == nil {
+			if root := lineageBase(c, queue); root != c.Base {
+				cc := *c
+				cc.Base = root
+				gated = &cc
+			}
+		}
+	}
+	rec.Gate = s.Gates.Gate(ctx, s.Store, gated, rec.Head, func(row *examine.GateRow) {
 		d := string(row.Expectation) + " " + string(row.State)
 		if row.Proof != "" {
 			d += " " + string(row.Proof)
@@ -208,4 +222,18 @@ func (s *Supervisor) gateHead(ctx context.Context, c *Card, rec *Job) {
 		s.emit(Event{Kind: EventGated, Label: rec.Label, Attempt: rec.Attempt, Detail: d + " at " + text.Short(rec.Head)})
 	})
 	s.emit(Event{Kind: EventGated, Label: rec.Label, Attempt: rec.Attempt, Detail: rec.Gate.String()})
+}
+
+// lineageBase is the BASE of the first card of c's lineage as far as the
+// queue holds it (lineageRoot); c's own BASE when c is not queued here.
+// Every BASE of the chain is an ancestor of c's head, so a proof against
+// any of them is true; the first is the one that shows the lineage's
+// change.
+func lineageBase(c *Card, queue []Queued) string {
+	for i := range queue {
+		if queue[i].Card.Label == c.Label {
+			return lineageRoot(&queue[i], queue).Card.Base
+		}
+	}
+	return c.Base
 }

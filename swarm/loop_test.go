@@ -191,3 +191,33 @@ func TestRebasedFromFollowsTheLandingRecordsBack(t *testing.T) {
 		t.Fatalf("a looping chain: %d commits, want the bound %d", len(got), maxChain+1)
 	}
 }
+
+// TestAReworkIsProvenAgainstItsLineagesFirstBase: the base a rework's
+// head is gated against is the BASE of the lineage's first card, followed
+// through REWORK-OF; a card not queued here keeps its own.
+func TestAReworkIsProvenAgainstItsLineagesFirstBase(t *testing.T) {
+	t.Parallel()
+	card := func(label, base string, of *ReworkRef) Queued {
+		return Queued{Card: &Card{Label: label, Base: base, ReworkOf: of}}
+	}
+	queue := []Queued{
+		card("fix", "b0", nil),
+		card("fix-r1", "b1", &ReworkRef{Card: "fix", N: 1}),
+		card("fix-r2", "b2", &ReworkRef{Card: "fix-r1", N: 2}),
+		card("orphan-r1", "b3", &ReworkRef{Card: "gone", N: 1}),
+	}
+	for label, want := range map[string]string{"fix": "b0", "fix-r1": "b0", "fix-r2": "b0", "orphan-r1": "b3"} {
+		var c *Card
+		for _, q := range queue {
+			if q.Card.Label == label {
+				c = q.Card
+			}
+		}
+		if got := lineageBase(c, queue); got != want {
+			t.Errorf("lineageBase(%s) = %s, want %s", label, got, want)
+		}
+	}
+	if got := lineageBase(&Card{Label: "elsewhere", Base: "b9", ReworkOf: &ReworkRef{Card: "fix", N: 1}}, queue); got != "b9" {
+		t.Errorf("a card not queued here: %s, want its own base", got)
+	}
+}
