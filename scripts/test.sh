@@ -65,10 +65,41 @@ step() {
 
 step "gofmt" make --no-print-directory fmt || exit 1
 step "go vet" make --no-print-directory vet || exit 1
+# The three test steps run side by side, the two without the race
+# detector in the background with their output kept for the end: a test
+# spends much of its time waiting for git and the wall, and one step at a
+# time left a core idle about half of the run. The race step prints as it
+# goes; each background step's output follows it, whole.
+bg() {
+	local name=$1 log=$2
+	shift 2
+	(
+		s=$(date +%s)
+		"$@" >"$log" 2>&1
+		rc=$?
+		echo "== $name: $([ $rc -eq 0 ] && echo ok || echo FAILED) in $(($(date +%s) - s)) s" >>"$log"
+		exit $rc
+	) &
+}
+logs=$(mktemp -d "${TMPDIR:-/tmp}/nwdes-make-test.XXXXXX")
+echo "== started in the background: the script tests, the corpus, the differential and long-history tests, and the wall, without the race detector"
+bg "the script tests, the corpus, the differential and long-history tests, without the race detector" "$logs/norace" \
+	"$GO" test -count=1 -timeout 20m -run "$norace|$again" ./gitstore/... ./internal/cli/ ./ledger/ ./swarm/
+norace_pid=$!
+bg "the wall without the race detector (its address-space limits)" "$logs/wall" \
+	"$GO" test -count=1 -timeout 10m ./sandbox/
+wall_pid=$!
 step "every test under the race detector, but those below" \
-	"$GO" test -race -count=1 -timeout 20m -skip "$norace" ./... || exit 1
-step "the script tests, the corpus, the differential and long-history tests, without the race detector" \
-	"$GO" test -count=1 -timeout 20m -run "$norace|$again" ./gitstore/... ./internal/cli/ ./ledger/ ./swarm/ || exit 1
-step "the wall without the race detector (its address-space limits)" \
-	"$GO" test -count=1 -timeout 10m ./sandbox/ || exit 1
+	"$GO" test -race -count=1 -timeout 20m -skip "$norace" ./...
+race_rc=$?
+step "waiting for the background steps" wait "$norace_pid"
+norace_rc=$?
+wait "$wall_pid"
+wall_rc=$?
+cat "$logs/norace" "$logs/wall"
+rm -rf "$logs"
+if [ $race_rc -ne 0 ] || [ $norace_rc -ne 0 ] || [ $wall_rc -ne 0 ]; then
+	echo "== make test: FAILED in $(($(date +%s) - t0)) s"
+	exit 1
+fi
 echo "== make test: ok in $(($(date +%s) - t0)) s"

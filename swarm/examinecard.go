@@ -87,18 +87,57 @@ func Producers(jobs []Job, commit string) []examine.ExaminedBy {
 
 // ownWork asks examine's rule that nobody certifies their own work
 // whether by may examine c's candidate, with what the job records know
-// of who produced it: a DutyNotSeparated refusal when it may not.
-func ownWork(st gitstore.CommitReader, jobs []Job, c *Card, by *examine.ExaminedBy) error {
-	cand, err := oid.Parse(c.Candidate)
+// of who produced it: a DutyNotSeparated refusal when it may not. A
+// candidate swarm land made by rebasing is nwdes's commit, but its change
+// is still its producer's: the rule is asked of it and of each earlier
+// candidate the landing records say it was rebased from, back to the
+// harvested head, so that the worker who made that head cannot certify
+// that its work still holds, and nobody else is refused for the commit's
+// author being nwdes.
+func ownWork(st *gitstore.Store, jobs []Job, c *Card, by *examine.ExaminedBy) error {
+	landings, err := Landings(st, "")
 	if err != nil {
 		return err
 	}
-	problem, err := examine.OwnWork(st, cand, c.Feature, by, nil, Producers(jobs, c.Candidate))
-	if err != nil || problem == "" {
-		return err
+	for _, commit := range rebasedFrom(c.Candidate, landings) {
+		cand, err := oid.Parse(commit)
+		if err != nil {
+			return err
+		}
+		problem, err := examine.OwnWork(st, cand, c.Feature, by, nil, Producers(jobs, commit))
+		if err != nil {
+			return err
+		}
+		if problem != "" {
+			if commit != c.Candidate {
+				problem = fmt.Sprintf("candidate %s is swarm land's rebase of %s: %s", text.Short(c.Candidate), text.Short(commit), problem)
+			}
+			return refusal.New(refusal.DutyNotSeparated, "leave the card to a supervisor running another worker (swarm run --worker), or drop it",
+				"card %s: %s", c.Label, problem)
+		}
 	}
-	return refusal.New(refusal.DutyNotSeparated, "leave the card to a supervisor running another worker (swarm run --worker), or drop it",
-		"card %s: %s", c.Label, problem)
+	return nil
+}
+
+// rebasedFrom is commit, then each candidate the landing records say was
+// rebased into the one before, back to the harvested head.
+func rebasedFrom(commit string, landings map[string]Landing) []string {
+	from := map[string]string{}
+	for _, l := range landings {
+		if l.Event == LandRebased {
+			from[l.Rebased] = l.Candidate
+		}
+	}
+	out := []string{commit}
+	for n := 0; n < maxChain; n++ {
+		prev, ok := from[commit]
+		if !ok {
+			break
+		}
+		out = append(out, prev)
+		commit = prev
+	}
+	return out
 }
 
 // examineCardProblems checks an examine card against the repository as

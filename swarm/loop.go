@@ -24,6 +24,18 @@ import (
 // judge.Judge for the outcome, ReworkCard for the rework (with its bound
 // and refusals), Land when asked.
 //
+// With Land, an accepted head joins the loop's landing queue, and the
+// heads in it land one at a time, in the order they were accepted, each
+// against the branch's tip as the remote has it then (swarm land's rule:
+// fast-forward only). A head the branch moved under is rebased by land
+// into a new candidate (a landing record says so); Decide then follows
+// the landing records to it, and it goes through the same steps as a
+// head: gates (with the new tip as base), an examine card, the judgment,
+// and, accepted, the landing queue again, behind those already waiting.
+// A rebased candidate that is not accepted ends its lineage for a
+// person: the rebase broke what the head did, and no rework is staged on
+// a commit no worker made.
+//
 // Two supervisors run it, one per worker: the producer takes the produce
 // cards and gates each harvested head; the examiner takes the examine
 // cards. They are two worker descriptions because nobody certifies their
@@ -44,6 +56,10 @@ const (
 	LoopJudge LoopAction = "judge"
 	// LoopEnd: the lineage ended (Decision.End says how).
 	LoopEnd LoopAction = "end"
+	// LoopGate (a rebased candidate only): gate the candidate with the
+	// tip it was rebased onto as base, then queue its examine card. A
+	// harvested head was gated by its producer's supervisor already.
+	LoopGate LoopAction = "gate"
 )
 
 // LineageEnd is how a lineage ended.
@@ -74,6 +90,13 @@ type Decision struct {
 	// chain); Head its finished job's harvested head, when it has one.
 	Card *Card
 	Head string
+	// Candidate is the commit examined and judged: Head, or the newest
+	// candidate swarm land rebased it into (the landing records' chain),
+	// then Onto is the tip that one was rebased onto and Rebases how many
+	// times the head was rebased.
+	Candidate string
+	Onto      string
+	Rebases   int
 	// Examine is the label of the head's examine card, once queued.
 	Examine string
 	// End and Reason say how the lineage ended (LoopEnd).
@@ -88,15 +111,20 @@ type Records struct {
 	Jobs    []Job
 	Control *Control
 	Stops   map[string]Stop
+	// Landings are the landing records, by candidate (Landings).
+	Landings map[string]Landing
 }
 
 // Decide says what comes next in the lineage whose first card is root.
 // It follows REWORK-OF from root to the current card, then: a stop or a
 // drop naming a card of the lineage (or a stop of every card) ends it;
 // a current card not finished waits; one finished with no head ends for
-// a person; a head with no examine card is to be examined; an examine
-// card not finished waits; one whose journal was not replayed ends for a
-// person; a replayed one is to be judged.
+// a person. The head's landing records are followed: a candidate that
+// landed ends the lineage accepted; one rebased gives way to the
+// candidate it was rebased into. A head with no examine card is to be
+// examined (a rebased candidate gated first); an examine card not
+// finished waits; one whose journal was not replayed ends for a person;
+// a replayed one is to be judged.
 func Decide(root string, r Records) Decision {
 	d := Decision{Lineage: root}
 	chain := lineageChain(root, r.Queue)
@@ -128,17 +156,31 @@ func Decide(root string, r Records) Decision {
 		return ended(d, LineagePerson, fmt.Sprintf("card %s's job #%d ended %s, result %s, with no head to examine%s",
 			c.Label, out.Attempt, out.End, out.Result, because(out.Reason)))
 	}
-	d.Head = out.Head
+	d.Head, d.Candidate = out.Head, out.Head
+	for n := 0; n < maxChain; n++ {
+		l, ok := r.Landings[d.Candidate]
+		if !ok || l.Label != c.Label {
+			break
+		}
+		if l.Event == LandLanded {
+			return ended(d, LineageAccepted, fmt.Sprintf("card %s's candidate %s landed on %s's %s (over %s) at %s",
+				c.Label, text.Short(d.Candidate), l.Remote, l.Branch, orNew(l.Onto), l.At))
+		}
+		d.Candidate, d.Onto, d.Rebases = l.Rebased, l.Onto, d.Rebases+1
+	}
 	feature := gateFeature(c)
 	var exam *Card
 	for i := range r.Queue {
 		k := r.Queue[i].Card
-		if k.Kind == KindExamine && k.Candidate == out.Head && k.Feature == feature {
+		if k.Kind == KindExamine && k.Candidate == d.Candidate && k.Feature == feature {
 			exam = k
 		}
 	}
 	if exam == nil {
 		d.Action = LoopExamine
+		if d.Rebases > 0 {
+			d.Action = LoopGate
+		}
 		return d
 	}
 	d.Examine = exam.Label
@@ -157,7 +199,7 @@ func Decide(root string, r Records) Decision {
 	}
 	if eo.Journal != JournalReplayed {
 		return ended(d, LineagePerson, fmt.Sprintf("the examination of %s by card %s's job #%d was not published (journal %s, result %s)%s",
-			text.Short(out.Head), exam.Label, eo.Attempt, orNone(eo.Journal), eo.Result, because(eo.Reason)))
+			text.Short(d.Candidate), exam.Label, eo.Attempt, orNone(eo.Journal), eo.Result, because(eo.Reason)))
 	}
 	d.Action = LoopJudge
 	return d
@@ -240,9 +282,11 @@ type Loop struct {
 	// Check is what the cards the loop queues are checked against; its
 	// Worker is set to the examiner's name for an examine card.
 	Check CheckOptions
-	// Land, when set, lands an accepted head: the label of the card that
-	// produced it. It returns a line saying what it did.
-	Land func(ctx context.Context, label string) (string, error)
+	// Land, when set, lands an accepted candidate of the card label (as
+	// swarm land: it follows the card's landing records to the candidate).
+	// The loop calls it for one lineage at a time, in the order of its
+	// landing queue. A rebased result continues the lineage.
+	Land func(ctx context.Context, label string) (*LandResult, error)
 	By   string
 	Now  func() time.Time
 	// Events receives the supervisors' events and the loop's own.
@@ -251,11 +295,14 @@ type Loop struct {
 
 // LineageResult is how one lineage the loop drove ended.
 type LineageResult struct {
-	Lineage string     `json:"lineage"`
-	Card    string     `json:"card"`
-	Head    string     `json:"head,omitempty"`
-	End     LineageEnd `json:"end"`
-	Reason  string     `json:"reason"`
+	Lineage string `json:"lineage"`
+	Card    string `json:"card"`
+	Head    string `json:"head,omitempty"`
+	// Candidate is the commit judged last when it is not Head: the
+	// candidate swarm land rebased the head into.
+	Candidate string     `json:"candidate,omitempty"`
+	End       LineageEnd `json:"end"`
+	Reason    string     `json:"reason"`
 	// Refusal names the refusal that ended it (ReworkLimit, NeedsPerson…).
 	Refusal string `json:"refusal,omitempty"`
 	// Landed says what Land did with an accepted head; LandRefusal names
@@ -288,6 +335,9 @@ type loopRun struct {
 	drive []string // roots, in the order first driven
 	ended map[string]*LineageResult
 	sum   *LoopSummary
+	// landing is the landing queue: accepted lineages, in the order they
+	// were accepted, each waiting for the ones before it to land.
+	landing []Decision
 }
 
 // Run drives, until each has ended, the lineages of every produce card
@@ -316,8 +366,10 @@ func (l *Loop) Run(ctx context.Context) (*LoopSummary, error) {
 		}
 		// A lineage whose card, or whose head's examination, is still to
 		// finish: one an earlier run left off is driven again.
+		// A rebased candidate examined but not yet judged is picked up
+		// too: it is in the middle of the landing queue's work.
 		root := lineageOf(q.Card.Label, recs.Queue)
-		if a := Decide(root, recs).Action; a == LoopWait || a == LoopExamine {
+		if d := Decide(root, recs); d.Action == LoopWait || d.Action == LoopExamine || d.Action == LoopGate || d.Action == LoopJudge && d.Rebases > 0 {
 			r.driven(root)
 		}
 	}
@@ -359,7 +411,7 @@ func (l *Loop) Run(ctx context.Context) (*LoopSummary, error) {
 			if err != nil {
 				return r.sum, err
 			}
-			moved = moved || stepped
+			moved = moved || stepped || r.landQueued(ctx)
 		}
 		if len(r.ended) == len(r.drive) {
 			return r.sum, nil
@@ -387,7 +439,10 @@ func (r *loopRun) read() (Records, error) {
 	if recs.Control, err = ReadControl(st); err != nil {
 		return recs, err
 	}
-	recs.Stops, err = Stops(st)
+	if recs.Stops, err = Stops(st); err != nil {
+		return recs, err
+	}
+	recs.Landings, err = Landings(st, "")
 	return recs, err
 }
 
@@ -460,7 +515,7 @@ func (r *loopRun) emit(e Event) {
 func (r *loopRun) step(ctx context.Context, recs Records) (bool, error) {
 	moved := false
 	for _, root := range r.drive {
-		if _, done := r.ended[root]; done {
+		if _, done := r.ended[root]; done || r.waitsToLand(root) {
 			continue
 		}
 		d := Decide(root, recs)
@@ -469,6 +524,11 @@ func (r *loopRun) step(ctx context.Context, recs Records) (bool, error) {
 			continue
 		case LoopEnd:
 			r.end(d, "")
+		case LoopGate:
+			r.gate(ctx, d)
+			if err := r.examine(ctx, d); err != nil {
+				return moved, err
+			}
 		case LoopExamine:
 			if err := r.examine(ctx, d); err != nil {
 				return moved, err
@@ -485,66 +545,126 @@ func (r *loopRun) step(ctx context.Context, recs Records) (bool, error) {
 
 // end records how a lineage ended and says so.
 func (r *loopRun) end(d Decision, name string) *LineageResult {
+	return r.endLanded(d, name, nil)
+}
+
+// endLanded ends a lineage with what its landing did (nil: none asked).
+func (r *loopRun) endLanded(d Decision, name string, landed *LineageResult) *LineageResult {
 	res := &LineageResult{Lineage: d.Lineage, Head: d.Head, End: d.End, Reason: d.Reason, Refusal: name}
 	if d.Card != nil {
 		res.Card = d.Card.Label
 	}
+	if d.Candidate != d.Head {
+		res.Candidate = d.Candidate
+	}
+	if landed != nil {
+		res.Landed, res.LandRefusal = landed.Landed, landed.LandRefusal
+	}
 	r.ended[d.Lineage] = res
 	r.sum.Lineages = append(r.sum.Lineages, *res)
 	detail := string(d.End)
-	if res.Head != "" {
-		detail += " at " + text.Short(res.Head)
+	if at := orHead(d); at != "" {
+		detail += " at " + text.Short(at)
 	}
 	r.emit(Event{Kind: EventLineageEnded, Label: d.Lineage, Detail: detail + ": " + res.Reason})
 	return res
 }
 
-// examineText is the examine card the loop queues for a head.
-func examineText(label string, c *Card, lineage, head string) string {
+// orHead is the commit a decision is about: its candidate, else its head.
+func orHead(d Decision) string {
+	if d.Candidate != "" {
+		return d.Candidate
+	}
+	return d.Head
+}
+
+// examineText is the examine card the loop queues for a head, or for
+// the candidate swarm land rebased it into (d.Rebases > 0).
+func examineText(label string, d Decision) string {
+	c, cand := d.Card, d.Candidate
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s%s sha=%s\n", ContractPrefix, label, head[:12])
-	fmt.Fprintf(&b, "%s: %s\n%s: %s\n%s: %s\n%s: %s\n", BaseHeader, head, KindHeader, KindExamine, CandidateHeader, head, FeatureHeader, gateFeature(c))
+	fmt.Fprintf(&b, "%s%s sha=%s\n", ContractPrefix, label, cand[:12])
+	fmt.Fprintf(&b, "%s: %s\n%s: %s\n%s: %s\n%s: %s\n", BaseHeader, cand, KindHeader, KindExamine, CandidateHeader, cand, FeatureHeader, gateFeature(c))
 	if v, ok := c.Lookup(DeadlineHeader); ok {
 		fmt.Fprintf(&b, "%s: %s\n", DeadlineHeader, v)
 	}
-	fmt.Fprintf(&b, "\nExamine %s at %s, the head card %s produced (lineage %s), against the contract it holds,\n", gateFeature(c), text.Short(head), c.Label, lineage)
+	if d.Rebases > 0 {
+		fmt.Fprintf(&b, "\nExamine %s at %s: the head %s card %s produced (lineage %s), rebased by swarm land onto %s,\n", gateFeature(c), text.Short(cand), text.Short(d.Head), c.Label, d.Lineage, text.Short(d.Onto))
+		b.WriteString("which the branch had moved to. Judge it as it is, against the contract it holds,\n")
+	} else {
+		fmt.Fprintf(&b, "\nExamine %s at %s, the head card %s produced (lineage %s), against the contract it holds,\n", gateFeature(c), text.Short(cand), c.Label, d.Lineage)
+	}
 	b.WriteString("from its public behaviour: judge every expectation, citing what you observed.\n")
 	return b.String()
 }
 
-// examineLabel names the examine card of a card's head.
-func examineLabel(c *Card) string { return text.Truncate(c.Label, 90) + "-exam" }
+// examineLabel names the examine card of a card's head, or of its n-th
+// rebased candidate.
+func examineLabel(c *Card, rebases int) string {
+	if rebases > 0 {
+		return fmt.Sprintf("%s-rebase%d-exam", text.Truncate(c.Label, 80), rebases)
+	}
+	return text.Truncate(c.Label, 90) + "-exam"
+}
 
 func (r *loopRun) examine(ctx context.Context, d Decision) error {
-	label := examineLabel(d.Card)
+	label := examineLabel(d.Card, d.Rebases)
 	o := r.Check
 	o.Worker = r.Examiner.Worker.Name
-	check, err := AddCard(ctx, []byte(examineText(label, d.Card, d.Lineage, d.Head)), o, r.By, now(r.Now))
+	check, err := AddCard(ctx, []byte(examineText(label, d)), o, r.By, now(r.Now))
 	if rf, ok := refusal.As(err); ok {
-		d.End, d.Reason = LineagePerson, "the examine card of "+text.Short(d.Head)+" was refused: "+rf.Name+": "+text.OneLine(rf.Detail)
+		d.End, d.Reason = LineagePerson, "the examine card of "+text.Short(d.Candidate)+" was refused: "+rf.Name+": "+text.OneLine(rf.Detail)
 		r.end(d, rf.Name)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	detail := fmt.Sprintf("card %s examines %s, the head of card %s, by worker %s", check.Card.Label, text.Short(d.Head), d.Card.Label, r.Examiner.Worker.Name)
+	what := "the head of card " + d.Card.Label
+	if d.Rebases > 0 {
+		what = fmt.Sprintf("card %s's head %s rebased onto %s", d.Card.Label, text.Short(d.Head), text.Short(d.Onto))
+	}
+	detail := fmt.Sprintf("card %s examines %s, %s, by worker %s", check.Card.Label, text.Short(d.Candidate), what, r.Examiner.Worker.Name)
 	r.emit(Event{Kind: EventExamineQueued, Label: d.Lineage, Detail: detail})
 	return nil
 }
 
-// judge asks the one judgment of the head; accepted ends the lineage
-// (and lands it, when asked); anything else is ReworkCard's to turn into
-// the next card, or to refuse by name, which ends the lineage.
+// gate runs the feature's gates on a rebased candidate, as the producer's
+// supervisor runs them on a harvested head (HeadGates), with the tip it
+// was rebased onto as the base: the evidence is recorded against the
+// candidate, and the judgment reads it. The loop runs no gates when its
+// producer runs none.
+func (r *loopRun) gate(ctx context.Context, d Decision) {
+	g := r.Producer.Gates
+	if g == nil {
+		return
+	}
+	on := *d.Card
+	on.Base = d.Onto
+	sum := g.Gate(ctx, r.Producer.Store, &on, d.Candidate, func(row *examine.GateRow) {
+		detail := string(row.Expectation) + " " + string(row.State)
+		if row.Proof != "" {
+			detail += " " + string(row.Proof)
+		}
+		r.emit(Event{Kind: EventGated, Label: d.Card.Label, Detail: detail + " at rebased " + text.Short(d.Candidate)})
+	})
+	r.emit(Event{Kind: EventGated, Label: d.Card.Label, Detail: "rebased " + text.Short(d.Candidate) + " onto " + text.Short(d.Onto) + ": " + sum.String()})
+}
+
+// judge asks the one judgment of the candidate; accepted ends the
+// lineage, or, when asked to land, puts it in the landing queue; a head
+// not accepted is ReworkCard's to turn into the next card, or to refuse
+// by name, which ends the lineage; a rebased candidate not accepted ends
+// it for a person.
 func (r *loopRun) judge(ctx context.Context, d Decision) error {
 	st := r.Check.Store
 	feature := gateFeature(d.Card)
-	head, err := oid.Parse(d.Head)
+	cand, err := oid.Parse(d.Candidate)
 	if err != nil {
 		return err
 	}
 	q := r.Question
-	q.Commit, q.Now = head, now(r.Now)
+	q.Commit, q.Now = cand, now(r.Now)
 	j, err := judge.Judge(st, q)
 	if err != nil {
 		return err
@@ -556,18 +676,32 @@ func (r *loopRun) judge(ctx context.Context, d Decision) error {
 		}
 		outcome, why = f.Outcome, f.Refusal
 		if f.OK() {
-			r.emit(Event{Kind: EventJudged, Label: d.Lineage, Detail: fmt.Sprintf("%s at %s: accepted", feature, text.Short(d.Head))})
-			d.End, d.Reason = LineageAccepted, fmt.Sprintf("the examination of %s at %s is accepted (card %s)", feature, text.Short(d.Head), d.Card.Label)
-			res := r.end(d, "")
-			r.land(ctx, d, res)
+			r.emit(Event{Kind: EventJudged, Label: d.Lineage, Detail: fmt.Sprintf("%s at %s: accepted", feature, text.Short(d.Candidate))})
+			d.End, d.Reason = LineageAccepted, fmt.Sprintf("the examination of %s at %s is accepted (card %s)", feature, text.Short(d.Candidate), d.Card.Label)
+			if d.Rebases > 0 {
+				d.Reason = fmt.Sprintf("the examination of %s at %s, card %s's head rebased onto %s, is accepted", feature, text.Short(d.Candidate), d.Card.Label, text.Short(d.Onto))
+			}
+			if r.Land == nil {
+				r.end(d, "")
+				return nil
+			}
+			r.landing = append(r.landing, d)
+			r.emit(Event{Kind: EventLandQueued, Label: d.Lineage, Detail: fmt.Sprintf("%s waits to land, %s in the landing queue", text.Short(d.Candidate), ordinal(len(r.landing)))})
 			return nil
 		}
 	}
-	detail := fmt.Sprintf("%s at %s: %s", feature, text.Short(d.Head), orNone(string(outcome)))
+	detail := fmt.Sprintf("%s at %s: %s", feature, text.Short(d.Candidate), orNone(string(outcome)))
 	if why != "" {
 		detail += " (" + why + ")"
 	}
 	r.emit(Event{Kind: EventJudged, Label: d.Lineage, Detail: detail})
+	if d.Rebases > 0 {
+		d.End = LineagePerson
+		d.Reason = fmt.Sprintf("NeedsPerson: card %s's head %s, rebased onto %s as %s, is %s there: a person decides how the change and the branch go together",
+			d.Card.Label, text.Short(d.Head), text.Short(d.Onto), text.Short(d.Candidate), orNone(string(outcome)))
+		r.end(d, refusal.NeedsPerson)
+		return nil
+	}
 	rw, err := ReworkCard(ctx, ReworkOptions{Feature: feature, Candidate: d.Head, Limit: r.Limit, Question: r.Question, Check: r.Check, By: r.By, Now: now(r.Now)})
 	if rf, ok := refusal.As(err); ok {
 		d.End = LineagePerson
@@ -589,24 +723,67 @@ func (r *loopRun) judge(ctx context.Context, d Decision) error {
 	return nil
 }
 
-// land lands an accepted head when asked; a refusal is kept in the
-// lineage's result (it ended accepted, not landed).
-func (r *loopRun) land(ctx context.Context, d Decision, res *LineageResult) {
-	if r.Land == nil {
-		return
+func ordinal(n int) string {
+	switch n {
+	case 1:
+		return "first"
+	case 2:
+		return "second"
+	case 3:
+		return "third"
 	}
-	what, err := r.Land(ctx, d.Card.Label)
-	if err != nil {
-		res.LandRefusal = "error"
-		if rf, ok := refusal.As(err); ok {
-			res.LandRefusal = rf.Name
+	return fmt.Sprintf("number %d", n)
+}
+
+// waitsToLand reports whether the lineage root is in the landing queue.
+func (r *loopRun) waitsToLand(root string) bool {
+	for _, d := range r.landing {
+		if d.Lineage == root {
+			return true
 		}
-		res.Landed = "not landed: " + text.OneLine(err.Error())
-	} else {
-		res.Landed = what
 	}
-	r.sum.Lineages[len(r.sum.Lineages)-1] = *res
-	r.emit(Event{Kind: EventLanded, Label: d.Lineage, Detail: res.Landed})
+	return false
+}
+
+// landQueued lands the lineages of the landing queue one at a time, in
+// its order; Land reads the remote's tip afresh for each. Landed, or
+// refused, ends the lineage accepted (a refusal kept in its result: it
+// was not landed). Rebased leaves it driven: Decide follows the landing
+// record to the new candidate, which is gated, examined and judged, and,
+// accepted, joins the queue behind the lineages waiting then. It reports
+// whether it landed anything.
+func (r *loopRun) landQueued(ctx context.Context) bool {
+	moved := len(r.landing) > 0
+	for len(r.landing) > 0 {
+		d := r.landing[0]
+		r.landing = r.landing[1:]
+		res, err := r.Land(ctx, d.Card.Label)
+		out := &LineageResult{}
+		switch {
+		case err != nil:
+			out.LandRefusal = "error"
+			if rf, ok := refusal.As(err); ok {
+				out.LandRefusal = rf.Name
+			}
+			out.Landed = "not landed: " + text.OneLine(err.Error())
+		case res.Event == LandRebased:
+			detail := fmt.Sprintf("%s on %s moved to %s: %s rebased into a new candidate %s, to gate and examine as it is",
+				res.Branch, res.Remote, text.Short(res.Onto), text.Short(res.Candidate), text.Short(res.Rebased))
+			if res.Notice != "" {
+				detail += "; " + text.OneLine(res.Notice)
+			}
+			r.emit(Event{Kind: EventRebased, Label: d.Lineage, Detail: detail})
+			continue
+		default:
+			out.Landed = fmt.Sprintf("%s is at %s on %s", res.Branch, text.Short(res.Candidate), res.Remote)
+			if res.Notice != "" {
+				out.Landed += "; " + text.OneLine(res.Notice)
+			}
+		}
+		r.endLanded(d, "", out)
+		r.emit(Event{Kind: EventLanded, Label: d.Lineage, Detail: out.Landed})
+	}
+	return moved
 }
 
 // stalled ends every lineage still driven when a round moved nothing:

@@ -171,16 +171,18 @@ const (
 	EventIdle          EventKind = "idle"           // the job wrote nothing and used no CPU for the worker's idle time: ended
 	EventBudget        EventKind = "budget"         // a reading of spent.json passed the budget, or readings stopped arriving: ended
 	EventSyncFailed    EventKind = "sync-failed"    // a fetch, or a read of the stop records, failed while the job ran; tried again at the next heartbeat
-	EventGated         EventKind = "gated"          // an oracle ran at a harvested head (swarm run --gate), then the gates' summary
+	EventGated         EventKind = "gated"          // an oracle ran at a harvested head (swarm run --gate) or a rebased candidate (the loop), then the gates' summary
 	EventRecorded      EventKind = "recorded"       // the job's record was written (and pushed)
 	EventRetry         EventKind = "retry"          // the job failed to launch: its card runs again after a backoff
 	EventReleased      EventKind = "released"       // the lease was released
 	EventReleaseFailed EventKind = "release-failed" // the lease could not be released (tried three times)
 	// What the unattended loop (swarm run --rework; loop.go) decided.
-	EventExamineQueued EventKind = "examine-queued" // an examine card was queued for a harvested head
+	EventExamineQueued EventKind = "examine-queued" // an examine card was queued for a harvested head or a rebased candidate
 	EventJudged        EventKind = "judged"         // the one judgment's outcome of a head, once its examination was replayed
 	EventReworkQueued  EventKind = "rework-queued"  // a rejected head's rework card was queued
-	EventLanded        EventKind = "landed"         // an accepted head was landed on its branch (swarm run --land)
+	EventLandQueued    EventKind = "land-queued"    // an accepted candidate joined the landing queue (swarm run --land)
+	EventLanded        EventKind = "landed"         // an accepted candidate was landed on its branch, or refused (swarm run --land)
+	EventRebased       EventKind = "rebased"        // the branch had moved: land rebased the candidate into a new one, to gate and examine
 	EventLineageEnded  EventKind = "lineage-ended"  // a lineage ended: accepted, at its bound, for a person, or stopped
 )
 
@@ -188,7 +190,7 @@ const (
 func EventKinds() []EventKind {
 	return []EventKind{EventTaken, EventSkipped, EventBlocked, EventStarted, EventRenewed, EventRenewFailed, EventLost,
 		EventStopped, EventIdle, EventBudget, EventSyncFailed, EventGated, EventRecorded, EventRetry, EventReleased, EventReleaseFailed,
-		EventExamineQueued, EventJudged, EventReworkQueued, EventLanded, EventLineageEnded}
+		EventExamineQueued, EventJudged, EventReworkQueued, EventLandQueued, EventLanded, EventRebased, EventLineageEnded}
 }
 
 // Event is one thing a supervisor did.

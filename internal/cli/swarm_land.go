@@ -32,7 +32,9 @@ When the branch moved elsewhere, nothing is pushed: the candidate's
 change is made again on the new tip (per path; a path both sides changed
 is refused NeedsPerson), kept under refs/nwdes/swarm/heads/<label>/
 rebased-<commit>, and recorded as the candidate's successor. That is a
-new candidate: gate and examine it as it is, then land the card again.
+new candidate: gate and examine it as it is, then land the card again
+(swarm run --rework --land does those steps itself). The worker that
+produced the head may not examine its rebase.
 
 Refused: a card with no BRANCH (BranchMissing), no harvested head
 (HeadMissing), a candidate not accepted (NotAccepted, naming each

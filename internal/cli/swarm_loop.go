@@ -56,18 +56,10 @@ func (s *session) swarmLoop(c *cli.Context, st *gitstore.Store, sup *swarm.Super
 		if o.Proof, err = s.proofMode(); err != nil {
 			return err
 		}
-		l.Land = func(ctx context.Context, label string) (string, error) {
+		l.Land = func(ctx context.Context, label string) (*swarm.LandResult, error) {
 			o := o
 			o.Label = label
-			res, err := swarm.Land(ctx, o)
-			if err != nil {
-				return "", err
-			}
-			if res.Event == swarm.LandRebased {
-				return "", negative(fmt.Sprintf("not landed: %s on %s moved; rebased into a new candidate %s: gate and examine it, then git nwdes swarm land %s",
-					res.Branch, res.Remote, text.Short(res.Rebased), label))
-			}
-			return fmt.Sprintf("%s is at %s on %s", res.Branch, text.Short(res.Candidate), res.Remote), nil
+			return swarm.Land(ctx, o)
 		}
 	}
 	sum, err := l.Run(c.Context)
@@ -78,7 +70,9 @@ func (s *session) swarmLoop(c *cli.Context, st *gitstore.Store, sup *swarm.Super
 		fmt.Fprintf(s.env.Stdout, "ran %d jobs (%d stopped)\n", sum.Ran, sum.Stopped)
 		for _, r := range sum.Lineages {
 			line := fmt.Sprintf("lineage %s: %s", r.Lineage, r.End)
-			if r.Head != "" {
+			if r.Candidate != "" {
+				line += " at " + text.Short(r.Candidate) + " (head " + text.Short(r.Head) + ", rebased)"
+			} else if r.Head != "" {
 				line += " at " + text.Short(r.Head)
 			}
 			line += " (card " + r.Card + "): " + r.Reason

@@ -71,13 +71,18 @@ gated, an examine card for it (KIND: examine, CANDIDATE and BASE the head,
 FEATURE the card's) is queued and run by the --examiner, another worker
 description (nobody certifies their own work); once its journal is
 replayed, the one judgment (as status asks it) says the head's outcome.
-Accepted ends the lineage (with --land REMOTE, swarm land lands it
-there); refused becomes the next card as swarm rework makes it, until the
-lineage holds its bound (--limit, git config nwdes.swarm.reworks, default
-2: ReworkLimit) or what is left is a person's to decide (NeedsPerson). A
-stop or drop record naming a card of the lineage (or swarm stop --all)
-ends it. Each step is a line (examine-queued, judged, rework-queued,
-landed, lineage-ended); the run ends when every lineage it drives has
+Accepted ends the lineage; refused becomes the next card as swarm rework
+makes it, until the lineage holds its bound (--limit, git config
+nwdes.swarm.reworks, default 2: ReworkLimit) or what is left is a
+person's to decide (NeedsPerson). A stop or drop record naming a card of
+the lineage (or swarm stop --all) ends it. With --land REMOTE accepted
+heads join a landing queue and land one at a time, as swarm land lands
+them, in the order they were accepted; a head whose branch moved is
+rebased by land into a new candidate, which is gated (the new tip as
+base), examined by the --examiner and judged in turn, and, accepted,
+joins the queue again behind those waiting (not accepted: NeedsPerson).
+Each step is a line (examine-queued, judged, rework-queued, land-queued,
+landed, rebased, lineage-ended); the run ends when every lineage it drives has
 ended, and exits 0 only when each was accepted (and landed, with --land),
 1 when one ended otherwise. See docs/swarm.md (The loop).
 
