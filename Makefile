@@ -6,7 +6,7 @@ MANDIR   ?= $(PREFIX)/share/man/man1
 SHAREDIR ?= $(PREFIX)/share
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
-LDFLAGS  := -X github.com/nwdes/nwdes/internal/cli.version=$(VERSION) -X github.com/nwdes/nwdes/internal/cli.commit=$(COMMIT)
+LDFLAGS  := -X github.com/nwdes/nwdes/cmd/git-nwdes/internal/cli.version=$(VERSION) -X github.com/nwdes/nwdes/cmd/git-nwdes/internal/cli.commit=$(COMMIT)
 BIN      := bin/git-nwdes
 
 .PHONY: build install test check demo bench fuzz fmt vet vet-cross clean
@@ -14,7 +14,7 @@ BIN      := bin/git-nwdes
 # CGO_ENABLED=0: a static binary starts faster, and every wall a gate runs
 # starts this binary again as its helper. BUILDTAGS leaves out urfave/cli's
 # man page renderer, whose markdown library initialises itself at every
-# start; the man page is kept rendered in internal/cli/git-nwdes.1.
+# start; the man page is kept rendered in cmd/git-nwdes/internal/cli/git-nwdes.1.
 BUILDTAGS := urfave_cli_no_docs
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(BUILDTAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/git-nwdes
@@ -58,7 +58,7 @@ test:
 
 # The inner loop: formatting, vet, and the tests without the race
 # detector and without the longest stress runs (-short): about 4 minutes
-# on 2 cores, most of it internal/cli's scripts and the swarm; for one
+# on 2 cores, most of it cmd/git-nwdes/internal/cli's scripts and the swarm; for one
 # package, go test -short ./pkg/.
 check: fmt vet vet-cross
 	$(GO) test -short -count=1 ./...

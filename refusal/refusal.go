@@ -6,7 +6,7 @@ import (
 )
 
 // Class says what kind of failure a refusal is. The CLI's exit-code table
-// (internal/cli/exit.go) maps each class to a code; the class is carried
+// (cmd/git-nwdes/internal/cli/exit.go) maps each class to a code; the class is carried
 // here so that a library says what went wrong without knowing about
 // processes or exit codes.
 type Class int

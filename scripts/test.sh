@@ -84,7 +84,7 @@ bg() {
 logs=$(mktemp -d "${TMPDIR:-/tmp}/nwdes-make-test.XXXXXX")
 echo "== started in the background: the script tests, the corpus, the differential and long-history tests, and the wall, without the race detector"
 bg "the script tests, the corpus, the differential and long-history tests, without the race detector" "$logs/norace" \
-	"$GO" test -count=1 -timeout 20m -run "$norace|$again" ./gitstore/... ./internal/cli/ ./ledger/ ./swarm/
+	"$GO" test -count=1 -timeout 20m -run "$norace|$again" ./gitstore/... ./cmd/git-nwdes/internal/cli/ ./ledger/ ./swarm/
 norace_pid=$!
 bg "the wall without the race detector (its address-space limits)" "$logs/wall" \
 	"$GO" test -count=1 -timeout 10m ./sandbox/

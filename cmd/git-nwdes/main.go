@@ -1,5 +1,6 @@
 // Command git-nwdes is nwdes's command line, run as `git nwdes <verb>`.
-// Everything lives in internal/cli so that tests drive it in process.
+// Everything lives in internal/cli beside it, so that tests drive it in
+// process.
 package main
 
 import (
@@ -8,7 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/nwdes/nwdes/internal/cli"
+	"github.com/nwdes/nwdes/cmd/git-nwdes/internal/cli"
 )
 
 func main() {

@@ -12,7 +12,7 @@ import (
 // harness to the one swarm_agent_example.txtar runs, byte for byte.
 func TestTheWorkedExampleIsTheOneTested(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile("../../docs/swarm.md")
+	doc, err := os.ReadFile("../../../../docs/swarm.md")
 	if err != nil {
 		t.Fatal(err)
 	}

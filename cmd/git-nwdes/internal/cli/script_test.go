@@ -17,7 +17,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/nwdes/nwdes/internal/cli"
+	"github.com/nwdes/nwdes/cmd/git-nwdes/internal/cli"
 	"github.com/nwdes/nwdes/sandbox"
 )
 

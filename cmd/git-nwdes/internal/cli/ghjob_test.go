@@ -14,7 +14,7 @@ import (
 )
 
 // workflowDoc is the document whose GitHub Actions workflow ghjob runs.
-const workflowDoc = "../../docs/ci.md"
+const workflowDoc = "../../../../docs/ci.md"
 
 // ghStep is one step of a workflow job, as far as ghjob needs it.
 type ghStep struct {

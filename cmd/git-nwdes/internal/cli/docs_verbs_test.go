@@ -18,7 +18,7 @@ import (
 // flag without the table changing fails here.
 func TestDocsCliMdVerbTableIsTheHelp(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile("../../docs/cli.md")
+	doc, err := os.ReadFile("../../../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}

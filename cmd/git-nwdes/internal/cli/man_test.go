@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-var manUpdate = flag.Bool("man.update", false, "rewrite internal/cli/git-nwdes.1 from the app's definition")
+var manUpdate = flag.Bool("man.update", false, "rewrite cmd/git-nwdes/internal/cli/git-nwdes.1 from the app's definition")
 
 // renderMan is the man page as urfave/cli renders the app, after the same
 // setup a run gives it (the --help and --version flags).

@@ -202,7 +202,7 @@ func TestOnlyTheVerbsThatJudgeShowANegativeJudgment(t *testing.T) {
 
 func TestDocsCliMdHoldsTheExitTable(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile("../../docs/cli.md")
+	doc, err := os.ReadFile("../../../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
