@@ -51,41 +51,52 @@ EXAMPLES
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
-			asJSON := s.wantJSON(c)
-			label, attempt, err := labelAndAttempt(c)
-			if err != nil {
+			o := landOptions{Remote: c.String("remote"), JSON: s.wantJSON(c)} // --json first: it shapes a refusal too
+			var err error
+			if o.Label, o.Attempt, err = labelAndAttempt(c); err != nil {
 				return err
 			}
-			st, err := s.open()
-			if err != nil {
-				return err
-			}
-			o := swarm.LandOptions{Store: st, Label: label, Remote: c.String("remote"), Attempt: attempt,
-				Sync: s.mergeOptions(st), Stderr: s.env.Stderr, By: s.owner(), Now: s.env.Now}
-			if o.Gates, err = s.gatesMode(); err != nil {
-				return err
-			}
-			if o.Proof, err = s.proofMode(); err != nil {
-				return err
-			}
-			res, err := swarm.Land(c.Context, o)
-			if err != nil {
-				return err
-			}
-			if res.Notice != "" {
-				fmt.Fprintf(s.env.Stderr, "warning: %s\n", text.TerminalLine(res.Notice))
-			}
-			if asJSON {
-				err = writeJSON(s.env.Stdout, res)
-			} else {
-				s.renderLanding(res)
-			}
-			if err == nil && res.Event == swarm.LandRebased {
-				return negative("not landed: rebased into a new candidate")
-			}
-			return err
+			return s.swarmLand(c, o)
 		},
 	}
+}
+
+// landOptions are swarm land's LABEL and flags.
+type landOptions struct {
+	Label, Remote string
+	Attempt       int
+	JSON          bool
+}
+
+func (s *session) swarmLand(c *cli.Context, lo landOptions) error {
+	st, err := s.open()
+	if err != nil {
+		return err
+	}
+	o := swarm.LandOptions{Store: st, Label: lo.Label, Remote: lo.Remote, Attempt: lo.Attempt,
+		Sync: s.mergeOptions(st), Stderr: s.env.Stderr, By: s.owner(), Now: s.env.Now}
+	if o.Gates, err = s.gatesMode(); err != nil {
+		return err
+	}
+	if o.Proof, err = s.proofMode(); err != nil {
+		return err
+	}
+	res, err := swarm.Land(c.Context, o)
+	if err != nil {
+		return err
+	}
+	if res.Notice != "" {
+		fmt.Fprintf(s.env.Stderr, "warning: %s\n", text.TerminalLine(res.Notice))
+	}
+	if lo.JSON {
+		err = writeJSON(s.env.Stdout, res)
+	} else {
+		s.renderLanding(res)
+	}
+	if err == nil && res.Event == swarm.LandRebased {
+		return negative("not landed: rebased into a new candidate")
+	}
+	return err
 }
 
 // labelAndAttempt are a swarm verb's card LABEL and --attempt (0 when

@@ -55,44 +55,56 @@ EXAMPLES
 			jsonFlag(),
 		},
 		Action: func(c *cli.Context) error {
-			asJSON := s.wantJSON(c)
-			st, err := s.open()
-			if err != nil {
-				return err
-			}
-			limit, err := s.reworkLimit(c)
-			if err != nil {
-				return err
-			}
-			q, err := s.reworkQuestion()
-			if err != nil {
-				return err
-			}
-			check, err := s.cardCheckOptions(c, st, "", examine.DefaultGateTimeout)
-			if err != nil {
-				return err
-			}
-			rw, err := swarm.ReworkCard(c.Context, swarm.ReworkOptions{
-				Feature: c.String("feature"), Candidate: c.String("candidate"), Limit: limit, Label: c.String("label"),
-				Question: q, Check: check, By: s.owner(), Now: s.now(),
+			return s.swarmRework(c, reworkOptions{
+				Feature: c.String("feature"), Candidate: c.String("candidate"), Label: c.String("label"), JSON: s.wantJSON(c),
 			})
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return writeJSON(s.env.Stdout, rw)
-			}
-			for _, w := range rw.Warnings {
-				fmt.Fprintf(s.env.Stderr, "warning: card %s: %s\n", text.TerminalLine(rw.Label), text.TerminalLine(w))
-			}
-			fmt.Fprintln(s.env.Stdout, text.TerminalLine(fmt.Sprintf("queued %s at %s: rework %d of at most %d in the lineage of %s (%s); %s",
-				rw.Label, text.Short(rw.Base), rw.ReworkOf.N, rw.Limit, rw.Lineage, rw.Outcome, text.Plural(rw.GapsCount, "gap", "gaps"))))
-			for _, g := range rw.Gaps {
-				fmt.Fprintln(s.env.Stdout, "  "+text.TerminalLine(gapLine(g)))
-			}
-			return nil
 		},
 	}
+}
+
+// reworkOptions are swarm rework's flags (--limit is read with the
+// repository's nwdes.swarm.reworks, by reworkLimit).
+type reworkOptions struct {
+	Feature, Candidate, Label string
+	JSON                      bool
+}
+
+func (s *session) swarmRework(c *cli.Context, o reworkOptions) error {
+	st, err := s.open()
+	if err != nil {
+		return err
+	}
+	limit, err := s.reworkLimit(c)
+	if err != nil {
+		return err
+	}
+	q, err := s.reworkQuestion()
+	if err != nil {
+		return err
+	}
+	check, err := s.cardCheckOptions(c, st, "", examine.DefaultGateTimeout)
+	if err != nil {
+		return err
+	}
+	rw, err := swarm.ReworkCard(c.Context, swarm.ReworkOptions{
+		Feature: o.Feature, Candidate: o.Candidate, Limit: limit, Label: o.Label,
+		Question: q, Check: check, By: s.owner(), Now: s.now(),
+	})
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return writeJSON(s.env.Stdout, rw)
+	}
+	for _, w := range rw.Warnings {
+		fmt.Fprintf(s.env.Stderr, "warning: card %s: %s\n", text.TerminalLine(rw.Label), text.TerminalLine(w))
+	}
+	fmt.Fprintln(s.env.Stdout, text.TerminalLine(fmt.Sprintf("queued %s at %s: rework %d of at most %d in the lineage of %s (%s); %s",
+		rw.Label, text.Short(rw.Base), rw.ReworkOf.N, rw.Limit, rw.Lineage, rw.Outcome, text.Plural(rw.GapsCount, "gap", "gaps"))))
+	for _, g := range rw.Gaps {
+		fmt.Fprintln(s.env.Stdout, "  "+text.TerminalLine(gapLine(g)))
+	}
+	return nil
 }
 
 // gapLine is one gap as swarm rework lists it.
