@@ -81,7 +81,8 @@ bg() {
 		exit $rc
 	) &
 }
-logs=$(mktemp -d "${TMPDIR:-/tmp}/nwdes-make-test.XXXXXX")
+# Outside TMPDIR, which the tests fill and empty.
+logs=$(mktemp -d /tmp/nwdes-make-test.XXXXXX)
 echo "== started in the background: the script tests, the corpus, the differential and long-history tests, and the wall, without the race detector"
 bg "the script tests, the corpus, the differential and long-history tests, without the race detector" "$logs/norace" \
 	"$GO" test -count=1 -timeout 20m -run "$norace|$again" ./gitstore/... ./cmd/git-nwdes/internal/cli/ ./ledger/ ./swarm/
