@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // Making a file or a directory is most of what staging a job costs where
@@ -118,7 +116,7 @@ func (p *spares) take(root string) bool {
 	p.ready = p.ready[:len(p.ready)-1]
 	p.mu.Unlock()
 	// Never over a directory already there, as Mkdir would not.
-	if err := unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, root, unix.RENAME_NOREPLACE); err != nil {
+	if err := renameNoReplace(d, root); err != nil {
 		_ = os.RemoveAll(d)
 		return false
 	}
