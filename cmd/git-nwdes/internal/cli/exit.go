@@ -9,6 +9,7 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/nwdes/nwdes/internal/text"
@@ -228,12 +229,22 @@ func passesThrough(what string) exitNote { return exitNote{-1, what} }
 // row but 1, which only a verb that judges shows (see judges), each with
 // the verb's note, if any, in parentheses.
 func exitStatus(notes ...exitNote) string {
+	if len(notes) == 0 {
+		return plainExitStatus()
+	}
 	return renderExitStatus(false, notes)
 }
 
 // exitStatusAll is the section of the top level and of a verb group: every
 // row, row 1 included.
-func exitStatusAll() string { return renderExitStatus(true, nil) }
+func exitStatusAll() string { return allExitStatus() }
+
+// The two sections most verbs share are rendered once per process: every
+// start builds every verb's help, whatever the verb run.
+var (
+	plainExitStatus = sync.OnceValue(func() string { return renderExitStatus(false, nil) })
+	allExitStatus   = sync.OnceValue(func() string { return renderExitStatus(true, nil) })
+)
 
 func renderExitStatus(all bool, notes []exitNote) string {
 	byCode := map[int]string{}
