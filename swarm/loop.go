@@ -669,26 +669,34 @@ func (r *loopRun) judge(ctx context.Context, d Decision) error {
 	if err != nil {
 		return err
 	}
-	outcome, why := examine.None, ""
+	// The lineage is accepted when the one judgment accepts the commit,
+	// every feature its contracts name, not when the card's own feature
+	// alone is: the same answer status, the hooks and land give.
+	outcome, why, blocked := examine.None, "", ""
 	for _, f := range j.Features {
-		if f.Feature != feature {
-			continue
+		switch {
+		case f.Feature == feature:
+			outcome, why = f.Outcome, f.Refusal
+		case !f.OK() && blocked == "":
+			blocked = fmt.Sprintf("feature %s is %s there", f.Feature, orNone(string(f.Outcome)))
 		}
-		outcome, why = f.Outcome, f.Refusal
-		if f.OK() {
-			r.emit(Event{Kind: EventJudged, Label: d.Lineage, Detail: fmt.Sprintf("%s at %s: accepted", feature, text.Short(d.Candidate))})
-			d.End, d.Reason = LineageAccepted, fmt.Sprintf("the examination of %s at %s is accepted (card %s)", feature, text.Short(d.Candidate), d.Card.Label)
-			if d.Rebases > 0 {
-				d.Reason = fmt.Sprintf("the examination of %s at %s, card %s's head rebased onto %s, is accepted", feature, text.Short(d.Candidate), d.Card.Label, text.Short(d.Onto))
-			}
-			if r.Land == nil {
-				r.end(d, "")
-				return nil
-			}
-			r.landing = append(r.landing, d)
-			r.emit(Event{Kind: EventLandQueued, Label: d.Lineage, Detail: fmt.Sprintf("%s waits to land, %s in the landing queue", text.Short(d.Candidate), ordinal(len(r.landing)))})
+	}
+	if j.Accepted {
+		r.emit(Event{Kind: EventJudged, Label: d.Lineage, Detail: fmt.Sprintf("%s at %s: accepted", feature, text.Short(d.Candidate))})
+		d.End, d.Reason = LineageAccepted, fmt.Sprintf("the examination of %s at %s is accepted (card %s)", feature, text.Short(d.Candidate), d.Card.Label)
+		if d.Rebases > 0 {
+			d.Reason = fmt.Sprintf("the examination of %s at %s, card %s's head rebased onto %s, is accepted", feature, text.Short(d.Candidate), d.Card.Label, text.Short(d.Onto))
+		}
+		if r.Land == nil {
+			r.end(d, "")
 			return nil
 		}
+		r.landing = append(r.landing, d)
+		r.emit(Event{Kind: EventLandQueued, Label: d.Lineage, Detail: fmt.Sprintf("%s waits to land, %s in the landing queue", text.Short(d.Candidate), ordinal(len(r.landing)))})
+		return nil
+	}
+	if why == "" {
+		why = blocked
 	}
 	detail := fmt.Sprintf("%s at %s: %s", feature, text.Short(d.Candidate), orNone(string(outcome)))
 	if why != "" {
