@@ -231,3 +231,45 @@ func FuzzParseBudget(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseJournal feeds the journal reader what an examine job may
+// write: it must not panic; a journal with no problem ends with exactly
+// one close and issues observation IDs in order; every problem names a
+// line or the journal, and a journal with one is never empty of them.
+func FuzzParseJournal(f *testing.F) {
+	for _, seed := range []string{
+		`{"op":"observation add","id":"O1","text":"README says hi"}` + "\n" + `{"op":"verdict set","expectation":"E1","verdict":"met","observations":["O1"]}` + "\n" + `{"op":"close","outcome":"accepted","diagnostic":"ok"}` + "\n",
+		`{"op":"close","outcome":"rejected","diagnostic":"no"}`,
+		`{"op":"observation add","id":"O2"}`,
+		"", "\n\n", `{"op":"close"}{"op":"close"}`, "\xff",
+		`{"op":"observation add","id":"O1","text":"x","public":["../etc/passwd","/abs","ok.md"]}` + "\n" + `{"op":"close","outcome":"accepted","diagnostic":"d"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		entries, problems := ParseJournal(b, nil)
+		for _, p := range problems {
+			if !strings.HasPrefix(p, "line ") && !strings.HasPrefix(p, "the journal ") {
+				t.Fatalf("a problem that names neither a line nor the journal: %q", p)
+			}
+		}
+		if len(problems) > 0 {
+			return
+		}
+		if len(entries) == 0 || entries[len(entries)-1].Op != OpClose {
+			t.Fatalf("a journal accepted without a close last: %+v", entries)
+		}
+		issued := 0
+		for _, e := range entries[:len(entries)-1] {
+			if e.Op == OpClose {
+				t.Fatalf("a journal accepted with a close before its end: %+v", entries)
+			}
+			if e.Op == OpObservationAdd {
+				issued++
+				if want := fmt.Sprintf("O%d", issued); e.ID != want {
+					t.Fatalf("observation %q accepted where %s comes next", e.ID, want)
+				}
+			}
+		}
+	})
+}
