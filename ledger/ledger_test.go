@@ -20,7 +20,7 @@ import (
 	"github.com/nwdes/nwdes/refusal"
 )
 
-func open(t *testing.T, dir string) *gitstore.Store {
+func open(t testing.TB, dir string) *gitstore.Store {
 	t.Helper()
 	loc, err := gitrepo.Discover(dir, nil)
 	if err != nil {
