@@ -259,7 +259,7 @@ func benchAppendOne(b *testing.B, durable bool) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		rec := benchRecord(b, benchBody{I: i})
-		if _, err := s.Update(ctx, benchRef, "append", func(tx *gitstore.Tx) error {
+		if _, err := s.Change(ctx, benchRef, "append", func(tx gitstore.Edit) error {
 			return tx.Put("latest", rec)
 		}); err != nil {
 			b.Fatal(err)
@@ -369,7 +369,7 @@ func BenchmarkAppendBatch100(b *testing.B) {
 		for k := range recs {
 			recs[k] = benchRecord(b, benchBody{I: i, K: k})
 		}
-		if _, err := s.Update(ctx, benchRef, "batch", func(tx *gitstore.Tx) error {
+		if _, err := s.Change(ctx, benchRef, "batch", func(tx gitstore.Edit) error {
 			for k, rec := range recs {
 				if err := tx.Put(paths[k], rec); err != nil {
 					return err
@@ -476,7 +476,7 @@ func TestBenchTwinsWriteIdenticalTrees(t *testing.T) {
 			for k := range jsons {
 				jsons[k] = benchRecordJSON(t, benchBody{I: i, K: k})
 			}
-			if _, err := s.Update(context.Background(), benchRef, "x", func(tx *gitstore.Tx) error {
+			if _, err := s.Change(context.Background(), benchRef, "x", func(tx gitstore.Edit) error {
 				for k, p := range tc.paths {
 					if err := tx.Put(p, benchRecord(t, benchBody{I: i, K: k})); err != nil {
 						return err
@@ -536,7 +536,7 @@ func buildHistory(dir string) error {
 func BenchmarkReadLatestLongHistory(b *testing.B) {
 	dir := gittest.Fixture(b, "history", buildHistory)
 	read := func(b *testing.B, s *gitstore.Store) {
-		tx, err := s.View(benchRef)
+		tx, err := s.Records(benchRef)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -848,7 +848,7 @@ func BenchmarkConcurrentWriters(b *testing.B) {
 							return
 						}
 						for {
-							_, err := s.Update(context.Background(), benchRef, "append", func(tx *gitstore.Tx) error {
+							_, err := s.Change(context.Background(), benchRef, "append", func(tx gitstore.Edit) error {
 								return tx.Put("latest", rec)
 							})
 							if err == nil {
@@ -975,7 +975,7 @@ func BenchmarkConcurrentDurableWriters(b *testing.B) {
 							errs <- err
 							return
 						}
-						if _, err := stores[g].Update(context.Background(), ref, "append", func(tx *gitstore.Tx) error {
+						if _, err := stores[g].Change(context.Background(), ref, "append", func(tx gitstore.Edit) error {
 							return tx.Put("latest", rec)
 						}); err != nil {
 							errs <- err
@@ -1043,7 +1043,7 @@ func BenchmarkReadAmongSmallPacks(b *testing.B) {
 			s := stOpenStore(b, dir, gitstore.Options{})
 			const records = 20
 			for u := 0; u < packs; u++ {
-				if _, err := s.Update(context.Background(), benchRef, "put", func(tx *gitstore.Tx) error {
+				if _, err := s.Change(context.Background(), benchRef, "put", func(tx gitstore.Edit) error {
 					for k := u; k < records; k += packs {
 						if err := tx.Put("r/"+strconv.Itoa(k), benchRecord(b, benchBody{K: k})); err != nil {
 							return err
@@ -1060,7 +1060,7 @@ func BenchmarkReadAmongSmallPacks(b *testing.B) {
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				tx, err := s.View(benchRef)
+				tx, err := s.Records(benchRef)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -1093,7 +1093,7 @@ func BenchmarkAppendOneAppendOnly(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		rec := benchRecord(b, benchBody{I: i})
 		path := fmt.Sprintf("entries/%06x/%010d", i/256, i)
-		if _, err := s.Update(ctx, benchRef, "append", func(tx *gitstore.Tx) error {
+		if _, err := s.Change(ctx, benchRef, "append", func(tx gitstore.Edit) error {
 			return tx.Put(path, rec)
 		}); err != nil {
 			b.Fatal(err)

@@ -37,7 +37,7 @@ func putRecord(t *testing.T, s *gitstore.Store, name string) oid.ID {
 		t.Fatal(err)
 	}
 	rec.Payloads = map[string][]byte{"t1": []byte("text of " + name)}
-	tip, err := s.Update(context.Background(), testRef, "put "+name, func(tx *gitstore.Tx) error { return tx.Put("records/"+name, rec) })
+	tip, err := s.Change(context.Background(), testRef, "put "+name, func(tx gitstore.Edit) error { return tx.Put("records/"+name, rec) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,11 +162,11 @@ func TestARefPackedTwiceIsRefusedAsDamageAndFsckNamesIt(t *testing.T) {
 		if _, err := s.Refs().List("refs/nwdes/"); !refusal.Named(err, refusal.RefUnreadable) {
 			t.Fatalf("List of a ref packed %d times: %v", len(ids), err)
 		}
-		if _, err := s.View(testRef); !refusal.Named(err, refusal.RefUnreadable) {
+		if _, err := s.Records(testRef); !refusal.Named(err, refusal.RefUnreadable) {
 			t.Fatalf("View of a ref packed %d times: %v", len(ids), err)
 		}
 		before, _ := os.ReadFile(packed)
-		if _, err := s.Update(context.Background(), testRef, "on top", func(tx *gitstore.Tx) error { return tx.Remove("records/a") }); !refusal.Named(err, refusal.RefUnreadable) {
+		if _, err := s.Change(context.Background(), testRef, "on top", func(tx gitstore.Edit) error { return tx.Remove("records/a") }); !refusal.Named(err, refusal.RefUnreadable) {
 			t.Fatalf("Update of a ref packed %d times: %v", len(ids), err)
 		}
 		if after, _ := os.ReadFile(packed); !bytes.Equal(before, after) {
@@ -215,7 +215,7 @@ func TestASymlinkOrGitlinkInARecordTreeIsRefusedAndNamed(t *testing.T) {
 			tip := gittest.Git(t, dir, "rev-parse", string(testRef)+"^{tree}")
 			commitOnTop(t, dir, testRef, replaceAt(t, dir, tip, c.path, c.mode, typ, id))
 			gittest.Git(t, dir, "fsck", "--strict") // git itself finds nothing wrong
-			tx, err := s.View(testRef)
+			tx, err := s.Records(testRef)
 			if err == nil {
 				if c.path == "records/sub" {
 					_, err = tx.List("records")
@@ -266,7 +266,7 @@ func TestAnUnsortedOrDuplicateNameTreeIsRefusedEverywhere(t *testing.T) {
 			if out, err := gittest.Run(dir, "fsck", "--strict"); err == nil || !strings.Contains(out, c.gitSays) {
 				t.Fatalf("test premise: git fsck says %s:\n%s", c.gitSays, out)
 			}
-			tx, err := s.View(testRef)
+			tx, err := s.Records(testRef)
 			if err == nil {
 				_, err = tx.Get("records/a")
 			}
@@ -280,7 +280,7 @@ func TestAnUnsortedOrDuplicateNameTreeIsRefusedEverywhere(t *testing.T) {
 			// The same tree as a candidate commit's own tree.
 			candidate := gittest.Git(t, dir, "commit-tree", bad, "-m", "candidate")
 			id := oid.MustParse(candidate)
-			ct, err := s.Tree(id)
+			ct, err := s.Files(id)
 			if err == nil {
 				_, err = ct.ReadDir("")
 			}
@@ -306,7 +306,7 @@ func TestACandidateTreeMayHoldSymlinksAndGitlinks(t *testing.T) {
 	gitWith(t, dir, env, nil, "update-index", "--add", "--cacheinfo", "120000,"+blob+",link")
 	gitWith(t, dir, env, nil, "update-index", "--add", "--cacheinfo", "160000,"+head+",sub")
 	c := gittest.Git(t, dir, "commit-tree", gitWith(t, dir, env, nil, "write-tree"), "-m", "c")
-	tx, err := s.Tree(oid.MustParse(c))
+	tx, err := s.Files(oid.MustParse(c))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func Example() {
 	const ref = gitstore.RefName("refs/nwdes/example")
 
 	put := func(l lease) error {
-		_, err := st.Update(ctx, ref, "lease", func(tx *gitstore.Tx) error {
+		_, err := st.Change(ctx, ref, "lease", func(tx gitstore.Edit) error {
 			rec, err := gitstore.NewRecord("example.lease", 1, l)
 			if err != nil {
 				return err
@@ -44,7 +44,7 @@ func Example() {
 		fmt.Println(err)
 	}
 
-	tx, _ := st.View(ref)
+	tx, _ := st.Records(ref)
 	rec, _ := tx.Get("leases/job-1")
 	var got lease
 	rec.Decode(&got)

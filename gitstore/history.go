@@ -134,9 +134,9 @@ func (s *Store) CheckHistory(ref RefName, tip oid.ID) error {
 	return err
 }
 
-// VerifiedView is View after CheckHistory of the ref's tip: a read-only
+// verifiedView is view after CheckHistory of the ref's tip: a read-only
 // view of ref at a tip whose history holds every record it ever held.
-func (s *Store) VerifiedView(ref RefName) (*Tx, error) {
+func (s *Store) verifiedView(ref RefName) (*Tx, error) {
 	tip, err := s.refs.Read(ref)
 	if err != nil {
 		return nil, err

@@ -63,7 +63,7 @@ func put(t *testing.T, s *gitstore.Store, ref gitstore.RefName, path, title stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	tip, err := s.Update(context.Background(), ref, "put "+path, func(tx *gitstore.Tx) error { return tx.Put(path, rec) })
+	tip, err := s.Change(context.Background(), ref, "put "+path, func(tx gitstore.Edit) error { return tx.Put(path, rec) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,11 +117,11 @@ func TestACommitOnTopThatDropsARecordIsRefusedByNameAndNothingIsWrittenOnIt(t *t
 	bad := tipOf(t, s, recordsRef)
 	wantRewritten(t, s.VerifyHistory(recordsRef, oid.Zero, bad), bad.String()[:12], "published/b")
 	wantRewritten(t, s.CheckHistory(recordsRef, bad), "removes published/b")
-	if _, err := s.VerifiedView(recordsRef); !refusal.Named(err, refusal.HistoryRewritten) {
+	if _, err := s.VerifiedRecords(recordsRef); !refusal.Named(err, refusal.HistoryRewritten) {
 		t.Fatalf("a verified view of a rewritten ref: %v", err)
 	}
 	rec, _ := gitstore.NewRecord("test.note", 1, noteBody{Title: "c", Tags: []string{}})
-	_, err := s.Update(context.Background(), recordsRef, "put c", func(tx *gitstore.Tx) error { return tx.Put("published/c", rec) })
+	_, err := s.Change(context.Background(), recordsRef, "put c", func(tx gitstore.Edit) error { return tx.Put("published/c", rec) })
 	wantRewritten(t, err, "published/b")
 	if tipOf(t, s, recordsRef) != bad {
 		t.Fatal("an update wrote on a rewritten ref")
@@ -160,7 +160,7 @@ func TestARefMovedBackPastTheCheckpointIsRefusedUntilTheCheckpointIsDeleted(t *t
 	s = historyStore(t, dir)
 	wantRewritten(t, s.CheckHistory(chainRef, first), "does not contain "+last.String()[:12])
 	rec, _ := gitstore.NewRecord("test.note", 1, noteBody{Title: "again", Tags: []string{}})
-	_, err := s.Update(context.Background(), chainRef, "append", func(tx *gitstore.Tx) error { return tx.Put("entries/2", rec) })
+	_, err := s.Change(context.Background(), chainRef, "append", func(tx gitstore.Edit) error { return tx.Put("entries/2", rec) })
 	wantRewritten(t, err)
 	fsckNames(t, s, "does not contain "+last.String()[:12])
 	if cp := tipOf(t, s, gitstore.CheckpointRef(chainRef)); cp != last {
@@ -209,14 +209,14 @@ func TestAnUpdateThatRemovesOrChangesAnImmutableRecordIsRefused(t *testing.T) {
 	tip := put(t, s, recordsRef, "published/a", "a")
 	put(t, s, recordsRef, "drafts/a", "draft")
 	tip = tipOf(t, s, recordsRef)
-	for name, fn := range map[string]func(tx *gitstore.Tx) error{
-		"removed": func(tx *gitstore.Tx) error { return tx.Remove("published/a") },
-		"changed": func(tx *gitstore.Tx) error {
+	for name, fn := range map[string]func(tx gitstore.Edit) error{
+		"removed": func(tx gitstore.Edit) error { return tx.Remove("published/a") },
+		"changed": func(tx gitstore.Edit) error {
 			rec, _ := gitstore.NewRecord("test.note", 1, noteBody{Title: "other", Tags: []string{}})
 			return tx.Put("published/a", rec)
 		},
 	} {
-		_, err := s.Update(context.Background(), recordsRef, name, fn)
+		_, err := s.Change(context.Background(), recordsRef, name, fn)
 		if !refusal.Named(err, refusal.RecordImmutable) || !strings.Contains(err.Error(), "published/a") {
 			t.Fatalf("%s: %v, want RecordImmutable naming published/a", name, err)
 		}
@@ -358,7 +358,7 @@ func TestACheckpointIsNotWrittenByUpdate(t *testing.T) {
 	t.Parallel()
 	dir := gittest.Init(t, false)
 	s := historyStore(t, dir)
-	_, err := s.Update(context.Background(), gitstore.CheckpointRef(chainRef), "x", func(tx *gitstore.Tx) error { return tx.WriteBlob("x", nil) })
+	_, err := s.Change(context.Background(), gitstore.CheckpointRef(chainRef), "x", func(tx gitstore.Edit) error { return tx.WriteBlob("x", nil) })
 	if err == nil {
 		t.Fatal("an update wrote a checkpoint")
 	}

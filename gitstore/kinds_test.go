@@ -97,7 +97,7 @@ func TestHeartbeatsLeaveNothingToWalk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := s.Update(ctx, gitstoretest.LocalRef, "beat", func(tx *gitstore.Tx) error { return tx.Put("beat", rec) })
+		h, err := s.Change(ctx, gitstoretest.LocalRef, "beat", func(tx gitstore.Edit) error { return tx.Put("beat", rec) })
 		if err != nil {
 			t.Fatalf("heartbeat %d: %v", i, err)
 		}
@@ -119,7 +119,7 @@ func TestHeartbeatsLeaveNothingToWalk(t *testing.T) {
 	if anc, err := s.IsAncestor(first, tip); err != nil || (anc != (n == 1)) {
 		t.Fatalf("is the first heartbeat an ancestor of the last: %v %v", anc, err)
 	}
-	tx, err := s.View(gitstoretest.LocalRef)
+	tx, err := s.Records(gitstoretest.LocalRef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,18 +174,18 @@ func TestWritesThatWouldBreakTheRefOrSkipTheKindCheckAreRefused(t *testing.T) {
 	s := openStore(t, dir, gitstore.Options{Registry: reg})
 	ctx := context.Background()
 	rec, _ := gitstore.NewRecord(gitstoretest.Kind, 1, gitstoretest.Body{})
-	if _, err := s.Update(ctx, testRef, "ok", func(tx *gitstore.Tx) error { return tx.Put("records/a", rec) }); err != nil {
+	if _, err := s.Change(ctx, testRef, "ok", func(tx gitstore.Edit) error { return tx.Put("records/a", rec) }); err != nil {
 		t.Fatal(err)
 	}
 	tip, _ := s.Tip(testRef)
-	for name, fn := range map[string]func(*gitstore.Tx) error{
-		"a record outside the layout": func(tx *gitstore.Tx) error { return tx.Put("elsewhere/r", rec) },
-		"a file at the top":           func(tx *gitstore.Tx) error { return tx.WriteBlob("loose", []byte("x")) },
-		"a record.json by hand": func(tx *gitstore.Tx) error {
+	for name, fn := range map[string]func(gitstore.Edit) error{
+		"a record outside the layout": func(tx gitstore.Edit) error { return tx.Put("elsewhere/r", rec) },
+		"a file at the top":           func(tx gitstore.Edit) error { return tx.WriteBlob("loose", []byte("x")) },
+		"a record.json by hand": func(tx gitstore.Edit) error {
 			return tx.WriteBlob("records/b/record.json", []byte(`{"body":{},"kind":"evil","v":99}`))
 		},
 	} {
-		_, err := s.Update(ctx, testRef, "bad", fn)
+		_, err := s.Change(ctx, testRef, "bad", fn)
 		if n := refusalName(err); n != refusal.PathInvalid && n != refusal.KindNotDeclared {
 			t.Errorf("%s: %v", name, err)
 		}
@@ -193,7 +193,7 @@ func TestWritesThatWouldBreakTheRefOrSkipTheKindCheckAreRefused(t *testing.T) {
 			t.Fatalf("%s moved the ref", name)
 		}
 	}
-	if _, err := s.View(testRef); err != nil {
+	if _, err := s.Records(testRef); err != nil {
 		t.Fatalf("the ref no longer reads: %v", err)
 	}
 	// A merge ref is the only kind MergeInto moves.

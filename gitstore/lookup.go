@@ -38,7 +38,7 @@ type DirEntry struct {
 // one view is loaded once, so a caller asking several questions of one
 // commit (the hook: is there a .nwave/features, what is in it, what does a
 // contract hold) reads each object once.
-func (s *Store) Tree(commit oid.ID) (*Tx, error) {
+func (s *Store) commitFiles(commit oid.ID) (*Tx, error) {
 	c, err := s.git.ReadCommit((commit))
 	if err != nil {
 		return nil, err

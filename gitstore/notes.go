@@ -46,7 +46,7 @@ func (s *Store) Note(commit oid.ID) ([]byte, error) { return s.NoteIn(NotesRef, 
 // NoteIn returns the note on commit in the notes ref ref (NotesRef, or a
 // declared display ref), or an error wrapping ErrNotFound.
 func (s *Store) NoteIn(ref RefName, commit oid.ID) ([]byte, error) {
-	tx, err := s.View(ref)
+	tx, err := s.view(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +69,7 @@ func (s *Store) UpdateNoteIn(ctx context.Context, ref RefName, commit oid.ID, me
 	if !s.opts.Registry.isNotes(ref) {
 		return oid.ID{}, refusal.New(refusal.RefNotDeclared, "declare the display notes ref (git config nwdes.displayRef)", "%s is not a notes ref nwdes keeps", ref)
 	}
-	return s.Update(ctx, ref, message, func(tx *Tx) error {
+	return s.updateTx(ctx, ref, message, func(tx *Tx) error {
 		old, path, err := noteAt(tx, commit)
 		found := err == nil
 		if err != nil && !errors.Is(err, ErrNotFound) {
@@ -88,7 +88,7 @@ func (s *Store) UpdateNoteIn(ctx context.Context, ref RefName, commit oid.ID, me
 
 // NotedCommits lists the commits the tip of NotesRef holds a note for.
 func (s *Store) NotedCommits() ([]oid.ID, error) {
-	tx, err := s.View(NotesRef)
+	tx, err := s.view(NotesRef)
 	if err != nil {
 		return nil, err
 	}

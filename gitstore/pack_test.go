@@ -51,7 +51,7 @@ type packRec struct {
 
 func putRecs(t *testing.T, s *gitstore.Store, ref gitstore.RefName, recs []packRec) {
 	t.Helper()
-	if _, err := s.Update(context.Background(), ref, "put", func(tx *gitstore.Tx) error {
+	if _, err := s.Change(context.Background(), ref, "put", func(tx gitstore.Edit) error {
 		for _, r := range recs {
 			rec, err := gitstore.NewRecord(benchKind, 1, benchBody{I: r.i})
 			if err != nil {
@@ -72,7 +72,7 @@ func checkRecs(t *testing.T, dir string, s *gitstore.Store, ref gitstore.RefName
 	t.Helper()
 	fresh := stOpenStore(t, dir, gitstore.Options{})
 	for _, st := range []*gitstore.Store{s, fresh} {
-		tx, err := st.View(ref)
+		tx, err := st.Records(ref)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func TestPackWriterFreshensWhatItDoesNotWrite(t *testing.T) {
 	dir := gittest.Init(t, false)
 	s := stOpenStore(t, dir, gitstore.Options{})
 	ctx := context.Background()
-	if _, err := s.Update(ctx, stressRef, "first", func(tx *gitstore.Tx) error {
+	if _, err := s.Change(ctx, stressRef, "first", func(tx gitstore.Edit) error {
 		return tx.WriteBlob("a", []byte("shared content\n"))
 	}); err != nil {
 		t.Fatal(err)
@@ -192,7 +192,7 @@ func TestPackWriterFreshensWhatItDoesNotWrite(t *testing.T) {
 	if err := os.Chtimes(packs[0], month, month); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Update(ctx, stressRef, "second", func(tx *gitstore.Tx) error {
+	if _, err := s.Change(ctx, stressRef, "second", func(tx gitstore.Edit) error {
 		return tx.WriteBlob("b", []byte("shared content\n"))
 	}); err != nil {
 		t.Fatal(err)
@@ -294,7 +294,7 @@ func TestQuarantineIsNotWritten(t *testing.T) {
 	}
 	defer s.Close()
 	before := countObjects(t, dir)
-	_, err = s.Update(context.Background(), stressRef, "q", func(tx *gitstore.Tx) error {
+	_, err = s.Change(context.Background(), stressRef, "q", func(tx gitstore.Edit) error {
 		return tx.WriteBlob("x", []byte("x"))
 	})
 	if !refusal.Named(err, "StoreNotWritable") {
@@ -339,7 +339,7 @@ func TestDurableGoroutineWritersBesideGitGCLoseNothing(t *testing.T) {
 			ref := gitstore.RefName(fmt.Sprintf("refs/nwdes/w%d", g))
 			for i := 0; i < each; i++ {
 				rec, _ := gitstore.NewRecord(benchKind, 1, benchBody{I: i, G: g})
-				if _, err := s.Update(context.Background(), ref, "append", func(tx *gitstore.Tx) error {
+				if _, err := s.Change(context.Background(), ref, "append", func(tx gitstore.Edit) error {
 					return tx.Put("r/"+strconv.Itoa(i), rec)
 				}); err != nil {
 					errs <- fmt.Errorf("writer %d append %d: %w", g, i, err)

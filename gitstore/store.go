@@ -119,18 +119,13 @@ func (s *Store) Options() Options { return s.opts }
 // Tip returns a ref's current commit, zero when the ref does not exist.
 func (s *Store) Tip(ref RefName) (oid.ID, error) { return s.refs.Read(ref) }
 
-// View returns a read-only view of ref at its current tip.
-func (s *Store) View(ref RefName) (*Tx, error) {
+// view is a read-only view of ref at its current tip.
+func (s *Store) view(ref RefName) (*Tx, error) {
 	tip, err := s.refs.Read(ref)
 	if err != nil {
 		return nil, err
 	}
 	return s.viewAt(ref, tip, true)
-}
-
-// ViewAt returns a read-only view of ref as it was at commit.
-func (s *Store) ViewAt(ref RefName, commit oid.ID) (*Tx, error) {
-	return s.viewAt(ref, commit, true)
 }
 
 func (s *Store) viewAt(ref RefName, tip oid.ID, ro bool) (*Tx, error) {
@@ -232,23 +227,8 @@ type updateConfig struct{ noRetry bool }
 // moved underneath it.
 func NoRetry() UpdateOption { return func(c *updateConfig) { c.noRetry = true } }
 
-// Update applies fn to a view of ref at its tip and, if fn staged changes,
-// writes them as one commit whose parent is that tip, then moves the ref by
-// compare-and-swap. On a conflict it re-reads the tip and runs fn again
-// (bounded, with jittered backoff), so fn re-validates what it wants against
-// the newest state; with NoRetry it refuses instead. If fn returns an error,
-// or stages nothing, nothing is written and the ref does not move.
-//
-// On an append-only ref (declared with Immutable directories) nothing is
-// written on a tip that fails CheckHistory (HistoryRewritten), and edits
-// that remove or change a file under an immutable directory are refused
-// (RecordImmutable); after the write the ref's checkpoint moves to the new
-// tip. When the tip is the checkpoint that costs one ref read and one ref
-// write, neither synced.
-//
-// It returns the new tip (or the unchanged tip when fn staged nothing, or
-// staged edits that leave the tree as it was).
-func (s *Store) Update(ctx context.Context, ref RefName, message string, fn func(*Tx) error, opts ...UpdateOption) (oid.ID, error) {
+// updateTx is Change on the concrete view (see Change).
+func (s *Store) updateTx(ctx context.Context, ref RefName, message string, fn func(*Tx) error, opts ...UpdateOption) (oid.ID, error) {
 	h, err := s.update(ctx, ref, message, fn, opts...)
 	if err != nil && (errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
 		if _, named := refusal.As(err); !named {

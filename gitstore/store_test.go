@@ -59,13 +59,13 @@ func TestARecordRoundTripsWithPayloadsByteForByte(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.Payloads = map[string][]byte{"text": payload, "empty": {}}
-	tip, err := s.Update(context.Background(), testRef, "put", func(tx *gitstore.Tx) error {
+	tip, err := s.Change(context.Background(), testRef, "put", func(tx gitstore.Edit) error {
 		return tx.Put("notes/one", rec)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx, err := s.View(testRef)
+	tx, err := s.Records(testRef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestARecordOverTheLimitIsRefusedAndNothingMoves(t *testing.T) {
 	s := openStore(t, dir, gitstore.Options{MaxRecordBytes: 1000})
 	rec, _ := gitstore.NewRecord("test.note", 1, noteBody{})
 	rec.Payloads = map[string][]byte{"big": bytes.Repeat([]byte("x"), 1000)}
-	_, err := s.Update(context.Background(), testRef, "put", func(tx *gitstore.Tx) error { return tx.Put("big", rec) })
+	_, err := s.Change(context.Background(), testRef, "put", func(tx gitstore.Edit) error { return tx.Put("big", rec) })
 	if !refusal.Named(err, "RecordTooLarge") || !strings.Contains(err.Error(), "limit of 1000 bytes") {
 		t.Fatalf("err = %v, want RecordTooLarge naming the limit", err)
 	}
@@ -123,16 +123,16 @@ func TestUpdateRerunsItsFunctionAfterAConflictAndNoRetryRefuses(t *testing.T) {
 	dir := gittest.Init(t, false)
 	s := openStore(t, dir, gitstore.Options{Sleep: func(time.Duration) {}})
 	ctx := context.Background()
-	put := func(tx *gitstore.Tx, v string) error { return tx.WriteBlob("v", []byte(v)) }
-	if _, err := s.Update(ctx, testRef, "one", func(tx *gitstore.Tx) error { return put(tx, "1") }); err != nil {
+	put := func(tx gitstore.Edit, v string) error { return tx.WriteBlob("v", []byte(v)) }
+	if _, err := s.Change(ctx, testRef, "one", func(tx gitstore.Edit) error { return put(tx, "1") }); err != nil {
 		t.Fatal(err)
 	}
 	runs := 0
-	_, err := s.Update(ctx, testRef, "two", func(tx *gitstore.Tx) error {
+	_, err := s.Change(ctx, testRef, "two", func(tx gitstore.Edit) error {
 		runs++
 		if runs == 1 {
 			// Another writer moves the ref between our read and our swap.
-			if _, err := s.Update(ctx, testRef, "sneak", func(tx *gitstore.Tx) error { return put(tx, "sneak") }); err != nil {
+			if _, err := s.Change(ctx, testRef, "sneak", func(tx gitstore.Edit) error { return put(tx, "sneak") }); err != nil {
 				return err
 			}
 		}
@@ -150,10 +150,10 @@ func TestUpdateRerunsItsFunctionAfterAConflictAndNoRetryRefuses(t *testing.T) {
 	}
 
 	first := true
-	_, err = s.Update(ctx, testRef, "three", func(tx *gitstore.Tx) error {
+	_, err = s.Change(ctx, testRef, "three", func(tx gitstore.Edit) error {
 		if first {
 			first = false
-			if _, err := s.Update(ctx, testRef, "sneak", func(tx *gitstore.Tx) error { return put(tx, "again") }); err != nil {
+			if _, err := s.Change(ctx, testRef, "sneak", func(tx gitstore.Edit) error { return put(tx, "again") }); err != nil {
 				return err
 			}
 		}
@@ -178,7 +178,7 @@ func TestConcurrentGoroutinesLoseNoUpdate(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				_, err := s.Update(context.Background(), testRef, "add", func(tx *gitstore.Tx) error {
+				_, err := s.Change(context.Background(), testRef, "add", func(tx gitstore.Edit) error {
 					return tx.WriteBlob(fmt.Sprintf("log/%d-%d", w, i), []byte("x"))
 				})
 				if err != nil {
@@ -193,7 +193,7 @@ func TestConcurrentGoroutinesLoseNoUpdate(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	tx, _ := s.View(testRef)
+	tx, _ := s.Records(testRef)
 	names, _ := tx.List("log")
 	if len(names) != writers*each {
 		t.Fatalf("%d entries, want %d", len(names), writers*each)
@@ -211,7 +211,7 @@ func TestAHistoryWalkIsBounded(t *testing.T) {
 	dir := gittest.Init(t, false)
 	s := openStore(t, dir, gitstore.Options{MaxWalk: 3})
 	for i := 0; i < 4; i++ {
-		s.Update(context.Background(), testRef, "n", func(tx *gitstore.Tx) error { return tx.WriteBlob("n", []byte{byte(i)}) })
+		s.Change(context.Background(), testRef, "n", func(tx gitstore.Edit) error { return tx.WriteBlob("n", []byte{byte(i)}) })
 	}
 	err := s.Log(testRef, func(gitstore.Entry) bool { return true })
 	if !refusal.Named(err, "WalkLimit") || !strings.Contains(err.Error(), "3 commits") {
@@ -264,7 +264,7 @@ func TestFsckNamesEachProblem(t *testing.T) {
 	dir := gittest.Init(t, false)
 	s := openStore(t, dir, gitstore.Options{})
 	rec, _ := gitstore.NewRecord("test.note", 1, noteBody{Title: "ok"})
-	if _, err := s.Update(context.Background(), testRef, "ok", func(tx *gitstore.Tx) error { return tx.Put("good", rec) }); err != nil {
+	if _, err := s.Change(context.Background(), testRef, "ok", func(tx gitstore.Edit) error { return tx.Put("good", rec) }); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := s.Fsck()
@@ -275,7 +275,7 @@ func TestFsckNamesEachProblem(t *testing.T) {
 	// write them, as blobs.
 	unknown, _ := gitstore.Canonical(map[string]any{"body": noteBody{}, "kind": "test.other", "v": 1})
 	newer, _ := gitstore.Canonical(map[string]any{"body": noteBody{}, "kind": "test.note", "v": 2})
-	_, err = s.Update(context.Background(), testRef, "bad", func(tx *gitstore.Tx) error {
+	_, err = s.Change(context.Background(), testRef, "bad", func(tx gitstore.Edit) error {
 		gitstore.WriteRaw(tx, "unknown/record.json", unknown)
 		gitstore.WriteRaw(tx, "newer/record.json", newer)
 		return gitstore.WriteRaw(tx, "ugly/record.json", []byte(`{"kind": "test.note"}`))
@@ -333,7 +333,7 @@ func TestOpeningAndClosingStoresForHoursHoldsNoGrowingNumberOfDescriptors(t *tes
 		t.Fatal(err)
 	}
 	for i := 0; i < 20; i++ {
-		if _, err := st.Update(context.Background(), "refs/nwdes/fd", "put", func(tx *gitstore.Tx) error {
+		if _, err := st.Change(context.Background(), "refs/nwdes/fd", "put", func(tx gitstore.Edit) error {
 			return tx.WriteBlob(fmt.Sprintf("f%d", i), []byte("x"))
 		}); err != nil {
 			t.Fatal(err)
@@ -350,7 +350,7 @@ func TestOpeningAndClosingStoresForHoursHoldsNoGrowingNumberOfDescriptors(t *tes
 		if err != nil {
 			t.Fatal(err)
 		}
-		tx, err := st.View("refs/nwdes/fd")
+		tx, err := st.Records("refs/nwdes/fd")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -360,8 +360,8 @@ func TestOpeningAndClosingStoresForHoursHoldsNoGrowingNumberOfDescriptors(t *tes
 		if err := st.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.View("refs/nwdes/fd"); err == nil {
-			if tx, _ := st.View("refs/nwdes/fd"); tx != nil {
+		if _, err := st.Records("refs/nwdes/fd"); err == nil {
+			if tx, _ := st.Records("refs/nwdes/fd"); tx != nil {
 				if _, err := tx.ReadBlob("f7"); err == nil {
 					t.Fatal("a closed store still reads")
 				}

@@ -55,7 +55,7 @@ type stCounterBody struct {
 	N int `json:"n"`
 }
 
-func stReadCounter(tx *gitstore.Tx) (int, error) {
+func stReadCounter(tx gitstore.View) (int, error) {
 	rec, err := tx.Get("counter")
 	if errors.Is(err, gitstore.ErrNotFound) {
 		return 0, nil
@@ -73,7 +73,7 @@ func stReadCounter(tx *gitstore.Tx) (int, error) {
 // stAppend is the update every writer performs.
 func stAppend(ctx context.Context, s *gitstore.Store, ref gitstore.RefName, writer string, i int) (oid.ID, int, error) {
 	var n int
-	h, err := s.Update(ctx, ref, fmt.Sprintf("stress %s %d", writer, i), func(tx *gitstore.Tx) error {
+	h, err := s.Change(ctx, ref, fmt.Sprintf("stress %s %d", writer, i), func(tx gitstore.Edit) error {
 		c, err := stReadCounter(tx)
 		if err != nil {
 			return err
@@ -674,7 +674,7 @@ func TestAppendsSurvivePackRefsAndGC(t *testing.T) {
 				continue
 			}
 			created = true
-			tx, err := s.ViewAt(stressRef, h)
+			tx, err := s.RecordsAt(stressRef, h)
 			var n int
 			if err == nil {
 				n, err = stReadCounter(tx)
@@ -871,7 +871,7 @@ func TestReadsSurviveARepackThatDeletesACachedPack(t *testing.T) {
 
 // stReadAt reads the counter as of commit through s.
 func stReadAt(s *gitstore.Store, commit oid.ID) (int, error) {
-	tx, err := s.ViewAt(stressRef, commit)
+	tx, err := s.RecordsAt(stressRef, commit)
 	if err != nil {
 		return 0, err
 	}
@@ -904,7 +904,7 @@ func TestObjectWritesSurviveGitRemovingEmptyFanoutDirs(t *testing.T) {
 	var failures []string
 	n := 0
 	for time.Now().Before(deadline) {
-		_, err := s.Update(ctx, stressRef, "many objects", func(tx *gitstore.Tx) error {
+		_, err := s.Change(ctx, stressRef, "many objects", func(tx gitstore.Edit) error {
 			// 32 new blobs spread over many objects/xx/ directories.
 			for k := 0; k < 32; k++ {
 				if err := tx.WriteBlob(fmt.Sprintf("spread/%d/%d", n, k), []byte(fmt.Sprintf("%d.%d\n", n, k))); err != nil {
@@ -969,7 +969,7 @@ func TestWritingAnExistingOldLooseObjectFreshensIt(t *testing.T) {
 	// The store: the same content, written as part of an append.
 	id, sp := age("written again by nwdes\n")
 	s := stOpenStore(t, dir, gitstore.Options{})
-	if _, err := s.Update(context.Background(), stressRef, "reuse", func(tx *gitstore.Tx) error {
+	if _, err := s.Change(context.Background(), stressRef, "reuse", func(tx gitstore.Edit) error {
 		return tx.WriteBlob("reused", []byte("written again by nwdes\n"))
 	}); err != nil {
 		t.Fatal(err)
@@ -1024,7 +1024,7 @@ func TestOneStoreIsSafeForConcurrentGoroutines(t *testing.T) {
 				return
 			default:
 			}
-			tx, err := s.View(stressRef)
+			tx, err := s.Records(stressRef)
 			if err == nil {
 				_, err = stReadCounter(tx)
 			}

@@ -54,10 +54,10 @@ func TestARecordCarriesATreeOfExistingBlobs(t *testing.T) {
 	}
 	rec, _ := gitstore.NewRecord(gitstoretest.Kind, 1, gitstoretest.Body{})
 	rec.Tree = files
-	if _, err := s.Update(context.Background(), testRef, "carry", func(tx *gitstore.Tx) error { return tx.Put("records/p", rec) }); err != nil {
+	if _, err := s.Change(context.Background(), testRef, "carry", func(tx gitstore.Edit) error { return tx.Put("records/p", rec) }); err != nil {
 		t.Fatal(err)
 	}
-	tx, err := s.View(testRef)
+	tx, err := s.Records(testRef)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestACarriedTreeIsRefusedUnlessItsBlobsExistAndItsPathsAreFiles(t *testing.
 		if name == "an empty tree (given)" {
 			rec.Tree = []gitstore.TreeFile{}
 		}
-		_, err := s.Update(context.Background(), testRef, "bad", func(tx *gitstore.Tx) error { return tx.Put("r", rec) })
+		_, err := s.Change(context.Background(), testRef, "bad", func(tx gitstore.Edit) error { return tx.Put("r", rec) })
 		if err == nil {
 			t.Errorf("%s: accepted", name)
 			continue

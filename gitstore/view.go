@@ -60,28 +60,46 @@ var (
 	_ Edit = (*Tx)(nil)
 )
 
-// The Store's methods of its roles that speak View and Edit. View, ViewAt,
-// VerifiedView, Tree and Update return and take the concrete *Tx, which
-// only the git store can make; these take and return the interfaces, so
-// that a consumer written against the roles runs on any implementation.
+// The Store's methods of its roles that speak View and Edit. Inside the
+// package they are built on the concrete *Tx, which only the git store can
+// make; outside it every reader and writer takes and returns the
+// interfaces, so that a consumer written against the roles runs on any
+// implementation, and there is one name for each way to read or write.
 
-// Records is View as a View: the records of ref at its tip.
-func (s *Store) Records(ref RefName) (View, error) { return asView(s.View(ref)) }
+// Records is a read-only view of the records of ref at its current tip.
+func (s *Store) Records(ref RefName) (View, error) { return asView(s.view(ref)) }
 
-// RecordsAt is ViewAt as a View: the records of ref as they were at commit.
+// RecordsAt is a read-only view of the records of ref as they were at
+// commit.
 func (s *Store) RecordsAt(ref RefName, commit oid.ID) (View, error) {
-	return asView(s.ViewAt(ref, commit))
+	return asView(s.viewAt(ref, commit, true))
 }
 
-// VerifiedRecords is VerifiedView as a View.
-func (s *Store) VerifiedRecords(ref RefName) (View, error) { return asView(s.VerifiedView(ref)) }
+// VerifiedRecords is Records after CheckHistory of the ref's tip: the
+// records of ref at a tip whose history holds every record it ever held.
+func (s *Store) VerifiedRecords(ref RefName) (View, error) { return asView(s.verifiedView(ref)) }
 
-// Files is Tree as a View: commit's own tree, read-only.
-func (s *Store) Files(commit oid.ID) (View, error) { return asView(s.Tree(commit)) }
+// Files is commit's own tree as a read-only View.
+func (s *Store) Files(commit oid.ID) (View, error) { return asView(s.commitFiles(commit)) }
 
-// Change is Update with fn given an Edit.
+// Change applies fn to a view of ref at its tip and, if fn staged changes,
+// writes them as one commit whose parent is that tip, then moves the ref by
+// compare-and-swap. On a conflict it re-reads the tip and runs fn again
+// (bounded, with jittered backoff), so fn re-validates what it wants against
+// the newest state; with NoRetry it refuses instead. If fn returns an error,
+// or stages nothing, nothing is written and the ref does not move.
+//
+// On an append-only ref (declared with Immutable directories) nothing is
+// written on a tip that fails CheckHistory (HistoryRewritten), and edits
+// that remove or change a file under an immutable directory are refused
+// (RecordImmutable); after the write the ref's checkpoint moves to the new
+// tip. When the tip is the checkpoint that costs one ref read and one ref
+// write, neither synced.
+//
+// It returns the new tip (or the unchanged tip when fn staged nothing, or
+// staged edits that leave the tree as it was).
 func (s *Store) Change(ctx context.Context, ref RefName, message string, fn func(Edit) error, opts ...UpdateOption) (oid.ID, error) {
-	return s.Update(ctx, ref, message, func(tx *Tx) error { return fn(tx) }, opts...)
+	return s.updateTx(ctx, ref, message, func(tx *Tx) error { return fn(tx) }, opts...)
 }
 
 // asView keeps a nil *Tx from becoming a non-nil View.

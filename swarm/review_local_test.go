@@ -33,7 +33,7 @@ func TestReviewOneMalformedJobRecordDoesNotStopEverySupervisor(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.Payloads = map[string][]byte{"exit.json": []byte("{}")}
-	if _, err := st.Update(context.Background(), swarm.JobsRef, "hostile", func(tx *gitstore.Tx) error {
+	if _, err := st.Change(context.Background(), swarm.JobsRef, "hostile", func(tx gitstore.Edit) error {
 		return tx.Put("jobs/other/1-n", rec)
 	}); err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ func TestReviewAHostileProjectionRecordDoesNotBlockEveryWorkspace(t *testing.T) 
 	}
 	c := cand.Commit.String()
 	path := "projections/" + c[:2] + "/" + c[2:] + "/" + p.Tree.String()
-	_, err = st.Update(context.Background(), examine.Ref, "hostile", func(tx *gitstore.Tx) error {
+	_, err = st.Change(context.Background(), examine.Ref, "hostile", func(tx gitstore.Edit) error {
 		rec, err := gitstore.NewRecord(examine.KindProjection, 1, map[string]any{
 			"candidate": c, "config": p.Commands.String(), // the wrong blob
 			"commands": p.Commands.String(), "tree": p.Tree.String(), "files": len(p.Files),
@@ -63,7 +63,7 @@ func TestReviewARefusedPromptRecordsNothing(t *testing.T) {
 	if _, err := p.Prompt(context.Background(), examine.Target{Feature: "greeting"}); refusalName(err) != "TempDirUnusable" {
 		t.Fatalf("%v", err)
 	}
-	tx, err := st.View(examine.Ref)
+	tx, err := st.Records(examine.Ref)
 	if err == nil {
 		names, _ := tx.List("projections")
 		if len(names) > 0 {

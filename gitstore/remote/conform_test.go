@@ -50,7 +50,7 @@ func TestALostSwapInAPartialCloneReadsTheWinnersLeaseWhole(t *testing.T) {
 	if err := take(partial, "partial"); !errors.Is(err, gitstore.ErrConflict) {
 		t.Fatalf("the partial clone's take: %v", err)
 	}
-	tx, err := partial.View(gitstoretest.LeaseRef)
+	tx, err := partial.Records(gitstoretest.LeaseRef)
 	if err != nil {
 		t.Fatal(err)
 	}

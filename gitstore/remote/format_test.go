@@ -34,7 +34,7 @@ func TestARemoteOfAnotherObjectFormatIsRefusedByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tip, err := s.Update(ctx, testRef, "local", func(tx *gitstore.Tx) error { return tx.Put("n/1", rec) })
+	tip, err := s.Change(ctx, testRef, "local", func(tx gitstore.Edit) error { return tx.Put("n/1", rec) })
 	if err != nil {
 		t.Fatal(err)
 	}

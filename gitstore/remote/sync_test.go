@@ -63,14 +63,14 @@ func putNote(t *testing.T, s *remote.Replicator, ref gitstore.RefName, path, tit
 		t.Fatal(err)
 	}
 	rec.Payloads = map[string][]byte{"text": []byte(title + "\n")}
-	if _, err := s.Update(context.Background(), ref, "put "+path, func(tx *gitstore.Tx) error { return tx.Put(path, rec) }); err != nil {
+	if _, err := s.Change(context.Background(), ref, "put "+path, func(tx gitstore.Edit) error { return tx.Put(path, rec) }); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func titleAt(t *testing.T, s *remote.Replicator, ref gitstore.RefName, path string) string {
 	t.Helper()
-	tx, err := s.View(ref)
+	tx, err := s.Records(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestAMergeKeepsAChangeOverADeletionAndAppliesOneSidedDeletions(t *testing.T
 	if _, err := b.Fetch(ctx, "origin", w.opts()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Update(ctx, testRef, "rm", func(tx *gitstore.Tx) error {
+	if _, err := a.Change(ctx, testRef, "rm", func(tx gitstore.Edit) error {
 		if err := tx.Remove("records/kept"); err != nil {
 			return err
 		}

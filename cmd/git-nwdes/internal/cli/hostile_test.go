@@ -99,7 +99,7 @@ func openStore(t *testing.T, dir string) *gitstore.Store {
 // published returns the path of f's examination.
 func published(t *testing.T, st *gitstore.Store) string {
 	t.Helper()
-	tx, err := st.View(examine.Ref)
+	tx, err := st.Records(examine.Ref)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func published(t *testing.T, st *gitstore.Store) string {
 	return l.Path
 }
 
-func damage(t *testing.T, st *gitstore.Store, fn func(tx *gitstore.Tx) error) {
+func damage(t *testing.T, st *gitstore.Store, fn func(tx gitstore.Edit) error) {
 	t.Helper()
 	damageRef(t, st, examine.Ref, fn)
 }
@@ -130,9 +130,9 @@ func forged(t *testing.T, st *gitstore.Store, edit func(files map[string][]byte)
 	gittest.RewriteTip(t, st.Location().CommonDir, string(examine.Ref), string(gitstore.CheckpointRef(examine.Ref)), edit)
 }
 
-func damageRef(t *testing.T, st *gitstore.Store, ref gitstore.RefName, fn func(tx *gitstore.Tx) error) {
+func damageRef(t *testing.T, st *gitstore.Store, ref gitstore.RefName, fn func(tx gitstore.Edit) error) {
 	t.Helper()
-	if _, err := st.Update(context.Background(), ref, "damage", fn); err != nil {
+	if _, err := st.Change(context.Background(), ref, "damage", fn); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -267,7 +267,7 @@ func TestEveryVerbSurvivesEveryDamagedRepositoryAndFsckNamesTheDamage(t *testing
 			gittest.Git(t, dir, "notes", "--ref", "nwdes", "add", "-f", "-F", f, "HEAD")
 		}, "is not safe to print", true},
 		{"a plain file where a record belongs", func(t *testing.T, dir string) {
-			damage(t, openStore(t, dir), func(tx *gitstore.Tx) error {
+			damage(t, openStore(t, dir), func(tx gitstore.Edit) error {
 				if err := tx.Remove("features/f"); err != nil {
 					return err
 				}
@@ -288,7 +288,7 @@ func TestEveryVerbSurvivesEveryDamagedRepositoryAndFsckNamesTheDamage(t *testing
 		{"an examination renamed to sort newest", func(t *testing.T, dir string) {
 			st := openStore(t, dir)
 			p := published(t, st)
-			damage(t, st, func(tx *gitstore.Tx) error {
+			damage(t, st, func(tx gitstore.Edit) error {
 				rec, err := tx.Get(p)
 				if err != nil {
 					return err
@@ -311,7 +311,7 @@ func TestEveryVerbSurvivesEveryDamagedRepositoryAndFsckNamesTheDamage(t *testing
 		{"an examination filed under another feature", func(t *testing.T, dir string) {
 			st := openStore(t, dir)
 			p := published(t, st)
-			damage(t, st, func(tx *gitstore.Tx) error {
+			damage(t, st, func(tx gitstore.Edit) error {
 				rec, err := tx.Get(p)
 				if err != nil {
 					return err
@@ -320,7 +320,7 @@ func TestEveryVerbSurvivesEveryDamagedRepositoryAndFsckNamesTheDamage(t *testing
 			})
 		}, "belongs under", true},
 		{"a draft whose next_id would reissue an observation", func(t *testing.T, dir string) {
-			damageRef(t, openStore(t, dir), examine.DraftsRef, func(tx *gitstore.Tx) error {
+			damageRef(t, openStore(t, dir), examine.DraftsRef, func(tx gitstore.Edit) error {
 				rec, err := tx.Get("drafts/g")
 				if err != nil {
 					return err

@@ -314,7 +314,7 @@ func (w *world) forge(from, commit, feature string, rows map[string]string) {
 	sum := sha256.Sum256(rec.Body)
 	path := fmt.Sprintf("published/%s/%s/%s/%s-%s", ex.Candidate[:2], ex.Candidate[2:], feature,
 		closed.UTC().Format("20060102T150405.000000000Z0700"), hex.EncodeToString(sum[:6]))
-	if _, err := st.Update(context.Background(), examine.Ref, "forged", func(tx *gitstore.Tx) error { return tx.Put(path, rec) }); err != nil {
+	if _, err := st.Change(context.Background(), examine.Ref, "forged", func(tx gitstore.Edit) error { return tx.Put(path, rec) }); err != nil {
 		w.t.Fatal(err)
 	}
 }
