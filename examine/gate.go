@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -447,6 +448,12 @@ type Gates struct {
 	Base string
 	// Timeout bounds each oracle; DefaultGateTimeout when zero.
 	Timeout time.Duration
+	// Jobs is how many oracles may run at once, each still in its own
+	// export and its own job of the wall; 0 or 1 runs them one after
+	// another. Evidence, rows and observations keep the contract's order
+	// whatever order the runs end in; Progress is called from one
+	// goroutine at a time.
+	Jobs int
 	// Now stamps the evidence.
 	Now func() time.Time
 }
@@ -489,26 +496,9 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 			rep.Notices = append(rep.Notices, fmt.Sprintf("the work tree differs from %s (%s, at least): the gates judge the commit, not uncommitted changes", cand.Commit.Short(), p))
 		}
 	}
-	var evs []*Evidence
-	for i := range rep.Rows {
-		row := &rep.Rows[i]
-		if row.Abandoned != "" {
-			row.State, row.Note = GateAbandoned, "not run: "+row.Abandoned
-			continue
-		}
-		if g.Progress != nil {
-			g.Progress(row, false, 0)
-		}
-		began := time.Now()
-		ev, err := g.runOne(ctx, cand, row, base)
-		if err != nil {
-			return nil, fmt.Errorf("gate %s %s: %w", cand.Feature, row.Expectation, err)
-		}
-		row.setFrom(ev)
-		if g.Progress != nil {
-			g.Progress(row, true, time.Since(began))
-		}
-		evs = append(evs, ev)
+	evs, err := g.runAll(ctx, cand, rep, base)
+	if err != nil {
+		return nil, err
 	}
 	if len(evs) == 0 {
 		return rep, nil
@@ -541,6 +531,83 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 		return nil, fmt.Errorf("record gate evidence of %s: %w", cand.Feature, err)
 	}
 	return rep, g.observe(ctx, cand, rep)
+}
+
+// runAll runs every oracle of rep not abandoned, at most g.Jobs at once,
+// and returns their evidence in the contract's order. The first error
+// cancels the runs still going and is returned once all have ended.
+func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, base oid.ID) ([]*Evidence, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	evs := make([]*Evidence, len(rep.Rows))
+	slots := make(chan struct{}, max(g.Jobs, 1))
+	var progress, failM sync.Mutex
+	var failed error // the first error, not the cancels it caused
+	tell := func(row *GateRow, done bool, took time.Duration) {
+		if g.Progress != nil {
+			progress.Lock()
+			defer progress.Unlock()
+			g.Progress(row, done, took)
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range rep.Rows {
+		row := &rep.Rows[i]
+		if row.Abandoned != "" {
+			row.State, row.Note = GateAbandoned, "not run: "+row.Abandoned
+			continue
+		}
+		slots <- struct{}{}
+		if ctx.Err() != nil {
+			<-slots
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			tell(row, false, 0)
+			began := time.Now()
+			ev, err := g.runOne(ctx, cand, row, base)
+			if err != nil {
+				failM.Lock()
+				if failed == nil {
+					failed = fmt.Errorf("gate %s %s: %w", cand.Feature, row.Expectation, err)
+				}
+				failM.Unlock()
+				cancel()
+				return
+			}
+			row.setFrom(ev)
+			evs[i] = ev
+			tell(row, true, time.Since(began))
+		}()
+	}
+	wg.Wait()
+	if failed != nil {
+		return nil, failed
+	}
+	var out []*Evidence
+	for _, ev := range evs {
+		if ev != nil {
+			out = append(out, ev)
+		}
+	}
+	if err := ctx.Err(); err != nil && len(out) < countRun(rep) {
+		// Canceled by the caller before every oracle ran.
+		return nil, err
+	}
+	return out, nil
+}
+
+// countRun is how many oracles of rep are to run: those not abandoned.
+func countRun(rep *GateReport) int {
+	n := 0
+	for _, r := range rep.Rows {
+		if r.Abandoned == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // observe adds each outcome to the feature's draft, if it has one.
