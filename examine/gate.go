@@ -536,11 +536,26 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 // runAll runs every oracle of rep not abandoned, at most g.Jobs at once,
 // and returns their evidence in the contract's order. The first error
 // cancels the runs still going and is returned once all have ended.
+//
+// The jobs of the next oracles are made and their trees exported while
+// the current ones run, and each job is removed while the next runs: the
+// directories and the exports are each run's own as before, only no run
+// waits for them. Every job is removed before runAll returns.
 func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, base oid.ID) ([]*Evidence, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	jobs := max(g.Jobs, 1)
+	var removing sync.WaitGroup
+	defer removing.Wait()
+	remove := func(j *sandbox.Job) {
+		removing.Add(1)
+		go func() { defer removing.Done(); j.Close() }()
+	}
+	ready := make(chan *oracleJobs, jobs)
+	go g.prepareAll(ctx, cand, rep, base, ready)
+
 	evs := make([]*Evidence, len(rep.Rows))
-	slots := make(chan struct{}, max(g.Jobs, 1))
+	slots := make(chan struct{}, jobs)
 	var progress, failM sync.Mutex
 	var failed error // the first error, not the cancels it caused
 	tell := func(row *GateRow, done bool, took time.Duration) {
@@ -551,35 +566,30 @@ func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, ba
 		}
 	}
 	var wg sync.WaitGroup
-	for i := range rep.Rows {
-		row := &rep.Rows[i]
-		if row.Abandoned != "" {
-			row.State, row.Note = GateAbandoned, "not run: "+row.Abandoned
+	for oj := range ready {
+		if ctx.Err() != nil {
+			oj.close(remove) // made before the cancel reached the maker
 			continue
 		}
 		slots <- struct{}{}
-		if ctx.Err() != nil {
-			<-slots
-			break
-		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			tell(row, false, 0)
+			tell(oj.row, false, 0)
 			began := time.Now()
-			ev, err := g.runOne(ctx, cand, row, base)
+			ev, err := g.runOne(ctx, cand, oj, base, remove)
 			if err != nil {
 				failM.Lock()
 				if failed == nil {
-					failed = fmt.Errorf("gate %s %s: %w", cand.Feature, row.Expectation, err)
+					failed = fmt.Errorf("gate %s %s: %w", cand.Feature, oj.row.Expectation, err)
 				}
 				failM.Unlock()
 				cancel()
 				return
 			}
-			row.setFrom(ev)
-			evs[i] = ev
-			tell(row, true, time.Since(began))
+			oj.row.setFrom(ev)
+			evs[oj.index] = ev
+			tell(oj.row, true, time.Since(began))
 		}()
 	}
 	wg.Wait()
@@ -597,6 +607,65 @@ func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, ba
 		return nil, err
 	}
 	return out, nil
+}
+
+// oracleJobs are the jobs one oracle runs in, made and filled ahead: at
+// the base (when there is one) and at the candidate, each its own job
+// with its own export. err is why they could not be made.
+type oracleJobs struct {
+	index     int
+	row       *GateRow
+	base, at  *sandbox.Job
+	baseErr   error
+	err       error
+	closeOnce sync.Once
+}
+
+func (oj *oracleJobs) close(remove func(*sandbox.Job)) {
+	oj.closeOnce.Do(func() {
+		for _, j := range []*sandbox.Job{oj.base, oj.at} {
+			if j != nil {
+				remove(j)
+			}
+		}
+	})
+}
+
+// prepareAll makes the jobs of every oracle of rep not abandoned, in the
+// contract's order, and sends them on ready, which it closes; it stops
+// making them once ctx ends. ready's buffer bounds how far ahead it goes.
+func (g *Gates) prepareAll(ctx context.Context, cand *Candidate, rep *GateReport, base oid.ID, ready chan<- *oracleJobs) {
+	defer close(ready)
+	for i := range rep.Rows {
+		row := &rep.Rows[i]
+		if row.Abandoned != "" {
+			row.State, row.Note = GateAbandoned, "not run: "+row.Abandoned
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		oj := &oracleJobs{index: i, row: row}
+		if !base.IsZero() {
+			oj.base, oj.baseErr = g.exportJob(base)
+		}
+		oj.at, oj.err = g.exportJob(cand.Commit)
+		ready <- oj
+	}
+}
+
+// exportJob makes a fresh job of the wall holding commit's tree in its
+// Work directory.
+func (g *Gates) exportJob(commit oid.ID) (*sandbox.Job, error) {
+	job, err := g.Wall.NewJob()
+	if err != nil {
+		return nil, err
+	}
+	if err := ExportTree(g.Store, commit, job.Work); err != nil {
+		job.Close()
+		return nil, err
+	}
+	return job, nil
 }
 
 // countRun is how many oracles of rep are to run: those not abandoned.
@@ -650,19 +719,28 @@ func (g *Gates) observe(ctx context.Context, cand *Candidate, rep *GateReport) e
 	return nil
 }
 
-// runOne runs one oracle at the candidate and, when base is not zero, at
-// base (first, the same way), and returns the evidence, named.
-func (g *Gates) runOne(ctx context.Context, cand *Candidate, row *GateRow, base oid.ID) (*Evidence, error) {
+// runOne runs one oracle in its jobs: at base (first, the same way), when
+// base is not zero, then at the candidate; it hands each job to remove
+// once its run is over, and returns the evidence, named.
+func (g *Gates) runOne(ctx context.Context, cand *Candidate, oj *oracleJobs, base oid.ID, remove func(*sandbox.Job)) (*Evidence, error) {
+	defer oj.close(remove)
+	row := oj.row
 	ev := &Evidence{Feature: cand.Feature, Expectation: row.Expectation, Candidate: cand.Commit.String(),
 		ContractPath: cand.ContractPath, Check: row.Check, Expect: row.Expect}
 	if !base.IsZero() {
-		run, err := g.runAt(ctx, base, row)
+		if oj.baseErr != nil {
+			return nil, fmt.Errorf("at base %s: %w", base.Short(), oj.baseErr)
+		}
+		run, err := g.runAt(ctx, oj.base, row)
 		if err != nil {
 			return nil, fmt.Errorf("at base %s: %w", base.Short(), err)
 		}
 		ev.Base = &BaseRun{Commit: base.String(), OracleRun: *run}
 	}
-	run, err := g.runAt(ctx, cand.Commit, row)
+	if oj.err != nil {
+		return nil, oj.err
+	}
+	run, err := g.runAt(ctx, oj.at, row)
 	if err != nil {
 		return nil, err
 	}
@@ -675,18 +753,9 @@ func (g *Gates) runOne(ctx context.Context, cand *Candidate, row *GateRow, base 
 	return ev, nil
 }
 
-// runAt exports commit's tree into a fresh job of the wall, runs one
-// oracle there, and removes the job: the candidate and the base are run
-// by this one path.
-func (g *Gates) runAt(ctx context.Context, commit oid.ID, row *GateRow) (*OracleRun, error) {
-	job, err := g.Wall.NewJob()
-	if err != nil {
-		return nil, err
-	}
-	defer job.Close()
-	if err := ExportTree(g.Store, commit, job.Work); err != nil {
-		return nil, err
-	}
+// runAt runs one oracle in job, which holds the export of a commit's
+// tree: the candidate and the base are run by this one path.
+func (g *Gates) runAt(ctx context.Context, job *sandbox.Job, row *GateRow) (*OracleRun, error) {
 	timeout := g.Timeout
 	if timeout <= 0 {
 		timeout = DefaultGateTimeout

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -477,5 +478,56 @@ func TestOraclesRunSideBySideKeepTheContractsOrderAndTheirOwnJobs(t *testing.T) 
 		if r.Expectation != "E3" && (r.State != examine.GateMet || r.EvidencePath != row(t, rep, r.Expectation).EvidencePath) {
 			t.Fatalf("status of %s: %+v", r.Expectation, r)
 		}
+	}
+}
+
+// failingJobs makes jobs in a wall until its failAt-th, which it refuses.
+type failingJobs struct {
+	*sandbox.Wall
+	mu     sync.Mutex
+	made   int
+	failAt int
+}
+
+func (f *failingJobs) NewJob() (*sandbox.Job, error) {
+	f.mu.Lock()
+	f.made++
+	n := f.made
+	f.mu.Unlock()
+	if n == f.failAt {
+		return nil, errors.New("no room for a job")
+	}
+	return f.Wall.NewJob()
+}
+
+func TestEveryJobIsRemovedBeforeTheRunReturnsAlsoWhenOneCannotBeMade(t *testing.T) {
+	t.Parallel()
+	contract := gateHead
+	for i := 1; i <= 5; i++ {
+		contract += fmt.Sprintf("E%d. o\n  CHECK: echo ok > left; echo ok\n  EXPECT: ok\n", i)
+	}
+	dir, st := gateRepo(t, contract, nil)
+	base := gittest.Git(t, dir, "rev-parse", "HEAD")
+	gateCommit(t, dir, "", map[string]string{"x": "y"})
+	for _, c := range []struct {
+		name   string
+		jobs   int
+		failAt int
+	}{{"one at a time", 1, 0}, {"side by side", 3, 0}, {"one at a time, the fourth job refused", 1, 4}, {"side by side, the seventh job refused", 3, 7}} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newGates(t, st)
+			wall := g.Wall.(*sandbox.Wall)
+			g.Wall, g.Jobs, g.Base = &failingJobs{Wall: wall, failAt: c.failAt}, c.jobs, base
+			rep, err := g.Run(context.Background(), examine.Target{Feature: "f"})
+			if c.failAt == 0 && (err != nil || !rep.Passed()) {
+				t.Fatalf("%v %+v", err, rep)
+			}
+			if c.failAt != 0 && (err == nil || !strings.Contains(err.Error(), "no room for a job")) {
+				t.Fatalf("the refused job is not the run's error: %v", err)
+			}
+			if left, _ := os.ReadDir(wall.TempRoot); len(left) != 0 {
+				t.Fatalf("job directories left behind: %v", left)
+			}
+		})
 	}
 }
