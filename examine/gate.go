@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -127,6 +128,9 @@ type Evidence struct {
 	// (Gates.Sign); message is what it must cover.
 	Signature []byte `json:"-"`
 	message   []byte
+	// made is the record made when the evidence was named (its content
+	// id is in Path), written as it is rather than encoded again.
+	made *gitstore.Record
 }
 
 // BaseRun is the oracle's run at the base commit a gate run was given.
@@ -258,6 +262,18 @@ func (e *Evidence) record() (*gitstore.Record, error) {
 		rec.Payloads["base.stdout.tail"], rec.Payloads["base.stderr.tail"] = e.Base.StdoutTail, e.Base.StderrTail
 	}
 	return rec, nil
+}
+
+// toWrite is the record to write: a copy of the one made when the
+// evidence was named, with payloads of its own (a signature added to one
+// attempt of a write is not carried into the next), else a new one.
+func (e *Evidence) toWrite() (*gitstore.Record, error) {
+	if e.made == nil {
+		return e.record()
+	}
+	r := *e.made
+	r.Payloads = maps.Clone(e.made.Payloads)
+	return &r, nil
 }
 
 func readEvidence(tx gitstore.View, path string) (*Evidence, error) {
@@ -510,7 +526,7 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 			return err
 		}
 		for _, ev := range evs {
-			rec, err := ev.record()
+			rec, err := ev.toWrite()
 			if err != nil {
 				return err
 			}
@@ -749,6 +765,7 @@ func (g *Gates) runOne(ctx context.Context, cand *Candidate, oj *oracleJobs, bas
 	if err != nil {
 		return nil, err
 	}
+	ev.made = rec
 	ev.Path = evidenceDir(ev.Candidate, ev.Feature, ev.Expectation) + "/" + stamp(g.now()) + "-" + contentID(rec.Body)
 	return ev, nil
 }
