@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -426,5 +429,105 @@ func TestARunAtABaseProvesAnOracleRedThenGreenAndNamesOneGreenAtBothVacuous(t *t
 	g.Base = "HEAD"
 	if _, err := g.Run(context.Background(), examine.Target{Feature: "f"}); func() bool { rf, ok := refusal.As(err); return !ok || rf.Name != refusal.PartInvalid }() {
 		t.Fatalf("--base the candidate itself: %v", err)
+	}
+}
+
+func TestOraclesRunSideBySideKeepTheContractsOrderAndTheirOwnJobs(t *testing.T) {
+	t.Parallel()
+	contract := gateHead
+	for i := 1; i <= 6; i++ {
+		// Each writes in its own export and finds nothing another left.
+		contract += fmt.Sprintf("E%d. o\n  CHECK: test ! -e mark && echo %d > mark && echo ok-%d\n  EXPECT: ok-%d\n", i, i, i, i)
+	}
+	contract += "ABANDON: E3 not here\n"
+	_, st := gateRepo(t, contract, nil)
+	g := newGates(t, st)
+	g.Jobs = 4
+	var mu sync.Mutex
+	started, ended := map[examine.ExpectationID]int{}, map[examine.ExpectationID]int{}
+	g.Progress = func(r *examine.GateRow, done bool, _ time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		if done {
+			ended[r.Expectation]++
+		} else {
+			started[r.Expectation]++
+		}
+	}
+	rep := runGates(t, g)
+	for i, r := range rep.Rows {
+		id := examine.ExpectationID(fmt.Sprintf("E%d", i+1))
+		if r.Expectation != id {
+			t.Fatalf("row %d is %s, want %s: the contract's order", i, r.Expectation, id)
+		}
+		if id == "E3" {
+			if r.State != examine.GateAbandoned || r.Evidence != nil || started[id] != 0 {
+				t.Fatalf("the abandoned E3 ran: %+v", r)
+			}
+			continue
+		}
+		if r.State != examine.GateMet || string(r.Evidence.StdoutTail) != fmt.Sprintf("ok-%d\n", i+1) || started[id] != 1 || ended[id] != 1 {
+			t.Fatalf("%s: %+v, %q, told %d/%d", id, r.State, r.Evidence.StdoutTail, started[id], ended[id])
+		}
+	}
+	status, err := examine.GateStatus(st, examine.Target{Feature: "f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range status.Rows {
+		if r.Expectation != "E3" && (r.State != examine.GateMet || r.EvidencePath != row(t, rep, r.Expectation).EvidencePath) {
+			t.Fatalf("status of %s: %+v", r.Expectation, r)
+		}
+	}
+}
+
+// failingJobs makes jobs in a wall until its failAt-th, which it refuses.
+type failingJobs struct {
+	*sandbox.Wall
+	mu     sync.Mutex
+	made   int
+	failAt int
+}
+
+func (f *failingJobs) NewJob() (*sandbox.Job, error) {
+	f.mu.Lock()
+	f.made++
+	n := f.made
+	f.mu.Unlock()
+	if n == f.failAt {
+		return nil, errors.New("no room for a job")
+	}
+	return f.Wall.NewJob()
+}
+
+func TestEveryJobIsRemovedBeforeTheRunReturnsAlsoWhenOneCannotBeMade(t *testing.T) {
+	t.Parallel()
+	contract := gateHead
+	for i := 1; i <= 5; i++ {
+		contract += fmt.Sprintf("E%d. o\n  CHECK: echo ok > left; echo ok\n  EXPECT: ok\n", i)
+	}
+	dir, st := gateRepo(t, contract, nil)
+	base := gittest.Git(t, dir, "rev-parse", "HEAD")
+	gateCommit(t, dir, "", map[string]string{"x": "y"})
+	for _, c := range []struct {
+		name   string
+		jobs   int
+		failAt int
+	}{{"one at a time", 1, 0}, {"side by side", 3, 0}, {"one at a time, the fourth job refused", 1, 4}, {"side by side, the seventh job refused", 3, 7}} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newGates(t, st)
+			wall := g.Wall.(*sandbox.Wall)
+			g.Wall, g.Jobs, g.Base = &failingJobs{Wall: wall, failAt: c.failAt}, c.jobs, base
+			rep, err := g.Run(context.Background(), examine.Target{Feature: "f"})
+			if c.failAt == 0 && (err != nil || !rep.Passed()) {
+				t.Fatalf("%v %+v", err, rep)
+			}
+			if c.failAt != 0 && (err == nil || !strings.Contains(err.Error(), "no room for a job")) {
+				t.Fatalf("the refused job is not the run's error: %v", err)
+			}
+			if left, _ := os.ReadDir(wall.TempRoot); len(left) != 0 {
+				t.Fatalf("job directories left behind: %v", left)
+			}
+		})
 	}
 }

@@ -27,8 +27,8 @@ type pidsCgroup struct{ dir string }
 // pids hierarchy, and on cgroup v2 where pids is delegated to this
 // process's cgroup; elsewhere it returns an error and the job runs
 // without one.
-func newPidsCgroup(max uint64) (*pidsCgroup, error) {
-	base, err := pidsCgroupDir()
+func (w *Wall) newPidsCgroup(max uint64) (*pidsCgroup, error) {
+	base, err := w.pidsBase()
 	if err != nil {
 		return nil, err
 	}
@@ -50,6 +50,21 @@ func newPidsCgroup(max uint64) (*pidsCgroup, error) {
 		return nil, fmt.Errorf("set pids.max: %w", err)
 	}
 	return c, nil
+}
+
+// pidsBase is pidsCgroupDir, found at the wall's first run: reading the
+// process's cgroup and the whole mountinfo again for every job of a gate
+// run found the same directory each time. A supervisor moved to another
+// cgroup meanwhile still makes its jobs' cgroups under the first, whose
+// limits still bind them.
+func (w *Wall) pidsBase() (string, error) {
+	w.onceMu.Lock()
+	defer w.onceMu.Unlock()
+	if !w.cgFound {
+		w.cgBase, w.cgErr = pidsCgroupDir()
+		w.cgFound = true
+	}
+	return w.cgBase, w.cgErr
 }
 
 // pidsCgroupDir finds where this process's pids cgroup is mounted.

@@ -65,6 +65,11 @@ func makeView(s *helperSpec) error {
 	if err := os.Mkdir(base+"/emptydir", 0o555); err != nil {
 		return err
 	}
+	// Read-only from here on: a bind of /empty or /emptydir takes this
+	// mount's ro, nosuid and nodev with it, so a mask is one mount.
+	if err := unix.MountSetattr(unix.AT_FDCWD, base, 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("make the view's scratch tmpfs read-only: %w", err)
+	}
 	if err := unix.PivotRoot(base, base+"/oldroot"); err != nil {
 		return fmt.Errorf("pivot_root: %w", err)
 	}
@@ -173,7 +178,34 @@ func viewEntries(s *helperSpec) ([]viewEntry, error) {
 		add(p, false, true)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return len(out[i].path) < len(out[j].path) })
-	return out, nil
+	return dropCovered(out), nil
+}
+
+// dropCovered drops each bind that an earlier one already shows, with the
+// same attributes: the same host directory beneath a recursive bind of
+// its parent (/usr/bin, the target of the /bin link, under /usr), both
+// read-only or both read-write, neither a device. The parent's bind and
+// its recursive mount_setattr give it the same mount flags, so the mount
+// saved changes nothing the job can see or do. entries are sorted parents
+// first.
+func dropCovered(entries []viewEntry) []viewEntry {
+	var out []viewEntry
+	for _, e := range entries {
+		covered := false
+		if e.link == "" && !e.dev {
+			for _, p := range out {
+				if p.link == "" && !p.dev && p.rw == e.rw && p.path != e.path && within(e.path, p.path) && within(e.source, p.source) &&
+					strings.TrimPrefix(e.path, p.path) == strings.TrimPrefix(e.source, p.source) {
+					covered = true
+					break
+				}
+			}
+		}
+		if !covered {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // bindInto makes one entry appear under root.
@@ -320,8 +352,9 @@ func mask(p string) error {
 	if fi.IsDir() {
 		src = "/emptydir"
 	}
+	// The bind takes the scratch tmpfs's flags: read-only, nosuid, nodev.
 	if err := unix.Mount(src, p, "", unix.MS_BIND, ""); err != nil {
 		return fmt.Errorf("mask %s: %w", p, err)
 	}
-	return unix.MountSetattr(unix.AT_FDCWD, p, 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV})
+	return nil
 }

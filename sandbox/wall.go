@@ -84,6 +84,19 @@ type Wall struct {
 
 	nsMu     sync.Mutex
 	nsFailed bool // the kernel refused namespaces once: do not ask again
+
+	// What a wall finds once for all its jobs (a gate run makes one job
+	// per oracle): the job directories of dead supervisors are swept at
+	// its first job, the pids cgroup nwdes's own is found at its first
+	// run, and its default roots are kept for the PATH and home they were
+	// made from.
+	onceMu    sync.Mutex
+	swept     map[string]bool // TempRoots swept
+	cgFound   bool
+	cgBase    string
+	cgErr     error
+	rootsKey  [2]string
+	rootsMemo []string
 }
 
 // helperEnv is the helper's whole environment (nothing of the caller's).
@@ -205,7 +218,15 @@ func (w *Wall) NewJob() (*Job, error) {
 		return nil, refusal.New(refusal.TempDirUnusable, "set TMPDIR to an existing, writable, absolute directory (or unset it for /tmp)",
 			"the directory for job directories, %q, is not an existing absolute directory", tmp)
 	}
-	sweepJobs(tmp)
+	w.onceMu.Lock()
+	if !w.swept[tmp] {
+		sweepJobs(tmp)
+		if w.swept == nil {
+			w.swept = map[string]bool{}
+		}
+		w.swept[tmp] = true
+	}
+	w.onceMu.Unlock()
 	root, err := os.MkdirTemp(tmp, jobPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return nil, refusal.New(refusal.TempDirUnusable, "set TMPDIR to an existing, writable, absolute directory (or unset it for /tmp)",
@@ -337,7 +358,13 @@ func (w *Wall) roots() []string {
 	if w.Roots != nil {
 		return w.Roots
 	}
-	return DefaultRoots(orDefault(w.Path, DefaultPath), w.Home)
+	key := [2]string{orDefault(w.Path, DefaultPath), w.Home}
+	w.onceMu.Lock()
+	defer w.onceMu.Unlock()
+	if w.rootsMemo == nil || w.rootsKey != key {
+		w.rootsKey, w.rootsMemo = key, DefaultRoots(key[0], key[1])
+	}
+	return append([]string{}, w.rootsMemo...)
 }
 
 // Holds reports whether a job's view holds the file at path: whether it

@@ -683,6 +683,33 @@ func TestTheViewHidesTheHostsSocketsTmpAndSecrets(t *testing.T) {
 	if shadow, err := os.ReadFile("/etc/shadow"); err == nil && len(shadow) > 0 && strings.TrimSpace(out) != "0" {
 		t.Fatalf("/etc/shadow is readable in the view: %q", out)
 	}
+	// Every mount of the view but the job's own directory and the device
+	// files is read-only, nosuid and nodev (the masks included: each is
+	// one bind that takes these flags from its read-only source).
+	j, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	res, err = j.Run(context.Background(), sandbox.Command{Args: sandbox.Shell("cat /proc/self/mountinfo")})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	mounts := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(res.Stdout.Tail)), "\n") {
+		f := strings.Fields(line)
+		mp, opts := f[4], ","+f[5]+","
+		mounts++
+		if strings.HasPrefix(mp, j.Root) || strings.HasPrefix(mp, "/dev/") {
+			continue
+		}
+		if !strings.Contains(opts, ",ro,") || !strings.Contains(opts, ",nosuid,") || (!strings.Contains(opts, ",nodev,") && mp != "/proc") {
+			t.Errorf("%s is mounted %s in the view", mp, f[5])
+		}
+	}
+	if mounts == 0 {
+		t.Fatal("no mount listed")
+	}
 }
 
 func TestKeyringsUserNamespacesAndCoreDumpsAreRefused(t *testing.T) {
