@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
-	"github.com/nwdes/nwdes/internal/lazyre"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -137,7 +136,8 @@ func decodeRecord(b []byte) (*Record, error) {
 	return r, nil
 }
 
-var payloadName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+// maxPayloadName bounds a payload file's name, in bytes (names.Valid).
+const maxPayloadName = 100
 
 // Canonical encodes v as canonical JSON: object keys sorted, no
 // insignificant whitespace, no HTML escaping, UTF-8 only, numbers kept as
