@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -121,8 +122,13 @@ EXAMPLES
 	// With a help verb of its own, urfave/cli adds no -h to the top level.
 	app.Commands = append(app.Commands, helpCmd(nil, app.Commands))
 	app.Flags = append(app.Flags, cli.HelpFlag)
-	app.Version, _ = buildInfo()
+	// The version alone: buildInfo's commit is for the version verb, and
+	// reading the build information parses the module list at every start.
+	app.Version = version
 	app.HideVersion = false
+	// Any time but the zero one spares urfave/cli a stat of os.Args[0] at
+	// every start; nothing nwdes prints shows it.
+	app.Compiled = time.Unix(0, 0)
 	return app
 }
 
