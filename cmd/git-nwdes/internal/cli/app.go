@@ -282,6 +282,7 @@ func (s *session) openAt(loc gitrepo.Location) (*gitstore.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts.Config = cfg
 	if remotes := cfg.PromisorRemotes(); len(remotes) > 0 {
 		// A partial clone: reads ask the promisor remotes for what the
 		// filter left out, as git's do.
