@@ -33,6 +33,8 @@ type session struct {
 
 	cfg    *gitrepo.Config // git configuration, read once (see config)
 	cfgLoc gitrepo.Location
+
+	hooked *gitstore.Store // the store a hook reads (see hookStore)
 }
 
 // Main runs the command with args (args[0] is the program name) and returns
@@ -289,6 +291,21 @@ func (s *session) openAt(loc gitrepo.Location) (*gitstore.Store, error) {
 		opts.PartialClone = gitstore.PartialClone{Remotes: remotes, Environ: s.syncOptions().Environ}
 	}
 	return gitstore.Open(loc, opts)
+}
+
+// hookStore opens the store of loc once per run: a pre-push hook's check,
+// the records it sends and its reminder read the same repository, and
+// each open reads the store's options and declares its registry again.
+func (s *session) hookStore(loc gitrepo.Location) (*gitstore.Store, error) {
+	if h := s.hooked; h != nil && h.Location().GitDir == loc.GitDir && h.Location().CommonDir == loc.CommonDir && h.Location().ObjectDir == loc.ObjectDir {
+		return h, nil
+	}
+	st, err := s.openAt(loc)
+	if err != nil {
+		return nil, err
+	}
+	s.hooked = st
+	return st, nil
 }
 
 // config reads the git configuration of loc once per run: the hook needs
