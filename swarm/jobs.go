@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/names"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/sandbox"
 )
@@ -575,7 +576,7 @@ func stopFrom(path string, rec *gitstore.Record) (*Stop, error) {
 	if err := rec.Decode(&s); err != nil {
 		return nil, err
 	}
-	if path != stopPath(s.Card) || (s.Card != "all" && !labelName.MatchString(s.Card)) {
+	if path != stopPath(s.Card) || (s.Card != "all" && !names.Valid(s.Card, maxLabel)) {
 		return nil, malformed(path, "a stop of %q belongs under %s", s.Card, stopPath(s.Card))
 	}
 	return &s, nil
@@ -583,7 +584,7 @@ func stopFrom(path string, rec *gitstore.Record) (*Stop, error) {
 
 // SetStop writes a stop record for card ("all" for every card).
 func SetStop(ctx context.Context, st gitstore.RecordWriter, s Stop) error {
-	if s.Card != "all" && (!labelName.MatchString(s.Card) || strings.Contains(s.Card, "..")) {
+	if s.Card != "all" && (!names.Valid(s.Card, maxLabel) || strings.Contains(s.Card, "..")) {
 		return refusal.New(refusal.CardInvalid, "name a card label, or --all", "%q is not a card label", s.Card)
 	}
 	rec, err := gitstore.NewRecord(KindStop, 1, s)

@@ -12,7 +12,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/gitstore/remote"
-	"github.com/nwdes/nwdes/internal/lazyre"
+	"github.com/nwdes/nwdes/internal/names"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -135,11 +135,12 @@ func (w *Watch) Unchanged(label string, l *Lease, written time.Time) time.Durati
 	return t.Sub(s.at)
 }
 
-var labelName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+// maxLabel bounds a card's label, in bytes (names.Valid).
+const maxLabel = 100
 
 func (l *Lease) validate(path string) error {
 	switch {
-	case !labelName.MatchString(l.Label) || strings.Contains(l.Label, ".."):
+	case !names.Valid(l.Label, maxLabel) || strings.Contains(l.Label, ".."):
 		return malformed(path, "label %q is not a card label", l.Label)
 	case l.Nonce == "" || l.Attest == "" || l.Attempt < 1:
 		return malformed(path, "a lease needs a nonce, an attestation hash and an attempt")
