@@ -273,20 +273,23 @@ func (b *Local) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) (
 	})
 }
 
-// Release implements Book: the lease record is removed (the ref keeps one
-// parentless commit of an empty tree).
+// Release implements Book: the lease's ref is deleted by compare-and-swap
+// from tip (git's protocol: the ref's lock, then packed-refs' lock), which
+// writes no object. An empty commit in its place would cost a pack, its
+// index, its .keep and a lock file a card on the way to the next job, and
+// a ref that is gone reads as free just as well.
 func (b *Local) Release(ctx context.Context, label string, tip oid.ID) error {
-	_, err := b.Store.Change(ctx, leaseRef(LocalLeases, label), "release "+label, func(tx gitstore.Edit) error {
-		if tx.Base() != tip {
-			return ErrLost
-		}
-		return tx.Remove(leasePath)
-	}, gitstore.NoRetry())
-	var ce *gitstore.ConflictError
-	if errors.As(err, &ce) || errors.Is(err, gitstore.ErrConflict) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := b.Store.Refs().CompareAndSwap(leaseRef(LocalLeases, label), tip, oid.ID{})
+	if errors.Is(err, gitstore.ErrConflict) {
 		return ErrLost
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("release the lease of %s: %w", label, err)
+	}
+	return nil
 }
 
 // List implements Book.
