@@ -9,9 +9,11 @@ import (
 )
 
 // machineFiles are the files the supervisor writes in a job directory
-// after the job has ended, whatever the card: a spare holds each made
-// empty, beside (never inside) the job directory it becomes.
-var machineFiles = []string{"exit.json", "usage.tsv", "timeline.tsv"}
+// after the job has ended, whatever the card (the last two are what
+// sealing writes again in repo/.git: config and objects/info/alternates):
+// a spare holds each made empty, beside (never inside) the job directory
+// it becomes.
+var machineFiles = []string{"exit.json", "usage.tsv", "timeline.tsv", "config", "alternates"}
 
 // machine is where a job's premade machine files wait (a spare's
 // directory, outside every job's write set): "" when there are none, and
@@ -32,7 +34,7 @@ func (m machine) write(dir, name string, body []byte) error {
 	}
 	if m.dir != "" {
 		premade := filepath.Join(m.dir, name)
-		if err := fill(premade, body); err == nil && renameNoReplace(premade, path) == nil {
+		if err := fill(premade, body, 0o444); err == nil && renameNoReplace(premade, path) == nil {
 			return nil
 		}
 	}
@@ -44,15 +46,15 @@ func (m machine) write(dir, name string, body []byte) error {
 	return errors.Join(err, f.Close())
 }
 
-// fill writes body into the premade file at path, read-only once written.
-func fill(path string, body []byte) error {
+// fill writes body into the premade file at path, with mode once written.
+func fill(path string, body []byte, mode os.FileMode) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(body)
 	if err == nil {
-		err = f.Chmod(0o444)
+		err = f.Chmod(mode)
 	}
 	return errors.Join(err, f.Close())
 }

@@ -890,7 +890,7 @@ func (s *Supervisor) seal(j *jobDir) ([]string, error) {
 	if j.Exam != nil {
 		return sealExamine(j.Root)
 	}
-	sealed, err := sealJob(j.Root, j.Staged)
+	sealed, err := sealJob(j.Root, j.Staged, j.Machine)
 	if err == nil {
 		return sealed, nil
 	}
