@@ -436,8 +436,13 @@ func (b *Remote) List(ctx context.Context) ([]LeaseEntry, error) {
 
 // holds reports, without writing, whether the lease on label is still the
 // one nonce names (what Renew checks before it writes), with the tip it
-// is at; ErrLost when it is not.
-func (b *Local) holds(label, nonce string) (oid.ID, error) {
+// is at; ErrLost when it is not. A ref still at tip, the commit this
+// holder last wrote, holds that lease (a commit id names its content):
+// only the ref is read then.
+func (b *Local) holds(label, nonce string, tip oid.ID) (oid.ID, error) {
+	if cur, err := b.Store.Tip(leaseRef(LocalLeases, label)); err == nil && !tip.IsZero() && cur == tip {
+		return tip, nil
+	}
 	v, err := b.Store.Records(leaseRef(LocalLeases, label))
 	if err != nil {
 		return oid.ID{}, err
@@ -451,7 +456,7 @@ func (b *Local) holds(label, nonce string) (oid.ID, error) {
 
 // holdsChecker is a Book that can check a lease without writing it.
 type holdsChecker interface {
-	holds(label, nonce string) (oid.ID, error)
+	holds(label, nonce string, tip oid.ID) (oid.ID, error)
 }
 
 // holdToRecord makes sure the lease l (at tip, its heartbeat last written
@@ -463,7 +468,7 @@ type holdsChecker interface {
 func (s *Supervisor) holdToRecord(ctx context.Context, label string, tip oid.ID, l *Lease, renewed time.Time) (oid.ID, error) {
 	t := now(s.Now)
 	if c, ok := s.Book.(holdsChecker); ok && t.Sub(renewed) < s.heartbeat() {
-		return c.holds(label, l.Nonce)
+		return c.holds(label, l.Nonce, tip)
 	}
 	l.Heartbeat = t.UTC().Format(stamp)
 	return s.Book.Renew(ctx, label, tip, l)

@@ -582,10 +582,11 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	cause, stopReason := notStopped, ""
 	renewed, _ := time.Parse(stamp, l.Heartbeat) // when the lease was last written: taken, then renewed
 	idle := s.Worker.IdleTime()
+	// The job had used no CPU before it started: reading it here would
+	// scan every process of the machine (Process.CPU) while the
+	// harness starts (about a millisecond of CPU on a busy host), and
+	// any CPU the first tick finds counts as activity.
 	lastOut, lastCPU, active := act.written(), time.Duration(0), started
-	if cpu, ok := proc.CPU(); ok {
-		lastCPU = cpu
-	}
 	tick := time.NewTicker(s.heartbeat())
 	defer tick.Stop()
 loop:
