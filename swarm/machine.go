@@ -15,13 +15,22 @@ import (
 // it becomes.
 var machineFiles = []string{"exit.json", "usage.tsv", "timeline.tsv", "config", "alternates"}
 
-// machine is where a job's premade machine files wait (a spare's
-// directory, outside every job's write set): "" when there are none, and
+// machine is where a job's premade machine files wait: beside its spare,
+// outside every job's write set, named <spare>.<name> (prefix is the
+// spare's path; "" when there are none, and
 // each file is then made where it goes. Making a file is what costs on a
 // slow disk (spare.go); filling one that is there and renaming it costs a
 // few tens of microseconds, so the files are made while an earlier job
 // runs and only filled and renamed once this one has ended.
-type machine struct{ dir string }
+type machine struct{ prefix string }
+
+// premade is where m's premade file name waits ("" when there is none).
+func (m machine) premade(name string) string {
+	if m.prefix == "" {
+		return ""
+	}
+	return m.prefix + "." + name
+}
 
 // write writes body to name in the job directory dir, as a file only the
 // machinery writes (read-only), replacing — never writing through —
@@ -32,8 +41,7 @@ func (m machine) write(dir, name string, body []byte) error {
 	if err := os.RemoveAll(path); err != nil {
 		return err
 	}
-	if m.dir != "" {
-		premade := filepath.Join(m.dir, name)
+	if premade := m.premade(name); premade != "" {
 		if err := fill(premade, body, 0o444); err == nil && renameNoReplace(premade, path) == nil {
 			return nil
 		}
@@ -61,8 +69,10 @@ func fill(path string, body []byte, mode os.FileMode) error {
 
 // drop removes what is left of the premade files.
 func (m machine) drop() {
-	if m.dir != "" {
-		_ = os.RemoveAll(m.dir)
+	for _, name := range machineFiles {
+		if premade := m.premade(name); premade != "" {
+			_ = os.Remove(premade)
+		}
 	}
 }
 

@@ -38,9 +38,9 @@ func TestMachineFilesReplaceWhatTheJobLeftAndNeverWriteThroughIt(t *testing.T) {
 				mustWrite(t, outside, "untouched\n")
 				var m machine
 				if premade {
-					m.dir = t.TempDir()
+					m.prefix = filepath.Join(t.TempDir(), "spare")
 					for _, f := range machineFiles {
-						mustWrite(t, filepath.Join(m.dir, f), "")
+						mustWrite(t, m.premade(f), "")
 					}
 				}
 				body := []byte("written by the machinery\n")
@@ -70,7 +70,7 @@ func TestMachineFilesReplaceWhatTheJobLeftAndNeverWriteThroughIt(t *testing.T) {
 				}
 				if premade {
 					for _, f := range []string{"usage.tsv", "alternates"} {
-						if _, err := os.Lstat(filepath.Join(m.dir, f)); !os.IsNotExist(err) {
+						if _, err := os.Lstat(m.premade(f)); !os.IsNotExist(err) {
 							t.Errorf("the premade %s was not the one used: %v", f, err)
 						}
 					}

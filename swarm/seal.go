@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 )
 
@@ -266,8 +265,7 @@ func (m machine) replaceIn(r *os.Root, name string, body []byte) error {
 	if err := r.RemoveAll(name); err != nil {
 		return err
 	}
-	if m.dir != "" {
-		premade := filepath.Join(m.dir, path.Base(name))
+	if premade := m.premade(path.Base(name)); premade != "" {
 		if fill(premade, body, 0o644) == nil {
 			if d, err := r.Open(path.Dir(name)); err == nil {
 				err = renameNoReplaceAt(premade, d, path.Base(name))

@@ -19,12 +19,12 @@ import (
 //
 // Spares live beside the jobs directory, in <jobs dir>.spare/, named
 // <pid namespace>-<pid>-<start>-<nonce> after the supervisor process that
-// made them, never inside a job's write set. A spare holds the job
-// directory to be, job/ (only empty directories and the empty files
-// spareFiles names), and beside it the empty files machineFiles names:
-// what the supervisor writes in the job directory once the job has ended,
-// filled where the job never reaches and renamed into place (machine.go).
-// All are made by the supervisor. The ones a supervisor did not use are
+// made them, never inside a job's write set. A spare is the job directory
+// to be (only empty directories and the empty files spareFiles names);
+// beside it, named <spare>.<name>, wait the empty files machineFiles
+// names: what the supervisor writes in the job directory once the job has
+// ended, filled where the job never reaches and renamed into place
+// (machine.go). All are made by the supervisor. The ones a supervisor did not use are
 // removed when its run ends; the ones a killed supervisor left are
 // removed by the next run on the same jobs directory (in the same pid
 // namespace) once that process is gone, so no spare is removed while its
@@ -41,9 +41,6 @@ var spareDirs = []string{"repo", "scratch", "home", "data", "repo/.git", "repo/.
 // stage writes the prompt and opens the log the same way): made empty in
 // a spare, writing them makes no file.
 var spareFiles = []string{"repo/.git/HEAD", "repo/.git/config", "repo/.git/objects/info/alternates", "prompt.md", "harness.log"}
-
-// spareJob is the spare's directory that becomes the job directory.
-const spareJob = "job"
 
 // spares is a supervisor's pool of spare job directories.
 type spares struct {
@@ -86,22 +83,19 @@ func (p *spares) make(max int) {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			return
 		}
-		if err := os.Mkdir(filepath.Join(d, spareJob), 0o755); err != nil {
-			_ = os.RemoveAll(d)
-			return
-		}
 		for _, s := range spareDirs {
-			if err := os.Mkdir(filepath.Join(d, spareJob, s), 0o755); err != nil {
+			if err := os.Mkdir(filepath.Join(d, s), 0o755); err != nil {
 				_ = os.RemoveAll(d)
 				return // staging makes them itself
 			}
 		}
 		var files []string
 		for _, s := range spareFiles {
-			files = append(files, filepath.Join(d, spareJob, s))
-		}
-		for _, s := range machineFiles {
 			files = append(files, filepath.Join(d, s))
+		}
+		m := machine{prefix: d}
+		for _, s := range machineFiles {
+			files = append(files, m.premade(s))
 		}
 		for _, f := range files {
 			f, err := os.OpenFile(f, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -110,6 +104,7 @@ func (p *spares) make(max int) {
 			}
 			if err != nil {
 				_ = os.RemoveAll(d)
+				m.drop()
 				return
 			}
 		}
@@ -137,11 +132,12 @@ func (p *spares) take(root string) (m machine, ok bool) {
 	p.ready = p.ready[:len(p.ready)-1]
 	p.mu.Unlock()
 	// Never over a directory already there, as Mkdir would not.
-	if err := renameNoReplace(filepath.Join(d, spareJob), root); err != nil {
+	if err := renameNoReplace(d, root); err != nil {
 		_ = os.RemoveAll(d)
+		machine{prefix: d}.drop()
 		return machine{}, false
 	}
-	return machine{dir: d}, true
+	return machine{prefix: d}, true
 }
 
 // close waits for the spares being made and removes every one left.
@@ -154,6 +150,7 @@ func (p *spares) close() {
 	defer p.mu.Unlock()
 	for _, d := range p.ready {
 		_ = os.RemoveAll(d)
+		machine{prefix: d}.drop()
 	}
 	p.ready = nil
 	_ = os.Remove(p.dir) // when empty: other supervisors' spares stay

@@ -68,7 +68,7 @@ func TestSparesAreTakenOnceAndLeaveNothingBehind(t *testing.T) {
 		}
 	}
 	for _, f := range machineFiles {
-		if fi, err := os.Lstat(filepath.Join(m.dir, f)); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+		if fi, err := os.Lstat(m.premade(f)); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
 			t.Errorf("the spare lacks the empty machine file %s: %v", f, err)
 		}
 		if _, err := os.Lstat(filepath.Join(root, f)); !os.IsNotExist(err) {
