@@ -141,7 +141,7 @@ func sealJob(dir string, sg stagedGit, m machine) ([]string, error) {
 			return changed, err
 		}
 	}
-	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
+	for _, d := range []string{"objects/info", "refs/heads"} {
 		if err := mkdirAllIn(g, d); err != nil {
 			return changed, err
 		}

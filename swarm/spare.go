@@ -34,7 +34,7 @@ import (
 // stage makes whatever the card: its own, then the git directory's
 // (gitstore/stage makes these with MkdirAll, so made ones are no change).
 var spareDirs = []string{"repo", "scratch", "home", "data", "repo/.git", "repo/.git/objects", "repo/.git/objects/info",
-	"repo/.git/objects/pack", "repo/.git/refs", "repo/.git/refs/heads", "repo/.git/refs/heads/worker", "repo/.git/refs/tags"}
+	"repo/.git/refs", "repo/.git/refs/heads", "repo/.git/refs/heads/worker"}
 
 // spareFiles are the files stage writes whatever the card (gitstore/stage
 // writes them with os.WriteFile, which truncates a file that is there;
