@@ -26,7 +26,7 @@ fi
 { uptime; git rev-parse --short HEAD 2>/dev/null; date -u; } | tee -a "$OUT"
 run ./cmd/git-nwdes/ 'Start$' 200x
 run ./cmd/git-nwdes/ 'WallCLI$|GateRun10$' 30x
-run ./hooks/ 'PrePushHook$|PrePushHookCheckOnly$|PrePushHookSigned$' 50x
+run ./hooks/ 'PrePushHook$|PrePushHookCheckOnly$|PrePushHookSigned$|StatusJSON$|ExamineShow$' 50x
 run ./hooks/ 'CheckInProcess$' 200x
 run ./gitstore/ 'AppendOne$|AppendOneGitCLI$|AppendOneDurable$|DurableFloor$|AppendBatch100$|AppendBatch100FastImport$|ReadLatestLongHistory|NoteReadColdProcess' 1s
 run ./examine/ "$fsck" 2x
