@@ -553,22 +553,34 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 // and returns their evidence in the contract's order. The first error
 // cancels the runs still going and is returned once all have ended.
 //
-// The jobs of the next oracles are made and their trees exported while
-// the current ones run, and each job is removed while the next runs: the
-// directories and the exports are each run's own as before, only no run
-// waits for them. Every job is removed before runAll returns.
+// The jobs of the next oracle are made and its trees exported while the
+// current ones run, and each oracle's jobs are removed while the next
+// runs: the directories and the exports are each run's own as before,
+// only no run waits for them. At most g.Jobs+1 oracles have jobs at any
+// time, from the making of the first to the end of the last's removal:
+// those running and the one made ahead. Every job is removed before
+// runAll returns.
 func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, base oid.ID) ([]*Evidence, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := max(g.Jobs, 1)
+	// held is taken before an oracle's jobs are made and given back once
+	// they are removed: it bounds the directories and exports on disk.
+	held := make(chan struct{}, jobs+1)
 	var removing sync.WaitGroup
 	defer removing.Wait()
-	remove := func(j *sandbox.Job) {
+	release := func(oj *oracleJobs) {
 		removing.Add(1)
-		go func() { defer removing.Done(); j.Close() }()
+		go func() {
+			defer removing.Done()
+			oj.close()
+			<-held
+		}()
 	}
-	ready := make(chan *oracleJobs, jobs)
-	go g.prepareAll(ctx, cand, rep, base, ready)
+	// Unbuffered, and received only with a slot taken: the maker waits
+	// with one oracle made ahead, not more.
+	ready := make(chan *oracleJobs)
+	go g.prepareAll(ctx, cand, rep, base, held, ready, release)
 
 	evs := make([]*Evidence, len(rep.Rows))
 	slots := make(chan struct{}, jobs)
@@ -582,18 +594,25 @@ func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, ba
 		}
 	}
 	var wg sync.WaitGroup
-	for oj := range ready {
+	for {
+		slots <- struct{}{}
+		oj, ok := <-ready
+		if !ok {
+			<-slots
+			break
+		}
 		if ctx.Err() != nil {
-			oj.close(remove) // made before the cancel reached the maker
+			<-slots
+			release(oj) // made before the cancel reached the maker
 			continue
 		}
-		slots <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
+			defer release(oj)
 			tell(oj.row, false, 0)
 			began := time.Now()
-			ev, err := g.runOne(ctx, cand, oj, base, remove)
+			ev, err := g.runOne(ctx, cand, oj, base)
 			if err != nil {
 				failM.Lock()
 				if failed == nil {
@@ -629,28 +648,27 @@ func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, ba
 // the base (when there is one) and at the candidate, each its own job
 // with its own export. err is why they could not be made.
 type oracleJobs struct {
-	index     int
-	row       *GateRow
-	base, at  *sandbox.Job
-	baseErr   error
-	err       error
-	closeOnce sync.Once
+	index    int
+	row      *GateRow
+	base, at *sandbox.Job
+	baseErr  error
+	err      error
 }
 
-func (oj *oracleJobs) close(remove func(*sandbox.Job)) {
-	oj.closeOnce.Do(func() {
-		for _, j := range []*sandbox.Job{oj.base, oj.at} {
-			if j != nil {
-				remove(j)
-			}
+// close removes the oracle's jobs.
+func (oj *oracleJobs) close() {
+	for _, j := range []*sandbox.Job{oj.base, oj.at} {
+		if j != nil {
+			j.Close()
 		}
-	})
+	}
 }
 
 // prepareAll makes the jobs of every oracle of rep not abandoned, in the
-// contract's order, and sends them on ready, which it closes; it stops
-// making them once ctx ends. ready's buffer bounds how far ahead it goes.
-func (g *Gates) prepareAll(ctx context.Context, cand *Candidate, rep *GateReport, base oid.ID, ready chan<- *oracleJobs) {
+// contract's order, each once it holds a place in held, and sends them on
+// ready, which it closes; it stops making them once ctx ends, and hands
+// what it made but could not send to release.
+func (g *Gates) prepareAll(ctx context.Context, cand *Candidate, rep *GateReport, base oid.ID, held chan<- struct{}, ready chan<- *oracleJobs, release func(*oracleJobs)) {
 	defer close(ready)
 	for i := range rep.Rows {
 		row := &rep.Rows[i]
@@ -658,7 +676,9 @@ func (g *Gates) prepareAll(ctx context.Context, cand *Candidate, rep *GateReport
 			row.State, row.Note = GateAbandoned, "not run: "+row.Abandoned
 			continue
 		}
-		if ctx.Err() != nil {
+		select {
+		case held <- struct{}{}:
+		case <-ctx.Done():
 			return
 		}
 		oj := &oracleJobs{index: i, row: row}
@@ -666,7 +686,12 @@ func (g *Gates) prepareAll(ctx context.Context, cand *Candidate, rep *GateReport
 			oj.base, oj.baseErr = g.exportJob(base)
 		}
 		oj.at, oj.err = g.exportJob(cand.Commit)
-		ready <- oj
+		select {
+		case ready <- oj:
+		case <-ctx.Done():
+			release(oj)
+			return
+		}
 	}
 }
 
@@ -736,10 +761,9 @@ func (g *Gates) observe(ctx context.Context, cand *Candidate, rep *GateReport) e
 }
 
 // runOne runs one oracle in its jobs: at base (first, the same way), when
-// base is not zero, then at the candidate; it hands each job to remove
-// once its run is over, and returns the evidence, named.
-func (g *Gates) runOne(ctx context.Context, cand *Candidate, oj *oracleJobs, base oid.ID, remove func(*sandbox.Job)) (*Evidence, error) {
-	defer oj.close(remove)
+// base is not zero, then at the candidate, and returns the evidence,
+// named. Its caller removes the jobs.
+func (g *Gates) runOne(ctx context.Context, cand *Candidate, oj *oracleJobs, base oid.ID) (*Evidence, error) {
 	row := oj.row
 	ev := &Evidence{Feature: cand.Feature, Expectation: row.Expectation, Candidate: cand.Commit.String(),
 		ContractPath: cand.ContractPath, Check: row.Check, Expect: row.Expect}

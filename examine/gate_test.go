@@ -481,23 +481,29 @@ func TestOraclesRunSideBySideKeepTheContractsOrderAndTheirOwnJobs(t *testing.T) 
 	}
 }
 
-// failingJobs makes jobs in a wall until its failAt-th, which it refuses.
-type failingJobs struct {
+// countedJobs makes jobs in a wall until its failAt-th, which it refuses,
+// and keeps the most job directories its wall held when one was made.
+type countedJobs struct {
 	*sandbox.Wall
 	mu     sync.Mutex
 	made   int
 	failAt int
+	peak   int
 }
 
-func (f *failingJobs) NewJob() (*sandbox.Job, error) {
-	f.mu.Lock()
-	f.made++
-	n := f.made
-	f.mu.Unlock()
-	if n == f.failAt {
+func (c *countedJobs) NewJob() (*sandbox.Job, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.made++
+	if c.made == c.failAt {
 		return nil, errors.New("no room for a job")
 	}
-	return f.Wall.NewJob()
+	j, err := c.Wall.NewJob()
+	if err == nil {
+		dirs, _ := os.ReadDir(c.Wall.TempRoot)
+		c.peak = max(c.peak, len(dirs))
+	}
+	return j, err
 }
 
 func TestEveryJobIsRemovedBeforeTheRunReturnsAlsoWhenOneCannotBeMade(t *testing.T) {
@@ -517,7 +523,7 @@ func TestEveryJobIsRemovedBeforeTheRunReturnsAlsoWhenOneCannotBeMade(t *testing.
 		t.Run(c.name, func(t *testing.T) {
 			g := newGates(t, st)
 			wall := g.Wall.(*sandbox.Wall)
-			g.Wall, g.Jobs, g.Base = &failingJobs{Wall: wall, failAt: c.failAt}, c.jobs, base
+			g.Wall, g.Jobs, g.Base = &countedJobs{Wall: wall, failAt: c.failAt}, c.jobs, base
 			rep, err := g.Run(context.Background(), examine.Target{Feature: "f"})
 			if c.failAt == 0 && (err != nil || !rep.Passed()) {
 				t.Fatalf("%v %+v", err, rep)
@@ -527,6 +533,38 @@ func TestEveryJobIsRemovedBeforeTheRunReturnsAlsoWhenOneCannotBeMade(t *testing.
 			}
 			if left, _ := os.ReadDir(wall.TempRoot); len(left) != 0 {
 				t.Fatalf("job directories left behind: %v", left)
+			}
+		})
+	}
+}
+
+func TestAtMostOneOracleMoreThanRunHasJobsMadeAhead(t *testing.T) {
+	t.Parallel()
+	contract := gateHead
+	for i := 1; i <= 8; i++ {
+		contract += fmt.Sprintf("E%d. o\n  CHECK: echo ok\n  EXPECT: ok\n", i)
+	}
+	dir, st := gateRepo(t, contract, nil)
+	base := gittest.Git(t, dir, "rev-parse", "HEAD")
+	gateCommit(t, dir, "", map[string]string{"x": "y"})
+	for _, c := range []struct {
+		name string
+		jobs int
+		base bool
+	}{{"one at a time", 1, false}, {"three at a time", 3, false}, {"one at a time with a base", 1, true}, {"three at a time with a base", 3, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newGates(t, st)
+			jobs := &countedJobs{Wall: g.Wall.(*sandbox.Wall)}
+			g.Wall, g.Jobs = jobs, c.jobs
+			perOracle := 1
+			if c.base {
+				g.Base, perOracle = base, 2
+			}
+			if rep := runGates(t, g); !rep.Passed() {
+				t.Fatalf("%+v", rep.Rows)
+			}
+			if limit := (c.jobs + 1) * perOracle; jobs.peak > limit {
+				t.Fatalf("%d job directories at once, want at most %d: those running and the next oracle's", jobs.peak, limit)
 			}
 		})
 	}
