@@ -577,15 +577,24 @@ func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, ba
 			<-held
 		}()
 	}
+	var failM sync.Mutex
+	var failed error // the first error, not the cancels it caused
+	fail := func(row *GateRow, err error) {
+		failM.Lock()
+		if failed == nil {
+			failed = fmt.Errorf("gate %s %s: %w", cand.Feature, row.Expectation, err)
+		}
+		failM.Unlock()
+		cancel()
+	}
 	// Unbuffered, and received only with a slot taken: the maker waits
 	// with one oracle made ahead, not more.
 	ready := make(chan *oracleJobs)
-	go g.prepareAll(ctx, cand, rep, base, held, ready, release)
+	go g.prepareAll(ctx, cand, rep, base, held, ready, release, fail)
 
 	evs := make([]*Evidence, len(rep.Rows))
 	slots := make(chan struct{}, jobs)
-	var progress, failM sync.Mutex
-	var failed error // the first error, not the cancels it caused
+	var progress sync.Mutex
 	tell := func(row *GateRow, done bool, took time.Duration) {
 		if g.Progress != nil {
 			progress.Lock()
@@ -614,12 +623,7 @@ func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, ba
 			began := time.Now()
 			ev, err := g.runOne(ctx, cand, oj, base)
 			if err != nil {
-				failM.Lock()
-				if failed == nil {
-					failed = fmt.Errorf("gate %s %s: %w", cand.Feature, oj.row.Expectation, err)
-				}
-				failM.Unlock()
-				cancel()
+				fail(oj.row, err)
 				return
 			}
 			oj.row.setFrom(ev)
@@ -646,13 +650,24 @@ func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, ba
 
 // oracleJobs are the jobs one oracle runs in, made and filled ahead: at
 // the base (when there is one) and at the candidate, each its own job
-// with its own export. err is why they could not be made.
+// with its own export. Only an oracle whose jobs were all made is run.
 type oracleJobs struct {
 	index    int
 	row      *GateRow
 	base, at *sandbox.Job
-	baseErr  error
-	err      error
+}
+
+// make makes the oracle's jobs: at base, when it is not zero, and at
+// the candidate.
+func (oj *oracleJobs) make(g *Gates, cand, base oid.ID) error {
+	var err error
+	if !base.IsZero() {
+		if oj.base, err = g.exportJob(base); err != nil {
+			return fmt.Errorf("at base %s: %w", base.Short(), err)
+		}
+	}
+	oj.at, err = g.exportJob(cand)
+	return err
 }
 
 // close removes the oracle's jobs.
@@ -667,8 +682,11 @@ func (oj *oracleJobs) close() {
 // prepareAll makes the jobs of every oracle of rep not abandoned, in the
 // contract's order, each once it holds a place in held, and sends them on
 // ready, which it closes; it stops making them once ctx ends, and hands
-// what it made but could not send to release.
-func (g *Gates) prepareAll(ctx context.Context, cand *Candidate, rep *GateReport, base oid.ID, held chan<- struct{}, ready chan<- *oracleJobs, release func(*oracleJobs)) {
+// what it made but could not send to release. A job that cannot be made
+// is told to fail at once, which ends the runs going: it does not wait
+// for its oracle's turn.
+func (g *Gates) prepareAll(ctx context.Context, cand *Candidate, rep *GateReport, base oid.ID, held chan<- struct{}, ready chan<- *oracleJobs,
+	release func(*oracleJobs), fail func(*GateRow, error)) {
 	defer close(ready)
 	for i := range rep.Rows {
 		row := &rep.Rows[i]
@@ -682,10 +700,11 @@ func (g *Gates) prepareAll(ctx context.Context, cand *Candidate, rep *GateReport
 			return
 		}
 		oj := &oracleJobs{index: i, row: row}
-		if !base.IsZero() {
-			oj.base, oj.baseErr = g.exportJob(base)
+		if err := oj.make(g, cand.Commit, base); err != nil {
+			fail(row, err)
+			release(oj)
+			return
 		}
-		oj.at, oj.err = g.exportJob(cand.Commit)
 		select {
 		case ready <- oj:
 		case <-ctx.Done():
@@ -768,17 +787,11 @@ func (g *Gates) runOne(ctx context.Context, cand *Candidate, oj *oracleJobs, bas
 	ev := &Evidence{Feature: cand.Feature, Expectation: row.Expectation, Candidate: cand.Commit.String(),
 		ContractPath: cand.ContractPath, Check: row.Check, Expect: row.Expect}
 	if !base.IsZero() {
-		if oj.baseErr != nil {
-			return nil, fmt.Errorf("at base %s: %w", base.Short(), oj.baseErr)
-		}
 		run, err := g.runAt(ctx, oj.base, row)
 		if err != nil {
 			return nil, fmt.Errorf("at base %s: %w", base.Short(), err)
 		}
 		ev.Base = &BaseRun{Commit: base.String(), OracleRun: *run}
-	}
-	if oj.err != nil {
-		return nil, oj.err
 	}
 	run, err := g.runAt(ctx, oj.at, row)
 	if err != nil {

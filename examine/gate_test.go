@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -565,6 +566,50 @@ func TestAtMostOneOracleMoreThanRunHasJobsMadeAhead(t *testing.T) {
 			}
 			if limit := (c.jobs + 1) * perOracle; jobs.peak > limit {
 				t.Fatalf("%d job directories at once, want at most %d: those running and the next oracle's", jobs.peak, limit)
+			}
+		})
+	}
+}
+
+func TestAJobThatCannotBeMadeEndsTheRunAtOnce(t *testing.T) {
+	t.Parallel()
+	contract := gateHead + "E1. o\n  CHECK: sleep 30; echo ok\n  EXPECT: ok\nE2. o\n  CHECK: echo ok\n  EXPECT: ok\n"
+	dir, st := gateRepo(t, contract, nil)
+	base := gittest.Git(t, dir, "rev-parse", "HEAD")
+	gateCommit(t, dir, "", map[string]string{"x": "y"})
+	for _, c := range []struct {
+		name   string
+		base   bool
+		failAt int
+		want   string
+		told   []string // what Progress may be told; "E1 ended" never
+	}{
+		{"the next oracle's job ends the one running", false, 2, "gate f E2: no room for a job", []string{"E1 started"}},
+		{"the candidate's job refused: the oracle does not run at the base", true, 2, "gate f E1: no room for a job", nil},
+		{"the base's job refused", true, 1, "gate f E1: at base " + base[:12] + ": no room for a job", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newGates(t, st)
+			g.Timeout = 10 * time.Second
+			g.Wall = &countedJobs{Wall: g.Wall.(*sandbox.Wall), failAt: c.failAt}
+			if c.base {
+				g.Base = base
+			}
+			var mu sync.Mutex
+			var told []string
+			g.Progress = func(r *examine.GateRow, done bool, _ time.Duration) {
+				mu.Lock()
+				defer mu.Unlock()
+				told = append(told, fmt.Sprintf("%s %s", r.Expectation, map[bool]string{false: "started", true: "ended"}[done]))
+			}
+			_, err := g.Run(context.Background(), examine.Target{Feature: "f"})
+			if err == nil || err.Error() != c.want {
+				t.Fatalf("got %v, want %s", err, c.want)
+			}
+			for _, s := range told {
+				if !slices.Contains(c.told, s) {
+					t.Fatalf("told %q: the run went on after its job could not be made", told)
+				}
 			}
 		})
 	}
