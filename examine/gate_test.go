@@ -614,3 +614,32 @@ func TestAJobThatCannotBeMadeEndsTheRunAtOnce(t *testing.T) {
 		})
 	}
 }
+
+func TestAnOracleWaitingForASlotDoesNotStartOnceTheRunIsCanceled(t *testing.T) {
+	t.Parallel()
+	contract := gateHead
+	for i := 1; i <= 3; i++ {
+		contract += fmt.Sprintf("E%d. o\n  CHECK: sleep 0.2; echo ok\n  EXPECT: ok\n", i)
+	}
+	_, st := gateRepo(t, contract, nil)
+	g := newGates(t, st)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var started []examine.ExpectationID
+	g.Progress = func(r *examine.GateRow, done bool, _ time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			started = append(started, r.Expectation)
+		} else if r.Expectation == "E1" {
+			cancel()
+		}
+	}
+	if _, err := g.Run(ctx, examine.Target{Feature: "f"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want the cancel", err)
+	}
+	if !slices.Equal(started, []examine.ExpectationID{"E1"}) {
+		t.Fatalf("started %v after the cancel at E1's end", started)
+	}
+}
