@@ -437,48 +437,63 @@ func TestOraclesRunSideBySideKeepTheContractsOrderAndTheirOwnJobs(t *testing.T) 
 	t.Parallel()
 	contract := gateHead
 	for i := 1; i <= 6; i++ {
-		// Each writes in its own export and finds nothing another left.
-		contract += fmt.Sprintf("E%d. o\n  CHECK: test ! -e mark && echo %d > mark && echo ok-%d\n  EXPECT: ok-%d\n", i, i, i, i)
+		// Each writes in its own export and finds nothing another left;
+		// the sleep lets runs overlap where Jobs allows it.
+		contract += fmt.Sprintf("E%d. o\n  CHECK: test ! -e mark && echo %d > mark && sleep 0.5 && echo ok-%d\n  EXPECT: ok-%d\n", i, i, i, i)
 	}
 	contract += "ABANDON: E3 not here\n"
 	_, st := gateRepo(t, contract, nil)
-	g := newGates(t, st)
-	g.Jobs = 4
-	var mu sync.Mutex
-	started, ended := map[examine.ExpectationID]int{}, map[examine.ExpectationID]int{}
-	g.Progress = func(r *examine.GateRow, done bool, _ time.Duration) {
-		mu.Lock()
-		defer mu.Unlock()
-		if done {
-			ended[r.Expectation]++
-		} else {
-			started[r.Expectation]++
-		}
-	}
-	rep := runGates(t, g)
-	for i, r := range rep.Rows {
-		id := examine.ExpectationID(fmt.Sprintf("E%d", i+1))
-		if r.Expectation != id {
-			t.Fatalf("row %d is %s, want %s: the contract's order", i, r.Expectation, id)
-		}
-		if id == "E3" {
-			if r.State != examine.GateAbandoned || r.Evidence != nil || started[id] != 0 {
-				t.Fatalf("the abandoned E3 ran: %+v", r)
+	for _, c := range []struct {
+		name string
+		jobs int
+	}{{"four at a time", 4}, {"one at a time", 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newGates(t, st)
+			g.Jobs = c.jobs
+			var mu sync.Mutex
+			started, ended := map[examine.ExpectationID]int{}, map[examine.ExpectationID]int{}
+			running, peak := 0, 0
+			g.Progress = func(r *examine.GateRow, done bool, _ time.Duration) {
+				mu.Lock()
+				defer mu.Unlock()
+				if done {
+					ended[r.Expectation]++
+					running--
+				} else {
+					started[r.Expectation]++
+					running++
+					peak = max(peak, running)
+				}
 			}
-			continue
-		}
-		if r.State != examine.GateMet || string(r.Evidence.StdoutTail) != fmt.Sprintf("ok-%d\n", i+1) || started[id] != 1 || ended[id] != 1 {
-			t.Fatalf("%s: %+v, %q, told %d/%d", id, r.State, r.Evidence.StdoutTail, started[id], ended[id])
-		}
-	}
-	status, err := examine.GateStatus(st, examine.Target{Feature: "f"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range status.Rows {
-		if r.Expectation != "E3" && (r.State != examine.GateMet || r.EvidencePath != row(t, rep, r.Expectation).EvidencePath) {
-			t.Fatalf("status of %s: %+v", r.Expectation, r)
-		}
+			rep := runGates(t, g)
+			if c.jobs == 1 && peak != 1 || c.jobs > 1 && peak < 2 || peak > c.jobs {
+				t.Fatalf("at most %d oracles ran at once with Jobs %d", peak, c.jobs)
+			}
+			for i, r := range rep.Rows {
+				id := examine.ExpectationID(fmt.Sprintf("E%d", i+1))
+				if r.Expectation != id {
+					t.Fatalf("row %d is %s, want %s: the contract's order", i, r.Expectation, id)
+				}
+				if id == "E3" {
+					if r.State != examine.GateAbandoned || r.Evidence != nil || started[id] != 0 {
+						t.Fatalf("the abandoned E3 ran: %+v", r)
+					}
+					continue
+				}
+				if r.State != examine.GateMet || string(r.Evidence.StdoutTail) != fmt.Sprintf("ok-%d\n", i+1) || started[id] != 1 || ended[id] != 1 {
+					t.Fatalf("%s: %+v, %q, told %d/%d", id, r.State, r.Evidence.StdoutTail, started[id], ended[id])
+				}
+			}
+			status, err := examine.GateStatus(st, examine.Target{Feature: "f"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range status.Rows {
+				if r.Expectation != "E3" && (r.State != examine.GateMet || r.EvidencePath != row(t, rep, r.Expectation).EvidencePath) {
+					t.Fatalf("status of %s: %+v", r.Expectation, r)
+				}
+			}
+		})
 	}
 }
 
