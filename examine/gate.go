@@ -470,7 +470,10 @@ type Gates struct {
 	// whatever order the runs end in; Progress is called from one
 	// goroutine at a time.
 	Jobs int
-	// Now stamps the evidence.
+	// Now stamps the evidence. With Jobs > 1 it is called from the
+	// goroutines of the runs, but one call at a time, so a clock that is
+	// not safe for concurrent use (a test's stepping clock) may be given;
+	// time.Now when nil.
 	Now func() time.Time
 }
 
@@ -594,7 +597,12 @@ func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, ba
 
 	evs := make([]*Evidence, len(rep.Rows))
 	slots := make(chan struct{}, jobs)
-	var progress sync.Mutex
+	var progress, clock sync.Mutex
+	now := func() time.Time {
+		clock.Lock()
+		defer clock.Unlock()
+		return g.now()
+	}
 	tell := func(row *GateRow, done bool, took time.Duration) {
 		if g.Progress != nil {
 			progress.Lock()
@@ -622,6 +630,9 @@ func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, ba
 			tell(oj.row, false, 0)
 			began := time.Now()
 			ev, err := g.runOne(ctx, cand, oj, base)
+			if err == nil {
+				err = ev.name(now())
+			}
 			if err != nil {
 				fail(oj.row, err)
 				return
@@ -780,8 +791,8 @@ func (g *Gates) observe(ctx context.Context, cand *Candidate, rep *GateReport) e
 }
 
 // runOne runs one oracle in its jobs: at base (first, the same way), when
-// base is not zero, then at the candidate, and returns the evidence,
-// named. Its caller removes the jobs.
+// base is not zero, then at the candidate, and returns the evidence, not
+// yet named. Its caller removes the jobs.
 func (g *Gates) runOne(ctx context.Context, cand *Candidate, oj *oracleJobs, base oid.ID) (*Evidence, error) {
 	row := oj.row
 	ev := &Evidence{Feature: cand.Feature, Expectation: row.Expectation, Candidate: cand.Commit.String(),
@@ -798,13 +809,19 @@ func (g *Gates) runOne(ctx context.Context, cand *Candidate, oj *oracleJobs, bas
 		return nil, err
 	}
 	ev.OracleRun = *run
-	rec, err := ev.record()
-	if err != nil {
-		return nil, err
-	}
-	ev.made = rec
-	ev.Path = evidenceDir(ev.Candidate, ev.Feature, ev.Expectation) + "/" + stamp(g.now()) + "-" + contentID(rec.Body)
 	return ev, nil
+}
+
+// name makes the evidence's record and names it: its path is stamped
+// with at and holds the record's content id.
+func (e *Evidence) name(at time.Time) error {
+	rec, err := e.record()
+	if err != nil {
+		return err
+	}
+	e.made = rec
+	e.Path = evidenceDir(e.Candidate, e.Feature, e.Expectation) + "/" + stamp(at) + "-" + contentID(rec.Body)
+	return nil
 }
 
 // runAt runs one oracle in job, which holds the export of a commit's

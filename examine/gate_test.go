@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -656,5 +657,30 @@ func TestAnOracleWaitingForASlotDoesNotStartOnceTheRunIsCanceled(t *testing.T) {
 	}
 	if !slices.Equal(started, []examine.ExpectationID{"E1"}) {
 		t.Fatalf("started %v after the cancel at E1's end", started)
+	}
+}
+
+func TestOraclesSideBySideCallTheClockOneAtATime(t *testing.T) {
+	t.Parallel()
+	contract := gateHead
+	for i := 1; i <= 6; i++ {
+		contract += fmt.Sprintf("E%d. o\n  CHECK: sleep 0.2; echo ok\n  EXPECT: ok\n", i)
+	}
+	_, st := gateRepo(t, contract, nil)
+	g := newGates(t, st)
+	g.Jobs = 4
+	calls := 0 // a stepping clock, unsafe for concurrent use
+	g.Now = func() time.Time {
+		calls++
+		return gateClock().Add(time.Duration(calls) * time.Second)
+	}
+	rep := runGates(t, g)
+	stamps := map[string]bool{}
+	for _, r := range rep.Rows {
+		stamp, _, _ := strings.Cut(path.Base(r.EvidencePath), "-")
+		stamps[stamp] = true
+	}
+	if calls != 6 || len(stamps) != 6 {
+		t.Fatalf("%d calls of the clock for 6 oracles, %d stamps: %v", calls, len(stamps), stamps)
 	}
 }

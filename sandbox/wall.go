@@ -79,7 +79,9 @@ type Wall struct {
 	// git-nwdes, which is right for nwdes and for tests registered with
 	// testscript.
 	Helper Helper
-	// Now is the clock for Started and Duration.
+	// Now is the clock for Started and Duration. Jobs run at the same
+	// time (a supervisor's, gate run --jobs) call it from their own
+	// goroutines: it must be safe for concurrent use (time.Now is).
 	Now func() time.Time
 
 	nsMu     sync.Mutex
