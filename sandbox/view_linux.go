@@ -181,31 +181,43 @@ func viewEntries(s *helperSpec) ([]viewEntry, error) {
 	return dropCovered(out), nil
 }
 
-// dropCovered drops each bind that an earlier one already shows, with the
-// same attributes: the same host directory beneath a recursive bind of
-// its parent (/usr/bin, the target of the /bin link, under /usr), both
-// read-only or both read-write, neither a device. The parent's bind and
-// its recursive mount_setattr give it the same mount flags, so the mount
-// saved changes nothing the job can see or do. entries are sorted parents
-// first.
+// dropCovered drops each bind that the bind nearest above it already
+// shows, with the same attributes: the nearest entry whose view path
+// encloses it (not a link, which encloses nothing: every path is
+// resolved), when that one is a recursive bind of the directory that
+// holds the same host directory at the same relative path (/usr/bin, the
+// target of the /bin link, under /usr), both read-only or both
+// read-write, neither a device. That bind and its recursive
+// mount_setattr give it the same mount flags, so the mount saved changes
+// nothing the job can see or do. Only the nearest counts: under a
+// read-only /r, a writable /r/w makes /r/w/x writable unless /r/w/x is
+// bound read-only itself. entries are sorted parents first, and among
+// the same path in the order they are mounted, the last on top.
 func dropCovered(entries []viewEntry) []viewEntry {
 	var out []viewEntry
 	for _, e := range entries {
-		covered := false
-		if e.link == "" && !e.dev {
-			for _, p := range out {
-				if p.link == "" && !p.dev && p.rw == e.rw && p.path != e.path && within(e.path, p.path) && within(e.source, p.source) &&
-					strings.TrimPrefix(e.path, p.path) == strings.TrimPrefix(e.source, p.source) {
-					covered = true
-					break
-				}
-			}
-		}
-		if !covered {
+		if e.link != "" || e.dev || !coveredBy(e, nearestAbove(out, e.path)) {
 			out = append(out, e)
 		}
 	}
 	return out
+}
+
+// nearestAbove is the entry of binds, sorted parents first, whose bind
+// is on top at path or nearest above it, or nil.
+func nearestAbove(binds []viewEntry, path string) *viewEntry {
+	for i := len(binds) - 1; i >= 0; i-- {
+		if binds[i].link == "" && within(path, binds[i].path) {
+			return &binds[i]
+		}
+	}
+	return nil
+}
+
+// coveredBy reports whether p's bind already shows e as e's would.
+func coveredBy(e viewEntry, p *viewEntry) bool {
+	return p != nil && !p.dev && p.rw == e.rw && within(e.source, p.source) &&
+		strings.TrimPrefix(e.path, p.path) == strings.TrimPrefix(e.source, p.source)
 }
 
 // bindInto makes one entry appear under root.

@@ -26,10 +26,16 @@ func TestABindThatAParentsBindAlreadyShowsIsDropped(t *testing.T) {
 			[]viewEntry{ro("/dev"), dev("/dev/null")}, []viewEntry{ro("/dev"), dev("/dev/null")}},
 		{"a sibling sharing a prefix is kept",
 			[]viewEntry{ro("/usr"), ro("/usr2")}, []viewEntry{ro("/usr"), ro("/usr2")}},
-		{"a host path under a moved job directory is not its view path",
-			[]viewEntry{moved, rw("/tmp/nwdes-job-1/x")}, []viewEntry{moved, rw("/tmp/nwdes-job-1/x")}},
-		{"a view path under a moved job directory showing the same host path",
-			[]viewEntry{moved, {path: "/nwdes/job/x", source: "/tmp/nwdes-job-1/x", rw: true}}, []viewEntry{moved}},
+		{"a read-only directory under a writable one under a read-only root is kept",
+			[]viewEntry{ro("/r"), rw("/r/w"), ro("/r/w/x")}, []viewEntry{ro("/r"), rw("/r/w"), ro("/r/w/x")}},
+		{"a read-only directory under a read-only one under a writable root is dropped",
+			[]viewEntry{rw("/w"), ro("/w/r"), ro("/w/r/x")}, []viewEntry{rw("/w"), ro("/w/r")}},
+		{"a directory bound again read-only on top of its writable bind is kept",
+			[]viewEntry{ro("/r"), rw("/r/w"), ro("/r/w")}, []viewEntry{ro("/r"), rw("/r/w"), ro("/r/w")}},
+		{"the same directory bound twice the same way is bound once",
+			[]viewEntry{ro("/r"), ro("/r")}, []viewEntry{ro("/r")}},
+		{"a read-set directory inside the job directory, which the view moves, is kept at its host path",
+			[]viewEntry{moved, ro("/tmp/nwdes-job-1/x")}, []viewEntry{moved, ro("/tmp/nwdes-job-1/x")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := dropCovered(c.in); !reflect.DeepEqual(got, c.out) {
