@@ -94,9 +94,7 @@ type Wall struct {
 	// made from.
 	onceMu    sync.Mutex
 	swept     map[string]bool // TempRoots swept
-	cgFound   bool
-	cgBase    string
-	cgErr     error
+	cgBase    string          // the pids cgroup found, "" until one is
 	rootsKey  [2]string
 	rootsMemo []string
 }
