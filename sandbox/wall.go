@@ -87,14 +87,13 @@ type Wall struct {
 	nsMu     sync.Mutex
 	nsFailed bool // the kernel refused namespaces once: do not ask again
 
-	// What a wall finds once for all its jobs (a gate run makes one job
-	// per oracle): the job directories of dead supervisors are swept at
-	// its first job, the pids cgroup nwdes's own is found at its first
-	// run, and its default roots are kept for the PATH and home they were
-	// made from.
+	// What a wall keeps for all its jobs (a gate run makes one job per
+	// oracle): when it last swept the job directories of dead supervisors
+	// (at most every sweepEvery), the pids cgroup nwdes's own once found,
+	// and its default roots for the PATH and home they were made from.
 	onceMu    sync.Mutex
-	swept     map[string]bool // TempRoots swept
-	cgBase    string          // the pids cgroup found, "" until one is
+	sweptAt   map[string]time.Time // by TempRoot
+	cgBase    string               // the pids cgroup found, "" until one is
 	rootsKey  [2]string
 	rootsMemo []string
 }
@@ -209,24 +208,26 @@ type Job struct {
 	wall                  *Wall
 }
 
+// sweepEvery is how often a wall sweeps the job directories of dead
+// supervisors: a long-lived wall (a supervisor's) still sweeps those of
+// supervisors that died after its start, and a gate run's jobs do not
+// each list TempRoot.
+const sweepEvery = 5 * time.Minute
+
 // NewJob makes a fresh job directory under the wall's TempRoot, named for
-// this process, after sweeping the job directories of runs whose process
-// is gone (a supervisor killed with SIGKILL cannot remove its own).
+// this process. The wall's first job, and then one job at most every
+// sweepEvery (by the wall's clock), first sweeps the job directories of
+// runs whose process is gone (a supervisor killed with SIGKILL cannot
+// remove its own).
 func (w *Wall) NewJob() (*Job, error) {
 	tmp := orDefault(w.TempRoot, DefaultTempRoot)
 	if fi, err := os.Stat(tmp); err != nil || !fi.IsDir() || !filepath.IsAbs(tmp) {
 		return nil, refusal.New(refusal.TempDirUnusable, "set TMPDIR to an existing, writable, absolute directory (or unset it for /tmp)",
 			"the directory for job directories, %q, is not an existing absolute directory", tmp)
 	}
-	w.onceMu.Lock()
-	if !w.swept[tmp] {
+	if w.sweepDue(tmp) {
 		sweepJobs(tmp)
-		if w.swept == nil {
-			w.swept = map[string]bool{}
-		}
-		w.swept[tmp] = true
 	}
-	w.onceMu.Unlock()
 	root, err := os.MkdirTemp(tmp, jobPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return nil, refusal.New(refusal.TempDirUnusable, "set TMPDIR to an existing, writable, absolute directory (or unset it for /tmp)",
@@ -246,6 +247,24 @@ func (w *Wall) NewJob() (*Job, error) {
 }
 
 const jobPrefix = "nwdes-job-"
+
+// sweepDue reports whether the job directories under tmp are to be swept
+// now, and if so marks them swept: the sweep itself, which may delete
+// whole trees, runs outside the lock, and one job of many made at once
+// does it.
+func (w *Wall) sweepDue(tmp string) bool {
+	now := w.now()
+	w.onceMu.Lock()
+	defer w.onceMu.Unlock()
+	if last, ok := w.sweptAt[tmp]; ok && now.Sub(last) < sweepEvery {
+		return false
+	}
+	if w.sweptAt == nil {
+		w.sweptAt = map[string]time.Time{}
+	}
+	w.sweptAt[tmp] = now
+	return true
+}
 
 // sweepJobs removes job directories whose supervisor is gone: named
 // nwdes-job-<pid>-…, with no process <pid> alive (a pid reused since keeps

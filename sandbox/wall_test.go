@@ -754,23 +754,48 @@ func TestInheritableCapabilitiesDoNotReachTheProgram(t *testing.T) {
 func TestJobDirectoriesOfDeadSupervisorsAreSweptAndAnUnusableTMPDIRIsRefused(t *testing.T) {
 	t.Parallel()
 	w := newWall(t)
+	var clockMu sync.Mutex
+	now := time.Date(2026, 4, 1, 12, 0, 0, 0, time.UTC)
+	w.Now = func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
 	dead := exec.Command("true")
 	dead.Run()
-	stale := filepath.Join(w.TempRoot, "nwdes-job-"+strconv.Itoa(dead.Process.Pid)+"-123")
-	live := filepath.Join(w.TempRoot, "nwdes-job-"+strconv.Itoa(os.Getpid())+"-456")
-	for _, d := range []string{stale, live} {
+	stale := func(n int) string {
+		d := filepath.Join(w.TempRoot, "nwdes-job-"+strconv.Itoa(dead.Process.Pid)+"-"+strconv.Itoa(n))
 		os.MkdirAll(filepath.Join(d, "work"), 0o755)
+		return d
 	}
-	j, err := w.NewJob()
-	if err != nil {
-		t.Fatal(err)
+	newJob := func() {
+		t.Helper()
+		j, err := w.NewJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { j.Close() })
 	}
-	defer j.Close()
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+	first := stale(123)
+	live := filepath.Join(w.TempRoot, "nwdes-job-"+strconv.Itoa(os.Getpid())+"-456")
+	os.MkdirAll(filepath.Join(live, "work"), 0o755)
+	newJob()
+	if _, err := os.Stat(first); !os.IsNotExist(err) {
 		t.Fatalf("the job directory of dead pid %d was not swept", dead.Process.Pid)
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Fatalf("a live supervisor's job directory was swept: %v", err)
+	}
+	// A supervisor that dies later is swept by a job of the same wall,
+	// minutes later, not by each job.
+	later := stale(789)
+	for _, c := range []struct {
+		after time.Duration
+		swept bool
+	}{{time.Minute, false}, {4*time.Minute - time.Second, false}, {time.Second, true}} {
+		clockMu.Lock()
+		now = now.Add(c.after)
+		clockMu.Unlock()
+		newJob()
+		if _, err := os.Stat(later); os.IsNotExist(err) != c.swept {
+			t.Fatalf("%v later: swept %v, want %v", c.after, !c.swept, c.swept)
+		}
 	}
 	for _, bad := range []string{"relative/tmp", filepath.Join(w.TempRoot, "missing")} {
 		w2 := newWall(t)
