@@ -90,12 +90,37 @@ type Wall struct {
 	// What a wall keeps for all its jobs (a gate run makes one job per
 	// oracle): when it last swept the job directories of dead supervisors
 	// (at most every sweepEvery), the pids cgroup nwdes's own once found,
-	// and its default roots for the PATH and home they were made from.
-	onceMu    sync.Mutex
-	sweptAt   map[string]time.Time // by TempRoot
-	cgBase    string               // the pids cgroup found, "" until one is
-	rootsKey  [2]string
-	rootsMemo []string
+	// and its default roots for the PATH and home they were made from,
+	// while the links they were resolved through are unchanged.
+	onceMu  sync.Mutex
+	sweptAt map[string]time.Time // by TempRoot
+	cgBase  string               // the pids cgroup found, "" until one is
+	rootsAt *rootsMemo
+}
+
+// rootsMemo is the default roots of a PATH and home, and the names met
+// resolving them.
+type rootsMemo struct {
+	key   [2]string
+	roots []string
+	seen  []pathName
+}
+
+// current reports whether the roots are still those of key: made for it,
+// and every link met still pointing where it did, every missing name still
+// missing (a switched /usr/local/go or nix profile is seen at the next
+// run). A directory on the way that becomes a link is not seen until the
+// PATH or home changes.
+func (m *rootsMemo) current(key [2]string) bool {
+	if m == nil || m.key != key {
+		return false
+	}
+	for _, n := range m.seen {
+		if !n.unchanged() {
+			return false
+		}
+	}
+	return true
 }
 
 // helperEnv is the helper's whole environment (nothing of the caller's).
@@ -140,6 +165,15 @@ var (
 // is a root: ~/.cargo/bin, never ~/.cargo, which holds credentials. No
 // root is "/", the home or above it.
 func DefaultRoots(path, home string) []string {
+	roots, _ := defaultRoots(path, home)
+	return roots
+}
+
+// defaultRoots is DefaultRoots, with the names its answer depends on:
+// each link followed to resolve a PATH entry, and each name that could
+// not be read.
+func defaultRoots(path, home string) ([]string, []pathName) {
+	var seen []pathName
 	roots := append([]string{}, systemRoots...)
 	// Whatever HOME says, /root and /home are home areas too: with HOME
 	// unset, ~/bin on PATH must still not give all of ~.
@@ -161,7 +195,7 @@ func DefaultRoots(path, home string) []string {
 			continue
 		}
 		d = filepath.Clean(d)
-		if r, err := filepath.EvalSymlinks(d); err == nil {
+		if r, err := resolve(d, &seen); err == nil {
 			d = r
 		}
 		cand := d
@@ -179,7 +213,7 @@ func DefaultRoots(path, home string) []string {
 		}
 		roots = append(roots, cand)
 	}
-	return minimalRoots(roots)
+	return minimalRoots(roots), seen
 }
 
 // minimalRoots drops duplicates and directories beneath another root.
@@ -372,18 +406,24 @@ func waitFor(ch <-chan struct{}, d time.Duration) bool {
 	}
 }
 
-// roots are the wall's roots: Roots, or the defaults for its PATH and home.
+// roots are the wall's roots: Roots, or the defaults for its PATH and
+// home, made again when a link they were resolved through changed.
 func (w *Wall) roots() []string {
 	if w.Roots != nil {
 		return w.Roots
 	}
 	key := [2]string{orDefault(w.Path, DefaultPath), w.Home}
 	w.onceMu.Lock()
-	defer w.onceMu.Unlock()
-	if w.rootsMemo == nil || w.rootsKey != key {
-		w.rootsKey, w.rootsMemo = key, DefaultRoots(key[0], key[1])
+	m := w.rootsAt
+	w.onceMu.Unlock()
+	if !m.current(key) {
+		m = &rootsMemo{key: key}
+		m.roots, m.seen = defaultRoots(key[0], key[1])
+		w.onceMu.Lock()
+		w.rootsAt = m
+		w.onceMu.Unlock()
 	}
-	return append([]string{}, w.rootsMemo...)
+	return append([]string{}, m.roots...)
 }
 
 // Holds reports whether a job's view holds the file at path: whether it

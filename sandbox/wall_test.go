@@ -882,3 +882,47 @@ func TestALimitRefusedBesideASmallAddressSpaceIsReported(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestAWallSeesItsPathsLinksSwitched(t *testing.T) {
+	t.Parallel()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"go1.25/bin", "go1.26/bin", "nix/bin"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, d, "tool"), nil, 0o755)
+	}
+	link := func(name, target string) {
+		t.Helper()
+		os.Remove(filepath.Join(dir, name))
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link("go", "go1.25")
+	w := &sandbox.Wall{Path: filepath.Join(dir, "go/bin") + ":" + filepath.Join(dir, "profile/bin")}
+	for _, step := range []struct {
+		name      string
+		change    func()
+		held, not []string
+	}{
+		{"first", func() {}, []string{"go1.25/bin/tool"}, []string{"go1.26/bin/tool", "nix/bin/tool"}},
+		{"go switched", func() { link("go", "go1.26") }, []string{"go1.26/bin/tool"}, []string{"go1.25/bin/tool"}},
+		{"a profile made", func() { link("profile", "nix") }, []string{"go1.26/bin/tool", "nix/bin/tool"}, []string{"go1.25/bin/tool"}},
+	} {
+		step.change()
+		for _, p := range step.held {
+			if !w.Holds(filepath.Join(dir, p), nil) {
+				t.Fatalf("%s: %s is not held", step.name, p)
+			}
+		}
+		for _, p := range step.not {
+			if w.Holds(filepath.Join(dir, p), nil) {
+				t.Fatalf("%s: %s is held", step.name, p)
+			}
+		}
+	}
+}
