@@ -58,7 +58,8 @@ func (r RefName) Validate() error {
 // git update-ref, git pack-refs and git gc exclude one another:
 //
 //  1. create <ref>.lock with O_CREAT|O_EXCL (an existing lock means someone
-//     else is updating: wait up to LockTimeout, then report it);
+//     else is updating: wait up to LockTimeout, then report it; a
+//     directory git pack-refs removed meanwhile is made again);
 //  2. under the lock read the current value (loose file, else packed-refs)
 //     and compare it with the expected old value;
 //  3. write the new value into the lock file and rename it over the ref.
@@ -180,7 +181,8 @@ func (r *Refs) readPacked(name RefName) (oid.ID, error) {
 	return h, nil
 }
 
-// List returns every ref under prefix (loose and packed), with values. A
+// List returns every ref under prefix (loose and packed), with values; a
+// ref that exists throughout the call is never missing (see scan). A
 // ref packed-refs names on more than one line, with no loose file over
 // it, is refused as Read refuses it (RefUnreadable): there is no one
 // value to list.
@@ -230,44 +232,38 @@ type refScan struct {
 
 func (r *Refs) scan(prefix string) (*refScan, error) {
 	out := &refScan{refs: map[RefName]oid.ID{}, packedTwice: map[RefName]int{}, loose: map[RefName]bool{}}
-	// Packed first, then loose: a loose ref overrides its packed value.
-	if f, err := os.Open(filepath.Join(r.dir, "packed-refs")); err == nil {
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64*1024), 1<<20)
-		seen := map[RefName]int{}
-		for sc.Scan() {
-			line := sc.Text()
-			if line == "" || line[0] == '#' || line[0] == '^' {
-				continue
-			}
-			i := strings.IndexByte(line, ' ')
-			if i < 0 || !strings.HasPrefix(line[i+1:], prefix) {
-				continue
-			}
-			id, ok := parseHex(r.f, line[:i])
-			if !ok {
-				f.Close()
-				return nil, malformedPacked(RefName(line[i+1:]))
-			}
-			name := RefName(line[i+1:])
-			if seen[name]++; seen[name] > 1 {
-				out.packedTwice[name] = seen[name]
-			}
-			out.refs[name] = id
-		}
-		err := sc.Err()
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read packed-refs: %w", err)
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read packed-refs: %w", err)
-	}
-	// Only the directory the prefix names is walked ("refs/notes/" for
-	// "refs/notes/nwdes", which is no directory's name; all of refs/ for a
-	// prefix outside it).
+	// The loose refs are read first and packed-refs second, as git reads
+	// them (files_ref_iterator_begin in refs/files-backend.c, since its
+	// 2013 "for_each_ref: load all loose refs before packed refs"): a ref
+	// that exists throughout the scan is then never missed. Every writer
+	// keeps each ref, at every instant, in a loose file or in packed-refs:
+	//
+	//   - git pack-refs renames the new packed-refs into place before it
+	//     deletes any loose file it packed (and removes a directory only
+	//     once it has emptied it);
+	//   - an update renames its lock over the loose file, which so never
+	//     goes missing;
+	//   - a delete (git's, and ours in deleteLocked) drops the ref from
+	//     packed-refs first and its loose file last, and a rewrite of
+	//     packed-refs drops no other ref.
+	//
+	// So a ref whose loose file the walk did not find (the file, or its
+	// directory, gone when read) was in packed-refs at that instant, and
+	// is still there when packed-refs is read afterwards. Read the other
+	// way round, pack-refs can move a ref from its loose file into
+	// packed-refs between the two reads: neither read sees it (a held
+	// swarm lease listed as free), or packed-refs, read first, gives an
+	// older value the loose file hid. In this order every value listed
+	// is one the ref held during the scan: its loose file as the walk read
+	// it, else its packed line (with no loose file when the walk looked,
+	// the packed line was the ref's value then, and pack-refs changes it
+	// after only to a value the ref held then). A ref created or deleted
+	// during the scan may be listed or not.
 	dir := prefix[:strings.LastIndexByte(prefix, '/')+1]
 	if !strings.HasPrefix(dir, "refs/") {
+		// Only the directory the prefix names is walked ("refs/notes/"
+		// for "refs/notes/nwdes", which is no directory's name; all of
+		// refs/ for a prefix outside it).
 		dir = "refs/"
 	}
 	err := r.walkLoose(dir, func(name RefName) error {
@@ -286,6 +282,41 @@ func (r *Refs) scan(prefix string) (*refScan, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list refs under %s: %w", prefix, err)
+	}
+	f, err := os.Open(filepath.Join(r.dir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read packed-refs: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	seen := map[RefName]int{}
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		i := strings.IndexByte(line, ' ')
+		if i < 0 || !strings.HasPrefix(line[i+1:], prefix) {
+			continue
+		}
+		id, ok := parseHex(r.f, line[:i])
+		if !ok {
+			return nil, malformedPacked(RefName(line[i+1:]))
+		}
+		name := RefName(line[i+1:])
+		if seen[name]++; seen[name] > 1 {
+			out.packedTwice[name] = seen[name]
+		}
+		if !out.loose[name] {
+			out.refs[name] = id
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read packed-refs: %w", err)
 	}
 	return out, nil
 }
@@ -364,22 +395,46 @@ type refLock struct {
 
 // lock creates <ref>.lock exclusively, waiting with backoff while another
 // writer holds it, as git does for core.filesRefLockTimeout.
+//
+// git pack-refs --prune (and so git gc) removes the directories it
+// emptied: between making the lock's directory and opening the lock in
+// it, or while its parents are made, a directory can vanish. Then it is
+// made again and the open retried, at most dirVanished times in a row, as
+// git's raceproof_create_file (object-file.c) does for its own locks.
 func (r *Refs) lock(name RefName) (*refLock, error) {
 	target := filepath.Join(r.dir, filepath.FromSlash(string(name)))
 	p := target + ".lock"
-	if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
-		return nil, fmt.Errorf("lock %s: %w", name, err)
-	}
 	deadline := time.Now().Add(r.LockTimeout)
 	wait := 200 * time.Microsecond
+	vanished := 0
+	mkdir := true
 	for {
+		if mkdir {
+			err := os.MkdirAll(filepath.Dir(p), 0o777)
+			if errors.Is(err, fs.ErrNotExist) && vanished < dirVanished {
+				vanished++ // a parent went between MkdirAll's steps
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("lock %s: %w", name, err)
+			}
+			mkdir = false
+		}
 		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 		if err == nil {
 			return &refLock{path: p, target: target, f: f}, nil
 		}
+		if errors.Is(err, fs.ErrNotExist) && vanished < dirVanished {
+			vanished++
+			mkdir = true
+			continue
+		}
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("lock %s: %w", name, err)
 		}
+		// The directory was there: a vanishing after this wait is
+		// another race, counted afresh (the deadline bounds the whole).
+		vanished = 0
 		if time.Now().After(deadline) {
 			return nil, r.heldLock(name, p)
 		}
@@ -389,6 +444,11 @@ func (r *Refs) lock(name RefName) (*refLock, error) {
 		}
 	}
 }
+
+// dirVanished is how many times in a row lock makes the lock's directory
+// again after it vanished (git's create_directories_remaining): a racer
+// that removes it each time is fought no further.
+const dirVanished = 3
 
 func (r *Refs) heldLock(name RefName, p string) error {
 	fi, err := os.Stat(p)
@@ -476,30 +536,60 @@ func (l *refLock) release() {
 	}
 }
 
-// deleteLocked removes a ref from packed-refs (under packed-refs.lock, as
-// git does) and then its loose file, while the ref's own lock is held.
+// deleteLocked removes a ref while its own lock is held, as git does
+// (files_transaction_finish): it takes packed-refs.lock, replaces
+// packed-refs with one without the ref, removes the loose file, and only
+// then releases packed-refs.lock. The lock is taken even when the ref
+// looks unpacked, and held until the loose file is gone, because a
+// concurrent git pack-refs could otherwise pack the loose value after
+// packed-refs was rewritten and bring the deleted ref back. So, as git's
+// packed backend does since 2.15, the new packed-refs is written to a
+// file of its own and renamed into place, never the lock file itself,
+// whose rename would release the lock before the unlink. The lock waits
+// longer than a ref's, as git's core.packedRefsTimeout does.
+//
+// In durable mode the new packed-refs is fsynced before its rename and
+// the common directory after it, and the loose file's directory after
+// the unlink: the packed line is gone for good before the loose file
+// goes, so a power loss leaves the ref deleted or whole (its loose value
+// over packed-refs), never its older packed value.
 func (r *Refs) deleteLocked(name RefName, lock *refLock) error {
-	if err := r.removePacked(name); err != nil {
-		return err
-	}
-	if err := os.Remove(lock.target); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("delete ref %s: %w", name, err)
-	}
-	return nil
-}
-
-func (r *Refs) removePacked(name RefName) error {
-	packed := filepath.Join(r.dir, "packed-refs")
-	// The packed-refs lock is taken even when the ref looks unpacked: a
-	// concurrent pack-refs could otherwise pack the loose value after our
-	// look and resurrect the deleted ref. It waits longer, as git's
-	// core.packedRefsTimeout does.
 	pl := &Refs{dir: r.dir, f: r.f, LockTimeout: 5 * r.LockTimeout, StaleAfter: r.StaleAfter, Now: r.Now}
-	lock, err := pl.lock("packed-refs")
+	plock, err := pl.lock("packed-refs")
 	if err != nil {
 		return err
 	}
-	defer lock.release()
+	defer plock.release()
+	var notDurable error
+	if err := r.removePacked(name); err != nil {
+		var nd *NotDurableError
+		if !errors.As(err, &nd) {
+			return err
+		}
+		// packed-refs no longer names the ref: the loose file must go
+		// too, or the delete would be half done.
+		notDurable = err
+	}
+	err = os.Remove(lock.target)
+	if errors.Is(err, fs.ErrNotExist) {
+		return notDurable
+	}
+	if err != nil {
+		return fmt.Errorf("delete ref %s: %w", name, err)
+	}
+	if r.Durable && notDurable == nil {
+		if err := syncDir(filepath.Dir(lock.target)); err != nil {
+			return &NotDurableError{Ref: lock.target, Err: err}
+		}
+	}
+	return notDurable
+}
+
+// removePacked replaces packed-refs with one without name, if it names
+// it; the caller holds packed-refs.lock. A NotDurableError means
+// packed-refs was replaced but the directory's sync failed.
+func (r *Refs) removePacked(name RefName) error {
+	packed := filepath.Join(r.dir, "packed-refs")
 	b, err := os.ReadFile(packed)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -523,17 +613,40 @@ func (r *Refs) removePacked(name RefName) error {
 		}
 		out.Write(l)
 	}
-	if _, err := lock.f.Write(out.Bytes()); err != nil {
-		return fmt.Errorf("write packed-refs.lock: %w", err)
+	// A name of its own, not git's packed-refs.new: one a killed writer
+	// left would make git's next write of packed-refs fail. Created as the
+	// lock file was (0666 less the umask), as git creates packed-refs.
+	tmp, err := os.OpenFile(filepath.Join(r.dir, fmt.Sprintf("packed-refs.nwdes-%016x", rand.Uint64())), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return fmt.Errorf("write packed-refs: %w", err)
 	}
-	if err := lock.f.Close(); err != nil {
-		return err
+	renamed := false
+	defer func() {
+		if !renamed {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(out.Bytes()); err != nil {
+		return fmt.Errorf("write %s: %w", tmp.Name(), err)
 	}
-	lock.f = nil
-	if err := os.Rename(lock.path, packed); err != nil {
-		return fmt.Errorf("rename packed-refs.lock: %w", err)
+	if r.Durable {
+		if err := tmp.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", tmp.Name(), err)
+		}
 	}
-	lock.done = true
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", tmp.Name(), err)
+	}
+	if err := os.Rename(tmp.Name(), packed); err != nil {
+		return fmt.Errorf("rename %s over packed-refs: %w", tmp.Name(), err)
+	}
+	renamed = true
+	if r.Durable {
+		if err := syncDir(r.dir); err != nil {
+			return &NotDurableError{Ref: packed, Err: err}
+		}
+	}
 	return nil
 }
 

@@ -18,14 +18,18 @@ var zero = oid.Zero
 
 // TestCompareAndSwapConformance pins the compare-and-swap contract: create
 // only if absent, update only if old, delete only if old, and a refused
-// swap changes nothing. Each case runs on a loose ref and on a packed one.
+// swap changes nothing. Each case runs on a loose ref and on a packed one,
+// and each in durable mode too (whose deletes sync packed-refs and the
+// directories).
 func TestCompareAndSwapConformance(t *testing.T) {
 	const ref = git.RefName("refs/nwdes/test")
-	for _, packed := range []bool{false, true} {
+	for _, mode := range []struct{ packed, durable bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		packed := mode.packed
 		dir := gittest.Init(t, false)
 		a := oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD"))
 		b := oid.MustParse(gittest.Git(t, dir, "rev-parse", "HEAD^{tree}"))
 		refs := git.NewRefs(filepath.Join(dir, ".git"))
+		refs.Durable = mode.durable
 		read := func() oid.ID {
 			t.Helper()
 			h, err := refs.Read(ref)
@@ -59,18 +63,20 @@ func TestCompareAndSwapConformance(t *testing.T) {
 			pack()
 			err := refs.CompareAndSwap(ref, st.old, st.new)
 			if st.conflict != errors.Is(err, git.ErrConflict) || (!st.conflict && err != nil) {
-				t.Fatalf("packed=%v %s: err = %v", packed, st.name, err)
+				t.Fatalf("%+v %s: err = %v", mode, st.name, err)
 			}
 			if got := read(); got != st.want {
-				t.Fatalf("packed=%v %s: ref = %s, want %s", packed, st.name, got, st.want)
+				t.Fatalf("%+v %s: ref = %s, want %s", mode, st.name, got, st.want)
 			}
 			gitView := gittest.Git(t, dir, "for-each-ref", "--format=%(objectname)", string(ref))
 			if (gitView == "") != st.want.IsZero() || (gitView != "" && gitView != st.want.String()) {
-				t.Fatalf("packed=%v %s: git sees %q, want %s", packed, st.name, gitView, st.want)
+				t.Fatalf("%+v %s: git sees %q, want %s", mode, st.name, gitView, st.want)
 			}
 		}
-		if _, err := os.Stat(filepath.Join(dir, ".git", "refs", "nwdes", "test.lock")); !os.IsNotExist(err) {
-			t.Fatalf("a lock file was left behind: %v", err)
+		for _, lock := range []string{"refs/nwdes/test.lock", "packed-refs.lock"} {
+			if _, err := os.Stat(filepath.Join(dir, ".git", lock)); !os.IsNotExist(err) {
+				t.Fatalf("%+v: %s was left behind: %v", mode, lock, err)
+			}
 		}
 	}
 }
