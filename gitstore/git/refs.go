@@ -543,10 +543,11 @@ func (l *refLock) release() {
 // looks unpacked, and held until the loose file is gone, because a
 // concurrent git pack-refs could otherwise pack the loose value after
 // packed-refs was rewritten and bring the deleted ref back. So, as git's
-// packed backend does since 2.15, the new packed-refs is written to a
-// file of its own and renamed into place, never the lock file itself,
-// whose rename would release the lock before the unlink. The lock waits
-// longer than a ref's, as git's core.packedRefsTimeout does.
+// packed backend does (its packed-refs.new), the new packed-refs is
+// written to a file of its own and renamed into place, never the lock
+// file itself, whose rename would release the lock before the unlink.
+// The lock waits longer than a ref's, as git's core.packedRefsTimeout
+// does.
 //
 // In durable mode the new packed-refs is fsynced before its rename and
 // the common directory after it, and the loose file's directory after
