@@ -442,7 +442,7 @@ func (s *Store) alteredTrees(old, next oid.ID, dirs []string, alts []oid.ID) (st
 	if err != nil {
 		return "", false, err
 	}
-	var altes []map[string]git.TreeEntry
+	var altes []dirEntries
 	for _, a := range alts {
 		es, err := s.treeEntries(a)
 		if err != nil {
@@ -451,11 +451,11 @@ func (s *Store) alteredTrees(old, next oid.ID, dirs []string, alts []oid.ID) (st
 		altes = append(altes, es)
 	}
 	for _, d := range dirs {
-		o, ok := oes[d]
+		o, ok := oes.lookup(d)
 		if !ok {
 			continue
 		}
-		if p, gone, err := s.altered(d, o, nes[d], pick(altes, d)); p != "" || err != nil {
+		if p, gone, err := s.altered(d, o, nes.get(d), pick(altes, d)); p != "" || err != nil {
 			return p, gone, err
 		}
 	}
@@ -475,7 +475,7 @@ func (s *Store) altered(path string, o, n git.TreeEntry, alts []git.TreeEntry) (
 	if err != nil {
 		return "", false, err
 	}
-	if e, ok := oes["record.json"]; ok && !e.IsTree() {
+	if oes.hasRecord() {
 		for _, a := range alts {
 			if a.Mode == n.Mode && a.ID == n.ID {
 				return "", false, nil
@@ -486,7 +486,7 @@ func (s *Store) altered(path string, o, n git.TreeEntry, alts []git.TreeEntry) (
 	if err != nil {
 		return "", false, err
 	}
-	var altes []map[string]git.TreeEntry
+	var altes []dirEntries
 	for _, a := range alts {
 		if a.IsTree() && a.ID != n.ID {
 			es, err := s.treeEntries(a.ID)
@@ -496,12 +496,12 @@ func (s *Store) altered(path string, o, n git.TreeEntry, alts []git.TreeEntry) (
 			altes = append(altes, es)
 		}
 	}
-	for _, name := range sortedKeys(oes) {
-		if p, gone, err := s.altered(path+"/"+name, oes[name], nes[name], pick(altes, name)); p != "" || err != nil {
+	for _, oe := range oes {
+		if p, gone, err := s.altered(path+"/"+oe.Name, oe, nes.get(oe.Name), pick(altes, oe.Name)); p != "" || err != nil {
 			return p, gone, err
 		}
 	}
-	if e, ok := oes["record.json"]; ok && !e.IsTree() {
+	if oes.hasRecord() {
 		// A record is whole: a file added to it (a payload smuggled in)
 		// changes it as surely as an edit does.
 		return path, false, nil
@@ -510,10 +510,10 @@ func (s *Store) altered(path string, o, n git.TreeEntry, alts []git.TreeEntry) (
 }
 
 // pick returns the entries named name in each of trees (those that have one).
-func pick(trees []map[string]git.TreeEntry, name string) []git.TreeEntry {
+func pick(trees []dirEntries, name string) []git.TreeEntry {
 	var out []git.TreeEntry
 	for _, es := range trees {
-		if e, ok := es[name]; ok {
+		if e, ok := es.lookup(name); ok {
 			out = append(out, e)
 		}
 	}
@@ -533,7 +533,7 @@ func (tx *Tx) alteredImmutable(dirs []string) (string, bool, error) {
 		return "", false, err
 	}
 	for _, d := range dirs {
-		o, ok := orig[d]
+		o, ok := orig.lookup(d)
 		if !ok {
 			continue
 		}
@@ -557,12 +557,12 @@ func (tx *Tx) alteredNode(path string, o git.TreeEntry, e *entry) (string, bool,
 	if err != nil {
 		return "", false, err
 	}
-	for _, name := range sortedKeys(oes) {
-		if p, gone, err := tx.alteredNode(path+"/"+name, oes[name], e.sub.entries[name]); p != "" || err != nil {
+	for _, oe := range oes {
+		if p, gone, err := tx.alteredNode(path+"/"+oe.Name, oe, e.sub.entries[oe.Name]); p != "" || err != nil {
 			return p, gone, err
 		}
 	}
-	if r, ok := oes["record.json"]; ok && !r.IsTree() {
+	if oes.hasRecord() {
 		// A record is whole: nothing is added to it either, at any depth
 		// (a payload smuggled in beside the others).
 		if added, err := tx.addedUnder(o, e); added || err != nil {
@@ -586,7 +586,7 @@ func (tx *Tx) addedUnder(o git.TreeEntry, e *entry) (bool, error) {
 		return false, err
 	}
 	for name, ne := range e.sub.entries {
-		oe, ok := oes[name]
+		oe, ok := oes.lookup(name)
 		if ne == nil {
 			continue
 		}

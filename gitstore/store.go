@@ -88,6 +88,8 @@ type Store struct {
 	refs *Refs     // git.Refs()
 	// cpRefs moves the checkpoints of append-only refs (history.go).
 	cpRefs *Refs
+	// trees keeps the trees history checks decoded (dirtrees.go).
+	trees decodedTrees
 }
 
 // Close releases what the store's repository holds open (git.Repo.Close:
