@@ -7,6 +7,7 @@ import (
 	"io"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -122,12 +123,10 @@ func decodeRecord(b []byte) (*Record, error) {
 	if err == nil && (env.Kind == "" || env.V < 1 || len(env.Body) == 0) {
 		err = fmt.Errorf("empty field")
 	}
-	if err == nil {
+	if err == nil && !bytes.Equal(canonicalEnvelope(r), b) {
 		// Field names must be exactly body, kind and v (encoding/json
 		// would also take "Body" or "KIND").
-		if again, encErr := r.encode(); encErr != nil || !bytes.Equal(again, b) {
-			err = fmt.Errorf("field names differ")
-		}
+		err = fmt.Errorf("field names differ")
 	}
 	if err != nil {
 		return nil, refusal.NewUnreadable(refusal.RecordMalformed,
@@ -135,6 +134,20 @@ func decodeRecord(b []byte) (*Record, error) {
 			"record envelope is not {body, kind, v}")
 	}
 	return r, nil
+}
+
+// canonicalEnvelope is r.encode() of a record decoded from canonical
+// bytes, whose body is therefore canonical already: the envelope's three
+// fields in order, written without encoding and reading the body again.
+func canonicalEnvelope(r *Record) []byte {
+	out := make([]byte, 0, len(r.Body)+len(r.Kind)+32)
+	out = append(out, `{"body":`...)
+	out = append(out, r.Body...)
+	out = append(out, `,"kind":`...)
+	out = appendString(out, string(r.Kind))
+	out = append(out, `,"v":`...)
+	out = strconv.AppendInt(out, int64(r.V), 10)
+	return append(out, '}')
 }
 
 var payloadName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
@@ -167,6 +180,16 @@ func Canonical(v any) ([]byte, error) {
 	if !utf8.Valid(raw) {
 		return nil, fmt.Errorf("json is not valid UTF-8")
 	}
+	if out, ok := appendCanonical(make([]byte, 0, len(raw)), raw); ok {
+		return out, nil
+	}
+	return canonicalByTokens(raw)
+}
+
+// canonicalByTokens is Canonical of raw (valid UTF-8) read as
+// encoding/json's tokens: the authority the fast path (canonical.go)
+// leaves what it does not take to, and which names every error.
+func canonicalByTokens(raw []byte) ([]byte, error) {
 	var out bytes.Buffer
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -277,11 +300,7 @@ func writeCanonical(out *bytes.Buffer, dec *json.Decoder) error {
 }
 
 func writeString(out *bytes.Buffer, s string) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	out.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	out.Write(appendString(out.AvailableBuffer(), s))
 }
 
 // invalidUTF8 finds a string in v (fields, elements, map keys and values)
