@@ -496,8 +496,17 @@ func (s *Store) altered(path string, o, n git.TreeEntry, alts []git.TreeEntry) (
 			altes = append(altes, es)
 		}
 	}
+	// Both are in the order of names: walk them side by side.
+	j := 0
 	for _, oe := range oes {
-		if p, gone, err := s.altered(path+"/"+oe.Name, oe, nes.get(oe.Name), pick(altes, oe.Name)); p != "" || err != nil {
+		for j < len(nes) && nes[j].Name < oe.Name {
+			j++
+		}
+		var ne git.TreeEntry
+		if j < len(nes) && nes[j].Name == oe.Name {
+			ne = nes[j]
+		}
+		if p, gone, err := s.altered(path+"/"+oe.Name, oe, ne, pick(altes, oe.Name)); p != "" || err != nil {
 			return p, gone, err
 		}
 	}
