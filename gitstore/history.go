@@ -506,6 +506,9 @@ func (s *Store) altered(path string, o, n git.TreeEntry, alts []git.TreeEntry) (
 		if j < len(nes) && nes[j].Name == oe.Name {
 			ne = nes[j]
 		}
+		if ne.Mode == oe.Mode && ne.ID == oe.ID {
+			continue // unchanged, as altered would find, without its path
+		}
 		if p, gone, err := s.altered(path+"/"+oe.Name, oe, ne, pick(altes, oe.Name)); p != "" || err != nil {
 			return p, gone, err
 		}
