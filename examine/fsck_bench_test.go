@@ -56,6 +56,7 @@ func BenchmarkFsckInProcess(b *testing.B) {
 		make func(b *testing.B, repo string)
 	}{
 		{"examinations-1000", func(b *testing.B, repo string) { examinedRepo(b, repo, 1000) }},
+		{"examinations-10000", func(b *testing.B, repo string) { examinedRepo(b, repo, 10000) }},
 		{"draft-1000", func(b *testing.B, repo string) { draftRepo(b, repo, 1000) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

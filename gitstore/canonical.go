@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // This file holds the fast path of Canonical: one pass over the bytes of
@@ -40,6 +41,15 @@ func appendCanonical(out, raw []byte) ([]byte, bool) {
 type canonParser struct {
 	b []byte
 	i int
+	// levels holds each nesting depth's members and scratch, reused by
+	// every object at that depth: one at a depth is done before the next
+	// one there begins.
+	levels []canonLevel
+}
+
+type canonLevel struct {
+	members []canonMember
+	scratch []byte
 }
 
 func (p *canonParser) ws() {
@@ -211,10 +221,11 @@ func (p *canonParser) object(out []byte, depth int) ([]byte, bool) {
 		p.i++
 		return append(out, '{', '}'), true
 	}
-	var (
-		members []canonMember
-		scratch []byte
-	)
+	for len(p.levels) <= depth {
+		p.levels = append(p.levels, canonLevel{})
+	}
+	members, scratch := p.levels[depth].members[:0], p.levels[depth].scratch[:0]
+	defer func() { p.levels[depth].members, p.levels[depth].scratch = members, scratch }()
 	for {
 		p.ws()
 		if p.next() != '"' {
@@ -262,20 +273,58 @@ func (p *canonParser) object(out []byte, depth int) ([]byte, bool) {
 	return append(out, '}'), true
 }
 
-// appendString appends s as a JSON string as encoding/json writes it
-// without HTML escaping: printable ASCII other than '"' and '\' as it is,
-// anything else as the encoder writes it.
+// appendString appends s as a JSON string as encoding/json's encoder
+// writes it without HTML escaping (FuzzAppendString holds it to the
+// encoder): '"' and '\' escaped, the controls as \b, \f, \n, \r, \t or
+// \u00XX, bytes that are not UTF-8 as \ufffd, U+2028 and U+2029 as
+// \u2028 and \u2029, everything else as it is.
 func appendString(out []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			var buf bytes.Buffer
-			enc := json.NewEncoder(&buf)
-			enc.SetEscapeHTML(false)
-			_ = enc.Encode(s)
-			return append(out, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
-		}
-	}
+	const hex = "0123456789abcdef"
 	out = append(out, '"')
-	out = append(out, s...)
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			out = append(out, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				out = append(out, '\\', c)
+			case '\b':
+				out = append(out, '\\', 'b')
+			case '\f':
+				out = append(out, '\\', 'f')
+			case '\n':
+				out = append(out, '\\', 'n')
+			case '\r':
+				out = append(out, '\\', 'r')
+			case '\t':
+				out = append(out, '\\', 't')
+			default:
+				out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			out = append(out, s[start:i]...)
+			out = append(out, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			out = append(out, s[start:i]...)
+			out = append(out, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	out = append(out, s[start:]...)
 	return append(out, '"')
 }

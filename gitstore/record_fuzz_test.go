@@ -2,6 +2,7 @@ package gitstore
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 	"unicode/utf8"
 )
@@ -69,6 +70,26 @@ func FuzzCanonicalFastPathAgrees(f *testing.F) {
 		}
 		if !fastOK && err == nil && len(raw) <= canonMaxDepth {
 			t.Fatalf("%q: the tokens give %q, the fast path does not take it", raw, slow)
+		}
+	})
+}
+
+// FuzzAppendString holds appendString to encoding/json's encoder without
+// HTML escaping, which Canonical's strings were written by.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\"b\\c", "\b\f\n\r\t\x00\x1f\x7f", "<>&", "é\u2028\u2029😀", "\xff\xfe bad \xc3", "\xed\xa0\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+		if got := appendString(nil, s); !bytes.Equal(got, want) {
+			t.Fatalf("appendString(%q) = %q, the encoder writes %q", s, got, want)
 		}
 	})
 }
