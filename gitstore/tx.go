@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -39,20 +40,36 @@ type Tx struct {
 	trees treeCache
 }
 
-// treeCache holds raw trees by id. Its users are one goroutine's.
-type treeCache map[oid.ID][]byte
+// treeCache holds decoded trees by id, so that fsck's walk of a commit
+// and the view its checks read through decode each tree once. Its users
+// are one goroutine's; the entries are shared, read only.
+type treeCache map[oid.ID][]git.TreeEntry
 
-// readTree reads a tree through c, keeping what it reads there; c may be
-// nil.
-func (c treeCache) readTree(s *Store, id oid.ID) (git.ObjectType, []byte, error) {
-	if b, ok := c[id]; ok {
-		return git.TreeObject, b, nil
+// treeUnreadable is readTree's error when the tree could not be read (or
+// was not a tree), as against read and not decoded.
+type treeUnreadable struct{ err error }
+
+func (e *treeUnreadable) Error() string { return e.err.Error() }
+func (e *treeUnreadable) Unwrap() error { return e.err }
+
+// readTree reads and decodes tree id through c, keeping what it decodes
+// there; c may be nil.
+func (c treeCache) readTree(s *Store, id oid.ID) ([]git.TreeEntry, error) {
+	if es, ok := c[id]; ok {
+		return es, nil
 	}
 	t, b, err := s.git.Read(id)
-	if err == nil && t == git.TreeObject && c != nil {
-		c[id] = b
+	if err == nil && t != git.TreeObject {
+		err = fmt.Errorf("object %s is a %s, expected a tree", id, t)
 	}
-	return t, b, err
+	if err != nil {
+		return nil, &treeUnreadable{err}
+	}
+	es, err := git.DecodeTree(id, b)
+	if err == nil && c != nil {
+		c[id] = es
+	}
+	return es, err
 }
 
 type node struct {
@@ -83,14 +100,10 @@ func (tx *Tx) load(n *node) error {
 	}
 	entries := map[string]*entry{}
 	if !n.ID.IsZero() {
-		t, b, err := tx.trees.readTree(tx.s, n.ID)
-		if err != nil {
-			return err
+		es, err := tx.trees.readTree(tx.s, n.ID)
+		if r := (*treeUnreadable)(nil); errors.As(err, &r) {
+			return r.err
 		}
-		if t != git.TreeObject {
-			return fmt.Errorf("object %s is a %s, expected a tree", n.ID, t)
-		}
-		es, err := git.DecodeTree(n.ID, b)
 		if err != nil {
 			return err
 		}
