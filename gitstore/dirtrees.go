@@ -39,59 +39,71 @@ func (d dirEntries) hasRecord() bool {
 	return ok && !e.IsTree()
 }
 
-// decodedTreeBytes bounds the trees a store keeps decoded, counted as
-// decodedTreeCost counts them, across its two generations.
-const decodedTreeBytes = 16 << 20
+// decodedTreeBytes bounds the trees a store keeps decoded (counted by
+// decodedTreeCost), and decodedRecordBytes the records (by their
+// envelope's size).
+const (
+	decodedTreeBytes   = 16 << 20
+	decodedRecordBytes = 16 << 20
+)
 
-// decodedTrees keeps the trees a store's history checks decoded, by id,
-// so that a walk comparing each commit with its parent (each tree read
-// twice: as the newer side, then as the older one) and a second walk over
-// the same commits (ledger.Verify, then CheckHistory) decode each tree
-// once. It holds two generations: a tree is added to the current one, and
-// when that is full the previous is dropped and the current becomes it;
-// a tree found in the previous generation moves back to the current one.
-// So what is in use stays, and at most decodedTreeBytes are held. Safe
-// for concurrent use.
-type decodedTrees struct {
+// generations keeps values decoded from objects, by the object's id, so
+// that what several readers decode is decoded once: a walk comparing each
+// commit with its parent (each tree read twice: as the newer side, then as
+// the older one), a second walk over the same commits (ledger.Verify, then
+// CheckHistory), a record fsck checked and then renders a note from. It
+// holds two generations: a value is added to the current one, and when
+// that is full the previous is dropped and the current becomes it; a
+// value found in the previous generation moves back to the current one.
+// So what is in use stays, and at most limit (as cost counts) is held.
+// The values are shared: read only. Safe for concurrent use.
+type generations[V any] struct {
+	limit int
+	cost  func(V) int
+
 	mu        sync.Mutex
-	cur, prev map[oid.ID]dirEntries
-	curBytes  int
+	cur, prev map[oid.ID]V
+	curCost   int
 }
 
-// get returns the tree id decoded, found false when it is not kept.
-func (c *decodedTrees) get(id oid.ID) (dirEntries, bool) {
+func newGenerations[V any](limit int, cost func(V) int) *generations[V] {
+	return &generations[V]{limit: limit, cost: cost}
+}
+
+// get returns the value kept for id, found false when there is none.
+func (c *generations[V]) get(id oid.ID) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if d, ok := c.cur[id]; ok {
-		return d, true
+	if v, ok := c.cur[id]; ok {
+		return v, true
 	}
-	d, ok := c.prev[id]
+	v, ok := c.prev[id]
 	if ok {
 		delete(c.prev, id)
-		c.addLocked(id, d)
+		c.addLocked(id, v)
 	}
-	return d, ok
+	return v, ok
 }
 
-// put keeps d as the tree id decoded; nobody may modify d afterwards.
-func (c *decodedTrees) put(id oid.ID, d dirEntries) {
+// put keeps v for id; nobody may modify v afterwards.
+func (c *generations[V]) put(id oid.ID, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.cur[id]; !ok {
-		c.addLocked(id, d)
+		c.addLocked(id, v)
 	}
 }
 
-func (c *decodedTrees) addLocked(id oid.ID, d dirEntries) {
-	cost := decodedTreeCost(d)
-	if cost > decodedTreeBytes/2 {
+func (c *generations[V]) addLocked(id oid.ID, v V) {
+	cost := c.cost(v)
+	if cost > c.limit/2 {
 		return
 	}
-	if c.cur == nil || c.curBytes+cost > decodedTreeBytes/2 {
-		c.prev, c.cur, c.curBytes = c.cur, map[oid.ID]dirEntries{}, 0
+	if c.cur == nil || c.curCost+cost > c.limit/2 {
+		c.prev, c.cur, c.curCost = c.cur, map[oid.ID]V{}, 0
 	}
-	c.cur[id] = d
-	c.curBytes += cost
+	c.cur[id] = v
+	c.curCost += cost
 }
 
 // decodedTreeCost is about what d holds in memory: each entry's name and

@@ -10,18 +10,18 @@ import (
 	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
-func TestDecodedTreesKeepWhatIsInUseWithinTheirBound(t *testing.T) {
+func TestGenerationsKeepWhatIsInUseWithinTheirBound(t *testing.T) {
 	id := func(i int) oid.ID { return git.HashOf(oid.SHA1, git.BlobObject, []byte(fmt.Sprint(i))) }
 	tree := dirEntries{{Name: strings.Repeat("n", 1000), Mode: ModeFile, ID: id(0)}}
 	perGeneration := decodedTreeBytes / 2 / decodedTreeCost(tree)
-	var c decodedTrees
+	c := newGenerations(decodedTreeBytes, decodedTreeCost)
 	for i := range 3 * perGeneration {
 		c.put(id(i), tree)
 		if _, ok := c.get(id(0)); !ok {
 			t.Fatalf("tree 0, read after every put, was dropped at put %d", i)
 		}
-		if c.curBytes > decodedTreeBytes/2 {
-			t.Fatalf("put %d: the current generation holds %d bytes, over half of %d", i, c.curBytes, decodedTreeBytes)
+		if c.curCost > decodedTreeBytes/2 {
+			t.Fatalf("put %d: the current generation holds %d bytes, over half of %d", i, c.curCost, decodedTreeBytes)
 		}
 	}
 	if _, ok := c.get(id(1)); ok {

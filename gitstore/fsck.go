@@ -227,10 +227,21 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 			continue
 		}
 		seen[k] = true
-		bt, blob, err := s.git.Read(e.ID)
-		if err != nil || bt != git.BlobObject {
-			bad(p, fmt.Sprintf("blob %s unreadable: %v", e.ID, err))
-			continue
+		// A record.json this store has read and decoded already (the
+		// check of a note rendered from it) is neither read nor decoded
+		// again.
+		env, decoded := envelope{}, false
+		if e.Name == "record.json" {
+			env, decoded = s.records.get(e.ID)
+		}
+		var blob []byte
+		if !decoded {
+			bt, b, err := s.git.Read(e.ID)
+			if err != nil || bt != git.BlobObject {
+				bad(p, fmt.Sprintf("blob %s unreadable: %v", e.ID, err))
+				continue
+			}
+			blob = b
 		}
 		switch {
 		case s.opts.Registry.isNotes(ref):
@@ -247,7 +258,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 			bad(p, "a file that is not part of a record (records are <path>/record.json and <path>/payload/<name>)")
 		case e.Name == "record.json":
 			rep.Records++
-			r, err := decodeRecord(blob)
+			r, err := s.fsckDecode(e.ID, blob, env, decoded)
 			if err != nil {
 				bad(p, err.Error())
 				continue
@@ -267,6 +278,19 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 			}
 		}
 	}
+}
+
+// fsckDecode is the record of blob id: the envelope the store decoded
+// before, or blob decoded now (and kept).
+func (s *Store) fsckDecode(id oid.ID, blob []byte, env envelope, decoded bool) (*Record, error) {
+	if decoded {
+		return env.record(), nil
+	}
+	r, err := decodeRecord(blob)
+	if err == nil {
+		s.records.put(id, envelopeOf(r))
+	}
+	return r, err
 }
 
 // problemAt returns a function that records a problem at a path of ref's

@@ -95,6 +95,17 @@ type envelope struct {
 	V    int             `json:"v"`
 }
 
+// envelopeOf is r's envelope, with a body of its own: what the store
+// keeps of a record it decoded.
+func envelopeOf(r *Record) envelope {
+	return envelope{Body: bytes.Clone(r.Body), Kind: r.Kind, V: r.V}
+}
+
+// record is a fresh Record of the envelope, its body the caller's own.
+func (e envelope) record() *Record {
+	return &Record{Kind: e.Kind, V: e.V, Body: bytes.Clone(e.Body)}
+}
+
 func (r *Record) encode() ([]byte, error) {
 	if r.Kind == "" || r.V < 1 {
 		return nil, fmt.Errorf("record needs a kind and a version >= 1 (have %q v%d)", r.Kind, r.V)

@@ -88,8 +88,11 @@ type Store struct {
 	refs *Refs     // git.Refs()
 	// cpRefs moves the checkpoints of append-only refs (history.go).
 	cpRefs *Refs
-	// trees keeps the trees history checks decoded (dirtrees.go).
-	trees decodedTrees
+	// trees keeps the trees history checks decoded, and records the
+	// envelopes of the records read and fsck checked, by blob id
+	// (dirtrees.go).
+	trees   *generations[dirEntries]
+	records *generations[envelope]
 }
 
 // Close releases what the store's repository holds open (git.Repo.Close:
@@ -109,7 +112,9 @@ func Open(loc gitrepo.Location, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	return &Store{opts: opts, git: r, refs: r.Refs(), cpRefs: checkpointRefs(loc.CommonDir, opts.Now)}, nil
+	return &Store{opts: opts, git: r, refs: r.Refs(), cpRefs: checkpointRefs(loc.CommonDir, opts.Now),
+		trees:   newGenerations(decodedTreeBytes, decodedTreeCost),
+		records: newGenerations(decodedRecordBytes, func(e envelope) int { return 64 + len(e.Body) + len(e.Kind) })}, nil
 }
 
 // Location returns where the repository lives.

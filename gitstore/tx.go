@@ -162,6 +162,16 @@ func (tx *Tx) touch(trail []*node) {
 
 // ReadBlob returns the bytes at path, or an error wrapping ErrNotFound.
 func (tx *Tx) ReadBlob(path string) ([]byte, error) {
+	e, err := tx.blobEntry(path)
+	if err != nil {
+		return nil, err
+	}
+	return tx.readBlobAt(path, e)
+}
+
+// blobEntry is the entry of the file at path: ErrNotFound when there is
+// none, or a directory is there.
+func (tx *Tx) blobEntry(path string) (*entry, error) {
 	parts, err := splitPath(path)
 	if err != nil || len(parts) == 0 {
 		return nil, fmt.Errorf("read %s: %w", path, ErrNotFound)
@@ -177,6 +187,11 @@ func (tx *Tx) ReadBlob(path string) ([]byte, error) {
 	if e == nil || e.Mode == ModeTree {
 		return nil, fmt.Errorf("%s in %s: %w", path, tx.ref, ErrNotFound)
 	}
+	return e, nil
+}
+
+// readBlobAt reads the blob of e, the entry at path.
+func (tx *Tx) readBlobAt(path string, e *entry) ([]byte, error) {
 	if b, ok := tx.blobs[e.ID]; ok {
 		return b, nil
 	}
