@@ -230,7 +230,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 		// A record.json this store has read and decoded already (the
 		// check of a note rendered from it) is neither read nor decoded
 		// again.
-		env, decoded := envelope{}, false
+		env, decoded := (*envelope)(nil), false
 		if e.Name == "record.json" {
 			env, decoded = s.records.get(e.ID)
 		}
@@ -282,7 +282,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 
 // fsckDecode is the record of blob id: the envelope the store decoded
 // before, or blob decoded now (and kept).
-func (s *Store) fsckDecode(id oid.ID, blob []byte, env envelope, decoded bool) (*Record, error) {
+func (s *Store) fsckDecode(id oid.ID, blob []byte, env *envelope, decoded bool) (*Record, error) {
 	if decoded {
 		return env.record(), nil
 	}

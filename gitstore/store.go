@@ -92,7 +92,7 @@ type Store struct {
 	// envelopes of the records read and fsck checked, by blob id
 	// (dirtrees.go).
 	trees   *generations[dirEntries]
-	records *generations[envelope]
+	records *generations[*envelope]
 }
 
 // Close releases what the store's repository holds open (git.Repo.Close:
@@ -114,7 +114,7 @@ func Open(loc gitrepo.Location, opts Options) (*Store, error) {
 	}
 	return &Store{opts: opts, git: r, refs: r.Refs(), cpRefs: checkpointRefs(loc.CommonDir, opts.Now),
 		trees:   newGenerations(decodedTreeBytes, decodedTreeCost),
-		records: newGenerations(decodedRecordBytes, func(e envelope) int { return 64 + len(e.Body) + len(e.Kind) })}, nil
+		records: newGenerations(decodedRecordBytes, func(e *envelope) int { return 96 + len(e.Body) + len(e.Kind) })}, nil
 }
 
 // Location returns where the repository lives.
