@@ -20,7 +20,7 @@ func FuzzDecodeTreeAndCommit(f *testing.F) {
 		for _, id := range ids {
 			if es, err := decodeTree(id, b); err == nil {
 				for _, e := range es {
-					if e.name == "" || e.hash.Format() != id.Format() && !e.hash.IsZero() {
+					if e.Name == "" || e.ID.Format() != id.Format() && !e.ID.IsZero() {
 						t.Fatal("decoded an entry with no name, or of another format")
 					}
 				}

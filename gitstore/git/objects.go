@@ -449,7 +449,7 @@ func treeKey(e treeEntry) string {
 // different entries for one name (a binary search finds one, a scan
 // another), so it has no one meaning to judge. Entry ids are of h's
 // format: the tree's own.
-func decodeTree(h oid.ID, raw []byte) ([]treeEntry, error) {
+func decodeTree(h oid.ID, raw []byte) ([]TreeEntry, error) {
 	f := h.Format()
 	if !f.Valid() {
 		return nil, badTree(h, "has no object format")
@@ -458,7 +458,7 @@ func decodeTree(h oid.ID, raw []byte) ([]treeEntry, error) {
 	// Every name is cut from one copy of the tree, not copied one by one:
 	// a tree of records is mostly names.
 	all := string(raw)
-	out := make([]treeEntry, 0, len(raw)/(n+16))
+	out := make([]TreeEntry, 0, len(raw)/(n+16))
 	for pos := 0; pos < len(all); {
 		b := all[pos:]
 		sp := strings.IndexByte(b, ' ')
@@ -480,16 +480,17 @@ func decodeTree(h oid.ID, raw []byte) ([]treeEntry, error) {
 		if !ok {
 			return nil, badTree(h, "is malformed")
 		}
-		e := treeEntry{name: name, mode: mode, hash: eh}
+		e := TreeEntry{Name: name, Mode: mode, ID: eh}
 		if n := len(out); n > 0 {
-			switch c := compareTreeKeys(e, out[n-1]); {
+			prev := out[n-1]
+			switch c := compareTreeKeys(treeEntry{name: name, mode: mode}, treeEntry{name: prev.Name, mode: prev.Mode}); {
 			case c == 0:
 				return nil, badTree(h, fmt.Sprintf("names %q twice (git fsck: duplicateEntries)", name))
 			case c < 0:
-				return nil, badTree(h, fmt.Sprintf("is not sorted as git sorts trees: %q comes after %q (git fsck: treeNotSorted)", name, out[n-1].name))
+				return nil, badTree(h, fmt.Sprintf("is not sorted as git sorts trees: %q comes after %q (git fsck: treeNotSorted)", name, prev.Name))
 			}
 		}
-		if e.isTree() && fileNamed(out, name) {
+		if e.IsTree() && fileNamed(out, name) {
 			return nil, badTree(h, fmt.Sprintf("names %q twice, as a file and as a directory (git fsck: duplicateEntries)", name))
 		}
 		out = append(out, e)
@@ -550,12 +551,12 @@ func (e treeEntry) keyByte(i int) byte {
 // name, hold a file of the same name. In git's order such a file sorts at
 // "name", the directory at "name/", and only names that extend name with
 // a byte below '/' come between: those are the only ones looked at.
-func fileNamed(sorted []treeEntry, name string) bool {
+func fileNamed(sorted []TreeEntry, name string) bool {
 	for j := len(sorted) - 1; j >= 0; j-- {
-		n := sorted[j].name
+		n := sorted[j].Name
 		switch {
 		case n == name:
-			return !sorted[j].isTree()
+			return !sorted[j].IsTree()
 		case len(n) > len(name) && strings.HasPrefix(n, name) && n[len(name)] < '/':
 			continue
 		}
