@@ -40,11 +40,13 @@ func (d dirEntries) hasRecord() bool {
 }
 
 // decodedTreeBytes bounds the trees a store keeps decoded (counted by
-// decodedTreeCost), and decodedRecordBytes the records (by their
-// envelope's size).
+// decodedTreeCost), decodedRecordBytes the records (by their envelope's
+// size), and comparedTreesBytes the comparisons of two trees it keeps
+// the answer of (history.go).
 const (
 	decodedTreeBytes   = 16 << 20
 	decodedRecordBytes = 16 << 20
+	comparedTreesBytes = 4 << 20
 )
 
 // generations keeps values decoded from objects, by the object's id, so
@@ -57,21 +59,21 @@ const (
 // value found in the previous generation moves back to the current one.
 // So what is in use stays, and at most limit (as cost counts) is held.
 // The values are shared: read only. Safe for concurrent use.
-type generations[V any] struct {
+type generations[K comparable, V any] struct {
 	limit int
 	cost  func(V) int
 
 	mu        sync.Mutex
-	cur, prev map[oid.ID]V
+	cur, prev map[K]V
 	curCost   int
 }
 
-func newGenerations[V any](limit int, cost func(V) int) *generations[V] {
-	return &generations[V]{limit: limit, cost: cost}
+func newGenerations[K comparable, V any](limit int, cost func(V) int) *generations[K, V] {
+	return &generations[K, V]{limit: limit, cost: cost}
 }
 
 // get returns the value kept for id, found false when there is none.
-func (c *generations[V]) get(id oid.ID) (V, bool) {
+func (c *generations[K, V]) get(id K) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if v, ok := c.cur[id]; ok {
@@ -86,7 +88,7 @@ func (c *generations[V]) get(id oid.ID) (V, bool) {
 }
 
 // put keeps v for id; nobody may modify v afterwards.
-func (c *generations[V]) put(id oid.ID, v V) {
+func (c *generations[K, V]) put(id K, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.cur[id]; !ok {
@@ -94,13 +96,13 @@ func (c *generations[V]) put(id oid.ID, v V) {
 	}
 }
 
-func (c *generations[V]) addLocked(id oid.ID, v V) {
+func (c *generations[K, V]) addLocked(id K, v V) {
 	cost := c.cost(v)
 	if cost > c.limit/2 {
 		return
 	}
 	if c.cur == nil || c.curCost+cost > c.limit/2 {
-		c.prev, c.cur, c.curCost = c.cur, map[oid.ID]V{}, 0
+		c.prev, c.cur, c.curCost = c.cur, map[K]V{}, 0
 	}
 	c.cur[id] = v
 	c.curCost += cost

@@ -14,7 +14,7 @@ func TestGenerationsKeepWhatIsInUseWithinTheirBound(t *testing.T) {
 	id := func(i int) oid.ID { return git.HashOf(oid.SHA1, git.BlobObject, []byte(fmt.Sprint(i))) }
 	tree := dirEntries{{Name: strings.Repeat("n", 1000), Mode: ModeFile, ID: id(0)}}
 	perGeneration := decodedTreeBytes / 2 / decodedTreeCost(tree)
-	c := newGenerations(decodedTreeBytes, decodedTreeCost)
+	c := newGenerations[oid.ID](decodedTreeBytes, decodedTreeCost)
 	for i := range 3 * perGeneration {
 		c.put(id(i), tree)
 		if _, ok := c.get(id(0)); !ok {

@@ -434,6 +434,39 @@ func (s *Store) alteredTrees(old, next oid.ID, dirs []string, alts []oid.ID) (st
 	if old == next {
 		return "", false, nil
 	}
+	if len(alts) > 0 {
+		return s.compareTrees(old, next, dirs, alts)
+	}
+	// Trees are content-addressed, so what one comparison found is what
+	// any other of the same trees finds: a ledger's verification compares
+	// every commit with its parent, and CheckHistory, verifying the same
+	// commits on a first run, asks again.
+	k := comparison{old: old, next: next, dirs: strings.Join(dirs, "\x00")}
+	if a, ok := s.compared.get(k); ok {
+		return a.path, a.gone, nil
+	}
+	path, gone, err := s.compareTrees(old, next, dirs, nil)
+	if err == nil {
+		s.compared.put(k, alteration{path, gone})
+	}
+	return path, gone, err
+}
+
+// comparison names one question alteredTrees answers without a merge's
+// other parents: trees old and next, under dirs (joined by NUL).
+type comparison struct {
+	old, next oid.ID
+	dirs      string
+}
+
+// alteration is alteredTrees's answer.
+type alteration struct {
+	path string
+	gone bool
+}
+
+// compareTrees is alteredTrees, asked afresh.
+func (s *Store) compareTrees(old, next oid.ID, dirs []string, alts []oid.ID) (string, bool, error) {
 	oes, err := s.treeEntries(old)
 	if err != nil {
 		return "", false, err

@@ -91,8 +91,10 @@ type Store struct {
 	// trees keeps the trees history checks decoded, and records the
 	// envelopes of the records read and fsck checked, by blob id
 	// (dirtrees.go).
-	trees   *generations[dirEntries]
-	records *generations[*envelope]
+	trees   *generations[oid.ID, dirEntries]
+	records *generations[oid.ID, *envelope]
+	// compared keeps what alteredTrees found for two trees (history.go).
+	compared *generations[comparison, alteration]
 }
 
 // Close releases what the store's repository holds open (git.Repo.Close:
@@ -113,8 +115,9 @@ func Open(loc gitrepo.Location, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	return &Store{opts: opts, git: r, refs: r.Refs(), cpRefs: checkpointRefs(loc.CommonDir, opts.Now),
-		trees:   newGenerations(decodedTreeBytes, decodedTreeCost),
-		records: newGenerations(decodedRecordBytes, func(e *envelope) int { return 96 + len(e.Body) + len(e.Kind) })}, nil
+		trees:    newGenerations[oid.ID](decodedTreeBytes, decodedTreeCost),
+		records:  newGenerations[oid.ID](decodedRecordBytes, func(e *envelope) int { return 96 + len(e.Body) + len(e.Kind) }),
+		compared: newGenerations[comparison](comparedTreesBytes, func(a alteration) int { return 160 + len(a.path) })}, nil
 }
 
 // Location returns where the repository lives.
