@@ -9,7 +9,7 @@ COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -X github.com/nwdes/nwdes/cmd/git-nwdes/internal/cli.version=$(VERSION) -X github.com/nwdes/nwdes/cmd/git-nwdes/internal/cli.commit=$(COMMIT)
 BIN      := bin/git-nwdes
 
-.PHONY: build install test check demo bench fuzz fmt vet vet-cross clean
+.PHONY: build install test check demo bench bench-goals fuzz fmt vet vet-cross clean
 
 # CGO_ENABLED=0: a static binary starts faster, and every wall a gate runs
 # starts this binary again as its helper. BUILDTAGS leaves out urfave/cli's
@@ -68,6 +68,11 @@ demo: build
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Every speed goal of docs/performance.md beside its twin, with a summary
+# of the ratios (scripts/bench-goals.sh; FULL=1 adds the 10k fixtures).
+bench-goals:
+	@GO=$(GO) ./scripts/bench-goals.sh
 
 # Every fuzz target for FUZZTIME each (make test runs their seed corpora,
 # including every input a fuzzer ever found, on each run). New findings

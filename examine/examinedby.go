@@ -10,6 +10,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/lazyre"
+	"github.com/nwdes/nwdes/internal/names"
 	"github.com/nwdes/nwdes/trust"
 )
 
@@ -24,14 +25,13 @@ type ExaminedBy struct {
 }
 
 var (
-	byWorker = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	byJob    = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}/[1-9][0-9]{0,5}-[0-9a-f]{16}$`)
+	byJob = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}/[1-9][0-9]{0,5}-[0-9a-f]{16}$`)
 )
 
 // problem says what is wrong with the examiner's fields, or "".
 func (b *ExaminedBy) problem() string {
 	switch {
-	case !byWorker.MatchString(b.Worker):
+	case !names.Valid(b.Worker, 64):
 		return fmt.Sprintf("worker %q is not a worker name", b.Worker)
 	case !byJob.MatchString(b.Job) || strings.Contains(b.Job, ".."):
 		return fmt.Sprintf("job %q is not <label>/<attempt>-<nonce>", b.Job)

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -126,6 +128,9 @@ type Evidence struct {
 	// (Gates.Sign); message is what it must cover.
 	Signature []byte `json:"-"`
 	message   []byte
+	// made is the record made when the evidence was named (its content
+	// id is in Path), written as it is rather than encoded again.
+	made *gitstore.Record
 }
 
 // BaseRun is the oracle's run at the base commit a gate run was given.
@@ -257,6 +262,18 @@ func (e *Evidence) record() (*gitstore.Record, error) {
 		rec.Payloads["base.stdout.tail"], rec.Payloads["base.stderr.tail"] = e.Base.StdoutTail, e.Base.StderrTail
 	}
 	return rec, nil
+}
+
+// toWrite is the record to write: a copy of the one made when the
+// evidence was named, with payloads of its own (a signature added to one
+// attempt of a write is not carried into the next), else a new one.
+func (e *Evidence) toWrite() (*gitstore.Record, error) {
+	if e.made == nil {
+		return e.record()
+	}
+	r := *e.made
+	r.Payloads = maps.Clone(e.made.Payloads)
+	return &r, nil
 }
 
 func readEvidence(tx gitstore.View, path string) (*Evidence, error) {
@@ -447,7 +464,16 @@ type Gates struct {
 	Base string
 	// Timeout bounds each oracle; DefaultGateTimeout when zero.
 	Timeout time.Duration
-	// Now stamps the evidence.
+	// Jobs is how many oracles may run at once, each still in its own
+	// export and its own job of the wall; 0 or 1 runs them one after
+	// another. Evidence, rows and observations keep the contract's order
+	// whatever order the runs end in; Progress is called from one
+	// goroutine at a time.
+	Jobs int
+	// Now stamps the evidence. With Jobs > 1 it is called from the
+	// goroutines of the runs, but one call at a time, so a clock that is
+	// not safe for concurrent use (a test's stepping clock) may be given;
+	// time.Now when nil.
 	Now func() time.Time
 }
 
@@ -489,26 +515,9 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 			rep.Notices = append(rep.Notices, fmt.Sprintf("the work tree differs from %s (%s, at least): the gates judge the commit, not uncommitted changes", cand.Commit.Short(), p))
 		}
 	}
-	var evs []*Evidence
-	for i := range rep.Rows {
-		row := &rep.Rows[i]
-		if row.Abandoned != "" {
-			row.State, row.Note = GateAbandoned, "not run: "+row.Abandoned
-			continue
-		}
-		if g.Progress != nil {
-			g.Progress(row, false, 0)
-		}
-		began := time.Now()
-		ev, err := g.runOne(ctx, cand, row, base)
-		if err != nil {
-			return nil, fmt.Errorf("gate %s %s: %w", cand.Feature, row.Expectation, err)
-		}
-		row.setFrom(ev)
-		if g.Progress != nil {
-			g.Progress(row, true, time.Since(began))
-		}
-		evs = append(evs, ev)
+	evs, err := g.runAll(ctx, cand, rep, base)
+	if err != nil {
+		return nil, err
 	}
 	if len(evs) == 0 {
 		return rep, nil
@@ -520,7 +529,7 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 			return err
 		}
 		for _, ev := range evs {
-			rec, err := ev.record()
+			rec, err := ev.toWrite()
 			if err != nil {
 				return err
 			}
@@ -541,6 +550,204 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 		return nil, fmt.Errorf("record gate evidence of %s: %w", cand.Feature, err)
 	}
 	return rep, g.observe(ctx, cand, rep)
+}
+
+// runAll runs every oracle of rep not abandoned, at most g.Jobs at once,
+// and returns their evidence in the contract's order. The first error
+// cancels the runs still going and is returned once all have ended.
+//
+// The jobs of the next oracle are made and its trees exported while the
+// current ones run, and each oracle's jobs are removed while the next
+// runs: the directories and the exports are each run's own as before,
+// only no run waits for them. At most g.Jobs+1 oracles have jobs at any
+// time, from the making of the first to the end of the last's removal:
+// those running and the one made ahead. Every job is removed before
+// runAll returns.
+func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, base oid.ID) ([]*Evidence, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := max(g.Jobs, 1)
+	// held is taken before an oracle's jobs are made and given back once
+	// they are removed: it bounds the directories and exports on disk.
+	held := make(chan struct{}, jobs+1)
+	var removing sync.WaitGroup
+	defer removing.Wait()
+	release := func(oj *oracleJobs) {
+		removing.Add(1)
+		go func() {
+			defer removing.Done()
+			oj.close()
+			<-held
+		}()
+	}
+	var failM sync.Mutex
+	var failed error // the first error, not the cancels it caused
+	fail := func(row *GateRow, err error) {
+		failM.Lock()
+		if failed == nil {
+			failed = fmt.Errorf("gate %s %s: %w", cand.Feature, row.Expectation, err)
+		}
+		failM.Unlock()
+		cancel()
+	}
+	// Unbuffered, and received only with a slot taken: the maker waits
+	// with one oracle made ahead, not more.
+	ready := make(chan *oracleJobs)
+	go g.prepareAll(ctx, cand, rep, base, held, ready, release, fail)
+
+	evs := make([]*Evidence, len(rep.Rows))
+	slots := make(chan struct{}, jobs)
+	var progress, clock sync.Mutex
+	now := func() time.Time {
+		clock.Lock()
+		defer clock.Unlock()
+		return g.now()
+	}
+	tell := func(row *GateRow, done bool, took time.Duration) {
+		if g.Progress != nil {
+			progress.Lock()
+			defer progress.Unlock()
+			g.Progress(row, done, took)
+		}
+	}
+	var wg sync.WaitGroup
+	for {
+		slots <- struct{}{}
+		oj, ok := <-ready
+		if !ok {
+			<-slots
+			break
+		}
+		if ctx.Err() != nil {
+			<-slots
+			release(oj) // made before the cancel reached the maker
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			defer release(oj)
+			tell(oj.row, false, 0)
+			began := time.Now()
+			ev, err := g.runOne(ctx, cand, oj, base)
+			if err == nil {
+				err = ev.name(now())
+			}
+			if err != nil {
+				fail(oj.row, err)
+				return
+			}
+			oj.row.setFrom(ev)
+			evs[oj.index] = ev
+			tell(oj.row, true, time.Since(began))
+		}()
+	}
+	wg.Wait()
+	if failed != nil {
+		return nil, failed
+	}
+	var out []*Evidence
+	for _, ev := range evs {
+		if ev != nil {
+			out = append(out, ev)
+		}
+	}
+	if err := ctx.Err(); err != nil && len(out) < countRun(rep) {
+		// Canceled by the caller before every oracle ran.
+		return nil, err
+	}
+	return out, nil
+}
+
+// oracleJobs are the jobs one oracle runs in, made and filled ahead: at
+// the base (when there is one) and at the candidate, each its own job
+// with its own export. Only an oracle whose jobs were all made is run.
+type oracleJobs struct {
+	index    int
+	row      *GateRow
+	base, at *sandbox.Job
+}
+
+// make makes the oracle's jobs: at base, when it is not zero, and at
+// the candidate.
+func (oj *oracleJobs) make(g *Gates, cand, base oid.ID) error {
+	var err error
+	if !base.IsZero() {
+		if oj.base, err = g.exportJob(base); err != nil {
+			return fmt.Errorf("at base %s: %w", base.Short(), err)
+		}
+	}
+	oj.at, err = g.exportJob(cand)
+	return err
+}
+
+// close removes the oracle's jobs.
+func (oj *oracleJobs) close() {
+	for _, j := range []*sandbox.Job{oj.base, oj.at} {
+		if j != nil {
+			j.Close()
+		}
+	}
+}
+
+// prepareAll makes the jobs of every oracle of rep not abandoned, in the
+// contract's order, each once it holds a place in held, and sends them on
+// ready, which it closes; it stops making them once ctx ends, and hands
+// what it made but could not send to release. A job that cannot be made
+// is told to fail at once, which ends the runs going: it does not wait
+// for its oracle's turn.
+func (g *Gates) prepareAll(ctx context.Context, cand *Candidate, rep *GateReport, base oid.ID, held chan<- struct{}, ready chan<- *oracleJobs,
+	release func(*oracleJobs), fail func(*GateRow, error)) {
+	defer close(ready)
+	for i := range rep.Rows {
+		row := &rep.Rows[i]
+		if row.Abandoned != "" {
+			row.State, row.Note = GateAbandoned, "not run: "+row.Abandoned
+			continue
+		}
+		select {
+		case held <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		oj := &oracleJobs{index: i, row: row}
+		if err := oj.make(g, cand.Commit, base); err != nil {
+			fail(row, err)
+			release(oj)
+			return
+		}
+		select {
+		case ready <- oj:
+		case <-ctx.Done():
+			release(oj)
+			return
+		}
+	}
+}
+
+// exportJob makes a fresh job of the wall holding commit's tree in its
+// Work directory.
+func (g *Gates) exportJob(commit oid.ID) (*sandbox.Job, error) {
+	job, err := g.Wall.NewJob()
+	if err != nil {
+		return nil, err
+	}
+	if err := ExportTree(g.Store, commit, job.Work); err != nil {
+		job.Close()
+		return nil, err
+	}
+	return job, nil
+}
+
+// countRun is how many oracles of rep are to run: those not abandoned.
+func countRun(rep *GateReport) int {
+	n := 0
+	for _, r := range rep.Rows {
+		if r.Abandoned == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // observe adds each outcome to the feature's draft, if it has one.
@@ -583,43 +790,43 @@ func (g *Gates) observe(ctx context.Context, cand *Candidate, rep *GateReport) e
 	return nil
 }
 
-// runOne runs one oracle at the candidate and, when base is not zero, at
-// base (first, the same way), and returns the evidence, named.
-func (g *Gates) runOne(ctx context.Context, cand *Candidate, row *GateRow, base oid.ID) (*Evidence, error) {
+// runOne runs one oracle in its jobs: at base (first, the same way), when
+// base is not zero, then at the candidate, and returns the evidence, not
+// yet named. Its caller removes the jobs.
+func (g *Gates) runOne(ctx context.Context, cand *Candidate, oj *oracleJobs, base oid.ID) (*Evidence, error) {
+	row := oj.row
 	ev := &Evidence{Feature: cand.Feature, Expectation: row.Expectation, Candidate: cand.Commit.String(),
 		ContractPath: cand.ContractPath, Check: row.Check, Expect: row.Expect}
 	if !base.IsZero() {
-		run, err := g.runAt(ctx, base, row)
+		run, err := g.runAt(ctx, oj.base, row)
 		if err != nil {
 			return nil, fmt.Errorf("at base %s: %w", base.Short(), err)
 		}
 		ev.Base = &BaseRun{Commit: base.String(), OracleRun: *run}
 	}
-	run, err := g.runAt(ctx, cand.Commit, row)
+	run, err := g.runAt(ctx, oj.at, row)
 	if err != nil {
 		return nil, err
 	}
 	ev.OracleRun = *run
-	rec, err := ev.record()
-	if err != nil {
-		return nil, err
-	}
-	ev.Path = evidenceDir(ev.Candidate, ev.Feature, ev.Expectation) + "/" + stamp(g.now()) + "-" + contentID(rec.Body)
 	return ev, nil
 }
 
-// runAt exports commit's tree into a fresh job of the wall, runs one
-// oracle there, and removes the job: the candidate and the base are run
-// by this one path.
-func (g *Gates) runAt(ctx context.Context, commit oid.ID, row *GateRow) (*OracleRun, error) {
-	job, err := g.Wall.NewJob()
+// name makes the evidence's record and names it: its path is stamped
+// with at and holds the record's content id.
+func (e *Evidence) name(at time.Time) error {
+	rec, err := e.record()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer job.Close()
-	if err := ExportTree(g.Store, commit, job.Work); err != nil {
-		return nil, err
-	}
+	e.made = rec
+	e.Path = evidenceDir(e.Candidate, e.Feature, e.Expectation) + "/" + stamp(at) + "-" + contentID(rec.Body)
+	return nil
+}
+
+// runAt runs one oracle in job, which holds the export of a commit's
+// tree: the candidate and the base are run by this one path.
+func (g *Gates) runAt(ctx context.Context, job *sandbox.Job, row *GateRow) (*OracleRun, error) {
 	timeout := g.Timeout
 	if timeout <= 0 {
 		timeout = DefaultGateTimeout

@@ -4,10 +4,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -426,5 +431,256 @@ func TestARunAtABaseProvesAnOracleRedThenGreenAndNamesOneGreenAtBothVacuous(t *t
 	g.Base = "HEAD"
 	if _, err := g.Run(context.Background(), examine.Target{Feature: "f"}); func() bool { rf, ok := refusal.As(err); return !ok || rf.Name != refusal.PartInvalid }() {
 		t.Fatalf("--base the candidate itself: %v", err)
+	}
+}
+
+func TestOraclesRunSideBySideKeepTheContractsOrderAndTheirOwnJobs(t *testing.T) {
+	t.Parallel()
+	contract := gateHead
+	for i := 1; i <= 6; i++ {
+		// Each writes in its own export and finds nothing another left;
+		// the sleep lets runs overlap where Jobs allows it.
+		contract += fmt.Sprintf("E%d. o\n  CHECK: test ! -e mark && echo %d > mark && sleep 0.5 && echo ok-%d\n  EXPECT: ok-%d\n", i, i, i, i)
+	}
+	contract += "ABANDON: E3 not here\n"
+	_, st := gateRepo(t, contract, nil)
+	for _, c := range []struct {
+		name string
+		jobs int
+	}{{"four at a time", 4}, {"one at a time", 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newGates(t, st)
+			g.Jobs = c.jobs
+			var mu sync.Mutex
+			started, ended := map[examine.ExpectationID]int{}, map[examine.ExpectationID]int{}
+			running, peak := 0, 0
+			g.Progress = func(r *examine.GateRow, done bool, _ time.Duration) {
+				mu.Lock()
+				defer mu.Unlock()
+				if done {
+					ended[r.Expectation]++
+					running--
+				} else {
+					started[r.Expectation]++
+					running++
+					peak = max(peak, running)
+				}
+			}
+			rep := runGates(t, g)
+			if c.jobs == 1 && peak != 1 || c.jobs > 1 && peak < 2 || peak > c.jobs {
+				t.Fatalf("at most %d oracles ran at once with Jobs %d", peak, c.jobs)
+			}
+			for i, r := range rep.Rows {
+				id := examine.ExpectationID(fmt.Sprintf("E%d", i+1))
+				if r.Expectation != id {
+					t.Fatalf("row %d is %s, want %s: the contract's order", i, r.Expectation, id)
+				}
+				if id == "E3" {
+					if r.State != examine.GateAbandoned || r.Evidence != nil || started[id] != 0 {
+						t.Fatalf("the abandoned E3 ran: %+v", r)
+					}
+					continue
+				}
+				if r.State != examine.GateMet || string(r.Evidence.StdoutTail) != fmt.Sprintf("ok-%d\n", i+1) || started[id] != 1 || ended[id] != 1 {
+					t.Fatalf("%s: %+v, %q, told %d/%d", id, r.State, r.Evidence.StdoutTail, started[id], ended[id])
+				}
+			}
+			status, err := examine.GateStatus(st, examine.Target{Feature: "f"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range status.Rows {
+				if r.Expectation != "E3" && (r.State != examine.GateMet || r.EvidencePath != row(t, rep, r.Expectation).EvidencePath) {
+					t.Fatalf("status of %s: %+v", r.Expectation, r)
+				}
+			}
+		})
+	}
+}
+
+// countedJobs makes jobs in a wall until its failAt-th, which it refuses,
+// and keeps the most job directories its wall held when one was made.
+type countedJobs struct {
+	*sandbox.Wall
+	mu     sync.Mutex
+	made   int
+	failAt int
+	peak   int
+}
+
+func (c *countedJobs) NewJob() (*sandbox.Job, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.made++
+	if c.made == c.failAt {
+		return nil, errors.New("no room for a job")
+	}
+	j, err := c.Wall.NewJob()
+	if err == nil {
+		dirs, _ := os.ReadDir(c.Wall.TempRoot)
+		c.peak = max(c.peak, len(dirs))
+	}
+	return j, err
+}
+
+func TestEveryJobIsRemovedBeforeTheRunReturnsAlsoWhenOneCannotBeMade(t *testing.T) {
+	t.Parallel()
+	contract := gateHead
+	for i := 1; i <= 5; i++ {
+		contract += fmt.Sprintf("E%d. o\n  CHECK: echo ok > left; echo ok\n  EXPECT: ok\n", i)
+	}
+	dir, st := gateRepo(t, contract, nil)
+	base := gittest.Git(t, dir, "rev-parse", "HEAD")
+	gateCommit(t, dir, "", map[string]string{"x": "y"})
+	for _, c := range []struct {
+		name   string
+		jobs   int
+		failAt int
+	}{{"one at a time", 1, 0}, {"side by side", 3, 0}, {"one at a time, the fourth job refused", 1, 4}, {"side by side, the seventh job refused", 3, 7}} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newGates(t, st)
+			wall := g.Wall.(*sandbox.Wall)
+			g.Wall, g.Jobs, g.Base = &countedJobs{Wall: wall, failAt: c.failAt}, c.jobs, base
+			rep, err := g.Run(context.Background(), examine.Target{Feature: "f"})
+			if c.failAt == 0 && (err != nil || !rep.Passed()) {
+				t.Fatalf("%v %+v", err, rep)
+			}
+			if c.failAt != 0 && (err == nil || !strings.Contains(err.Error(), "no room for a job")) {
+				t.Fatalf("the refused job is not the run's error: %v", err)
+			}
+			if left, _ := os.ReadDir(wall.TempRoot); len(left) != 0 {
+				t.Fatalf("job directories left behind: %v", left)
+			}
+		})
+	}
+}
+
+func TestAtMostOneOracleMoreThanRunHasJobsMadeAhead(t *testing.T) {
+	t.Parallel()
+	contract := gateHead
+	for i := 1; i <= 8; i++ {
+		contract += fmt.Sprintf("E%d. o\n  CHECK: echo ok\n  EXPECT: ok\n", i)
+	}
+	dir, st := gateRepo(t, contract, nil)
+	base := gittest.Git(t, dir, "rev-parse", "HEAD")
+	gateCommit(t, dir, "", map[string]string{"x": "y"})
+	for _, c := range []struct {
+		name string
+		jobs int
+		base bool
+	}{{"one at a time", 1, false}, {"three at a time", 3, false}, {"one at a time with a base", 1, true}, {"three at a time with a base", 3, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newGates(t, st)
+			jobs := &countedJobs{Wall: g.Wall.(*sandbox.Wall)}
+			g.Wall, g.Jobs = jobs, c.jobs
+			perOracle := 1
+			if c.base {
+				g.Base, perOracle = base, 2
+			}
+			if rep := runGates(t, g); !rep.Passed() {
+				t.Fatalf("%+v", rep.Rows)
+			}
+			if limit := (c.jobs + 1) * perOracle; jobs.peak > limit {
+				t.Fatalf("%d job directories at once, want at most %d: those running and the next oracle's", jobs.peak, limit)
+			}
+		})
+	}
+}
+
+func TestAJobThatCannotBeMadeEndsTheRunAtOnce(t *testing.T) {
+	t.Parallel()
+	contract := gateHead + "E1. o\n  CHECK: sleep 30; echo ok\n  EXPECT: ok\nE2. o\n  CHECK: echo ok\n  EXPECT: ok\n"
+	dir, st := gateRepo(t, contract, nil)
+	base := gittest.Git(t, dir, "rev-parse", "HEAD")
+	gateCommit(t, dir, "", map[string]string{"x": "y"})
+	for _, c := range []struct {
+		name   string
+		base   bool
+		failAt int
+		want   string
+		told   []string // what Progress may be told; "E1 ended" never
+	}{
+		{"the next oracle's job ends the one running", false, 2, "gate f E2: no room for a job", []string{"E1 started"}},
+		{"the candidate's job refused: the oracle does not run at the base", true, 2, "gate f E1: no room for a job", nil},
+		{"the base's job refused", true, 1, "gate f E1: at base " + base[:12] + ": no room for a job", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newGates(t, st)
+			g.Timeout = 10 * time.Second
+			g.Wall = &countedJobs{Wall: g.Wall.(*sandbox.Wall), failAt: c.failAt}
+			if c.base {
+				g.Base = base
+			}
+			var mu sync.Mutex
+			var told []string
+			g.Progress = func(r *examine.GateRow, done bool, _ time.Duration) {
+				mu.Lock()
+				defer mu.Unlock()
+				told = append(told, fmt.Sprintf("%s %s", r.Expectation, map[bool]string{false: "started", true: "ended"}[done]))
+			}
+			_, err := g.Run(context.Background(), examine.Target{Feature: "f"})
+			if err == nil || err.Error() != c.want {
+				t.Fatalf("got %v, want %s", err, c.want)
+			}
+			for _, s := range told {
+				if !slices.Contains(c.told, s) {
+					t.Fatalf("told %q: the run went on after its job could not be made", told)
+				}
+			}
+		})
+	}
+}
+
+func TestAnOracleWaitingForASlotDoesNotStartOnceTheRunIsCanceled(t *testing.T) {
+	t.Parallel()
+	contract := gateHead
+	for i := 1; i <= 3; i++ {
+		contract += fmt.Sprintf("E%d. o\n  CHECK: sleep 0.2; echo ok\n  EXPECT: ok\n", i)
+	}
+	_, st := gateRepo(t, contract, nil)
+	g := newGates(t, st)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var started []examine.ExpectationID
+	g.Progress = func(r *examine.GateRow, done bool, _ time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			started = append(started, r.Expectation)
+		} else if r.Expectation == "E1" {
+			cancel()
+		}
+	}
+	if _, err := g.Run(ctx, examine.Target{Feature: "f"}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want the cancel", err)
+	}
+	if !slices.Equal(started, []examine.ExpectationID{"E1"}) {
+		t.Fatalf("started %v after the cancel at E1's end", started)
+	}
+}
+
+func TestOraclesSideBySideCallTheClockOneAtATime(t *testing.T) {
+	t.Parallel()
+	contract := gateHead
+	for i := 1; i <= 6; i++ {
+		contract += fmt.Sprintf("E%d. o\n  CHECK: sleep 0.2; echo ok\n  EXPECT: ok\n", i)
+	}
+	_, st := gateRepo(t, contract, nil)
+	g := newGates(t, st)
+	g.Jobs = 4
+	calls := 0 // a stepping clock, unsafe for concurrent use
+	g.Now = func() time.Time {
+		calls++
+		return gateClock().Add(time.Duration(calls) * time.Second)
+	}
+	rep := runGates(t, g)
+	stamps := map[string]bool{}
+	for _, r := range rep.Rows {
+		stamp, _, _ := strings.Cut(path.Base(r.EvidencePath), "-")
+		stamps[stamp] = true
+	}
+	if calls != 6 || len(stamps) != 6 {
+		t.Fatalf("%d calls of the clock for 6 oracles, %d stamps: %v", calls, len(stamps), stamps)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/lazyre"
+	"github.com/nwdes/nwdes/internal/names"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -103,13 +104,12 @@ type ObservationID string
 func observationID(n int) ObservationID { return ObservationID("O" + strconv.Itoa(n)) }
 
 var (
-	featureName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
-	obsID       = lazyre.New(`^O[1-9][0-9]*$`)
+	obsID = lazyre.New(`^O[1-9][0-9]*$`)
 )
 
 // ValidFeature refuses feature names that cannot be a path component.
 func ValidFeature(f string) error {
-	if !featureName.MatchString(f) || strings.Contains(f, "..") {
+	if !names.Valid(f, 100) || strings.Contains(f, "..") {
 		return refusal.New(refusal.MissingFact, "name the feature with letters, digits, '.', '_' and '-' (--feature NAME)",
 			"feature name %q is not valid", f)
 	}

@@ -531,8 +531,8 @@ func buildHistory(dir string) error {
 
 // BenchmarkReadLatestLongHistory: read the newest record of a ref with
 // 10,000 commits. "warm" reuses one open Store, as a long-running process
-// does; "open-each" opens a Store for every read (Discover, Open, View,
-// Get), which includes go-git loading the pack index.
+// does; "open-each" opens a Store for every read (Discover, Open,
+// Records, Get), which includes reading the pack index.
 func BenchmarkReadLatestLongHistory(b *testing.B) {
 	dir := gittest.Fixture(b, "history", buildHistory)
 	read := func(b *testing.B, s *gitstore.Store) {

@@ -400,7 +400,12 @@ func TestLongRunningWriterHoldsBoundedDescriptors(t *testing.T) {
 		}
 	}
 	t.Logf("600 appends: at most %d descriptors more than at the start", most)
-	if most > 400 {
+	// Without the recycling the reader holds about 1,200 more (two per
+	// update). With it, 260 to 330 on a quiet machine and up to 436 under
+	// load: a replaced reader stays open for readerGrace of wall time, so
+	// how many appends fall in that time depends on the machine. Half the
+	// unbounded figure tells the two apart without depending on it.
+	if most > 600 {
 		t.Errorf("%d more descriptors open during 600 appends; the reader keeps deleted packs open", most)
 	}
 }

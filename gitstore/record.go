@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
-	"github.com/nwdes/nwdes/internal/lazyre"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -174,21 +173,25 @@ func decodeRecord(b []byte) (*Record, error) {
 	return r, nil
 }
 
-// canonicalEnvelope is r.encode() of a record decoded from canonical
-// bytes, whose body is therefore canonical already: the envelope's three
-// fields in order, written without encoding and reading the body again.
+// canonicalEnvelope is what encode returns for r when r.Body is already
+// canonical, as a body read from a canonical record is: the envelope is
+// written around it rather than the whole record encoded and re-read a
+// second time at every read.
 func canonicalEnvelope(r *Record) []byte {
-	out := make([]byte, 0, len(r.Body)+len(r.Kind)+32)
-	out = append(out, `{"body":`...)
-	out = append(out, r.Body...)
-	out = append(out, `,"kind":`...)
-	out = appendString(out, string(r.Kind))
-	out = append(out, `,"v":`...)
-	out = strconv.AppendInt(out, int64(r.V), 10)
-	return append(out, '}')
+	var out bytes.Buffer
+	out.Grow(len(r.Body) + len(r.Kind) + 32)
+	out.WriteString(`{"body":`)
+	out.Write(r.Body)
+	out.WriteString(`,"kind":`)
+	writeString(&out, string(r.Kind))
+	out.WriteString(`,"v":`)
+	out.WriteString(strconv.Itoa(r.V))
+	out.WriteByte('}')
+	return out.Bytes()
 }
 
-var payloadName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+// maxPayloadName bounds a payload file's name, in bytes (names.Valid).
+const maxPayloadName = 100
 
 // Canonical encodes v as canonical JSON: object keys sorted, no
 // insignificant whitespace, no HTML escaping, UTF-8 only, numbers kept as

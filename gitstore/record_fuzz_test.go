@@ -18,6 +18,9 @@ func FuzzDecodeRecord(f *testing.F) {
 		`{"body":{},"body":{},"kind":"k","v":1}`,
 		"{\"body\":\"\xff\",\"kind\":\"k\",\"v\":1}",
 		`{"body":1e400,"kind":"k","v":1}`,
+		`{"Body":{},"kind":"k","v":1}`,
+		`{"body":{},"kind":"a<b&c\u2028","v":1}`,
+		"{\"body\":{},\"kind\":\"\u00e9\",\"v\":10}",
 	} {
 		f.Add([]byte(s))
 	}
@@ -32,6 +35,9 @@ func FuzzDecodeRecord(f *testing.F) {
 		again, err := r.encode()
 		if err != nil || !bytes.Equal(again, b) {
 			t.Fatalf("re-encoding %q gave %q, %v", b, again, err)
+		}
+		if env := canonicalEnvelope(r); !bytes.Equal(env, again) {
+			t.Fatalf("the envelope written around %q's body is %q, not %q", b, env, again)
 		}
 		if c, err := Canonical(b); err != nil || !bytes.Equal(c, b) {
 			t.Fatalf("decoded bytes are not canonical: %q", b)

@@ -180,8 +180,12 @@ func comparePayloads(a, b map[string][]byte) int {
 func (r *Registry) RefFor(ref RefName) (RefSpec, error) { return r.refFor(ref) }
 
 // GitConfig returns every value of key as git itself reads it (see
-// git.Repo.Config).
+// git.Repo.Config), from Options.Config when it was given and is not
+// Conditional.
 func (s *Store) GitConfig(ctx context.Context, key string, o SyncOptions) ([]string, error) {
+	if c := s.opts.Config; c != nil && !c.Conditional {
+		return c.Printed(key), nil
+	}
 	o.Fill()
 	return s.git.Config(ctx, key, o.Run())
 }

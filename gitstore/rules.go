@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/internal/names"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -56,7 +57,7 @@ func (r *Registry) CheckRecord(spec RefSpec, path string, rec *Record, maxBytes 
 			"record %s is %d bytes, over the limit of %d bytes", path, n, maxBytes)
 	}
 	for name := range rec.Payloads {
-		if !payloadName.MatchString(name) {
+		if !names.Valid(name, maxPayloadName) {
 			return nil, refusal.New(refusal.PathInvalid, "name payloads with letters, digits, '.', '_' and '-'",
 				"payload name %q is not allowed", name)
 		}

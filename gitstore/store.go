@@ -55,6 +55,13 @@ type Options struct {
 	// PartialClone, when it names promisor remotes, makes a read that
 	// misses ask them for the object, as git's reads do (gitstore/git's promisor.go).
 	PartialClone PartialClone
+	// Config is the repository's git configuration as read in process
+	// (gitrepo.ReadConfig) when the store was opened. GitConfig answers
+	// from it instead of starting git config, which costs more than a
+	// pre-push hook's whole check, unless it is Conditional (git's answer
+	// could differ). Nil: GitConfig always asks git, and sees changes
+	// made since the store was opened.
+	Config *gitrepo.Config
 }
 
 func (o *Options) fill() {

@@ -9,6 +9,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore/git"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
+	"github.com/nwdes/nwdes/internal/names"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -319,7 +320,7 @@ func (tx *Tx) Put(path string, rec *Record) error {
 			"record %s is %d bytes, over the limit of %d bytes", path, n, max)
 	}
 	for name := range rec.Payloads {
-		if !payloadName.MatchString(name) {
+		if !names.Valid(name, maxPayloadName) {
 			return refusal.New(refusal.PathInvalid, "name payloads with letters, digits, '.', '_' and '-'",
 				"payload name %q is not allowed", name)
 		}

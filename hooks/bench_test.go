@@ -290,44 +290,78 @@ func benchPrePushHook(b *testing.B, remoteTip string) {
 	benchFixture(b)
 	hook := filepath.Join(bench.repo, ".git", "hooks", "pre-push")
 	input := fmt.Sprintf("refs/heads/main %s refs/heads/main %s\n", bench.head, remoteTip)
-	env := append(gittest.Env(bench.root), "PATH="+bench.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	runHook := func() time.Duration {
+	benchAgainstNotesShow(b, "hook", "accepted (greet)", func() *exec.Cmd {
 		cmd := exec.Command(hook, "origin", "../remote.git")
-		cmd.Dir, cmd.Env, cmd.Stdin = bench.repo, env, strings.NewReader(input)
+		cmd.Stdin = strings.NewReader(input)
+		return cmd
+	})
+}
+
+// BenchmarkStatusJSON is `git nwdes status --commit <head> --json`, what CI
+// runs, against `git notes --ref nwdes show <head>` on the same repository:
+// both answer what was concluded about one commit. The goal (issue 26) is a
+// ratio of at most 1.2.
+func BenchmarkStatusJSON(b *testing.B) {
+	benchFixture(b)
+	benchAgainstNotesShow(b, "status", `"accepted"`, func() *exec.Cmd {
+		return exec.Command(filepath.Join(bench.bin, "git-nwdes"), "status", "--commit", bench.head, "--json")
+	})
+}
+
+// BenchmarkExamineShow is the brief read, `git nwdes examine show` of the
+// checked-out commit's one feature, against `git notes --ref nwdes show
+// <head>`, which prints the brief nwdes published there. Goal: at most 1.2.
+func BenchmarkExamineShow(b *testing.B) {
+	benchFixture(b)
+	benchAgainstNotesShow(b, "show", "greet", func() *exec.Cmd {
+		return exec.Command(filepath.Join(bench.bin, "git-nwdes"), "examine", "show", "--feature", "greet")
+	})
+}
+
+// benchAgainstNotesShow runs the command cmd makes (in the fixture's
+// repository, with the test environment and git-nwdes on PATH) alternately
+// with `git notes --ref nwdes show <head>`, so that both see the same
+// machine. Each must succeed and print its marker. It reports both times per
+// run and their ratio, wall and CPU: under load the wall time is mostly
+// waiting for a CPU, the CPU time (user and system, a shell's waited-for
+// children included) is not.
+func benchAgainstNotesShow(b *testing.B, name, marker string, cmd func() *exec.Cmd) {
+	env := append(gittest.Env(bench.root), "PATH="+bench.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	run := func(c *exec.Cmd, marker string) (time.Duration, time.Duration) {
+		c.Dir, c.Env = bench.repo, env
 		start := time.Now()
-		out, err := cmd.CombinedOutput()
+		out, err := c.CombinedOutput()
 		d := time.Since(start)
-		if err != nil || !bytes.Contains(out, []byte("accepted (greet)")) {
-			b.Fatalf("hook: %v\n%s", err, out)
+		if err != nil || !bytes.Contains(out, []byte(marker)) {
+			b.Fatalf("%s: %v\n%s", strings.Join(c.Args, " "), err, out)
 		}
-		return d
+		return d, c.ProcessState.UserTime() + c.ProcessState.SystemTime()
 	}
-	runNotes := func() time.Duration {
-		cmd := exec.Command("git", "notes", "--ref", "nwdes", "show", bench.head)
-		cmd.Dir, cmd.Env = bench.repo, env
-		start := time.Now()
-		out, err := cmd.Output()
-		d := time.Since(start)
-		if err != nil || !bytes.Contains(out, []byte(bench.head)) {
-			b.Fatalf("git notes show: %v\n%s", err, out)
-		}
-		return d
+	runNwdes := func() (time.Duration, time.Duration) { return run(cmd(), marker) }
+	runNotes := func() (time.Duration, time.Duration) {
+		return run(exec.Command("git", "notes", "--ref", "nwdes", "show", bench.head), bench.head)
 	}
-	runHook()
+	runNwdes()
 	runNotes()
 	b.ResetTimer()
-	var hookTotal, notesTotal time.Duration
+	var nwdesTotal, notesTotal, nwdesCPU, notesCPU time.Duration
 	for i := 0; i < b.N; i++ {
-		hookTotal += runHook()
-		notesTotal += runNotes()
+		w, c := runNwdes()
+		nwdesTotal, nwdesCPU = nwdesTotal+w, nwdesCPU+c
+		w, c = runNotes()
+		notesTotal, notesCPU = notesTotal+w, notesCPU+c
 	}
 	b.StopTimer()
-	hookMS := float64(hookTotal.Microseconds()) / 1000 / float64(b.N)
-	notesMS := float64(notesTotal.Microseconds()) / 1000 / float64(b.N)
-	b.ReportMetric(hookMS, "hook-ms/op")
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+	nwdesMS, notesMS := ms(nwdesTotal), ms(notesTotal)
+	b.ReportMetric(nwdesMS, name+"-ms/op")
 	b.ReportMetric(notesMS, "notes-show-ms/op")
-	b.ReportMetric(hookMS/notesMS, "ratio")
-	b.Logf("%d objects: hook %.2f ms, git notes show %.2f ms, ratio %.2f", countObjects(b), hookMS, notesMS, hookMS/notesMS)
+	b.ReportMetric(nwdesMS/notesMS, "ratio")
+	b.ReportMetric(ms(nwdesCPU), name+"-cpu-ms/op")
+	b.ReportMetric(ms(notesCPU), "notes-show-cpu-ms/op")
+	b.ReportMetric(float64(nwdesCPU)/float64(notesCPU), "cpu-ratio")
+	b.Logf("%d objects: %s %.2f ms, git notes show %.2f ms, ratio %.2f; CPU %.2f ms against %.2f ms, ratio %.2f", countObjects(b), name,
+		nwdesMS, notesMS, nwdesMS/notesMS, ms(nwdesCPU), ms(notesCPU), float64(nwdesCPU)/float64(notesCPU))
 }
 
 // BenchmarkCheckInProcess is the check alone, in a warm process: what the

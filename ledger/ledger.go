@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nwdes/nwdes/gitstore"
-	"github.com/nwdes/nwdes/internal/lazyre"
+	"github.com/nwdes/nwdes/internal/names"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -45,11 +45,9 @@ func Register(r *gitstore.Registry) error {
 		Immutable: []string{"entries", "seal"}, Kinds: []gitstore.Kind{KindEntry, KindSeal}})
 }
 
-var nameRule = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
-
 // Ref is the ref of ledger name, or a refusal of a name git could not hold.
 func Ref(name string) (gitstore.RefName, error) {
-	if !nameRule.MatchString(name) || strings.Contains(name, "..") || strings.HasSuffix(name, ".lock") {
+	if !names.Valid(name, 100) || strings.Contains(name, "..") || strings.HasSuffix(name, ".lock") {
 		return "", refusal.New(refusal.RefNameInvalid, "name the ledger with letters, digits, '.', '_' and '-'",
 			"%q is not a ledger name", name)
 	}

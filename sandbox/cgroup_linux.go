@@ -27,8 +27,8 @@ type pidsCgroup struct{ dir string }
 // pids hierarchy, and on cgroup v2 where pids is delegated to this
 // process's cgroup; elsewhere it returns an error and the job runs
 // without one.
-func newPidsCgroup(max uint64) (*pidsCgroup, error) {
-	base, err := pidsCgroupDir()
+func (w *Wall) newPidsCgroup(max uint64) (*pidsCgroup, error) {
+	base, err := w.pidsBase(pidsCgroupDir)
 	if err != nil {
 		return nil, err
 	}
@@ -38,6 +38,7 @@ func newPidsCgroup(max uint64) (*pidsCgroup, error) {
 	}
 	dir := filepath.Join(base, "nwdes-job-"+hex.EncodeToString(b[:]))
 	if err := os.Mkdir(dir, 0o755); err != nil {
+		w.forgetPidsBase(base)
 		return nil, fmt.Errorf("make pids cgroup: %w", err)
 	}
 	c := &pidsCgroup{dir: dir}
@@ -50,6 +51,43 @@ func newPidsCgroup(max uint64) (*pidsCgroup, error) {
 		return nil, fmt.Errorf("set pids.max: %w", err)
 	}
 	return c, nil
+}
+
+// pidsBase is where find (pidsCgroupDir) found the pids cgroup, kept
+// from the first run that found it: reading the process's cgroup and the
+// whole mountinfo again for every job of a gate run found the same
+// directory each time. A supervisor moved to another cgroup meanwhile
+// still makes its jobs' cgroups under the first, whose limits still bind
+// them. An error is not kept: the next run looks again (a cgroup
+// delegated later, a mount that was busy), and a base where a job's
+// cgroup cannot be made is forgotten (forgetPidsBase).
+func (w *Wall) pidsBase(find func() (string, error)) (string, error) {
+	w.onceMu.Lock()
+	base := w.cgBase
+	w.onceMu.Unlock()
+	if base != "" {
+		return base, nil
+	}
+	base, err := find()
+	if err != nil {
+		return "", err
+	}
+	w.onceMu.Lock()
+	defer w.onceMu.Unlock()
+	if w.cgBase == "" {
+		w.cgBase = base
+	}
+	return w.cgBase, nil
+}
+
+// forgetPidsBase forgets base, if it is still the one kept, so that the
+// next run finds the pids cgroup again.
+func (w *Wall) forgetPidsBase(base string) {
+	w.onceMu.Lock()
+	defer w.onceMu.Unlock()
+	if w.cgBase == base {
+		w.cgBase = ""
+	}
 }
 
 // pidsCgroupDir finds where this process's pids cgroup is mounted.

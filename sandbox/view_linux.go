@@ -65,6 +65,11 @@ func makeView(s *helperSpec) error {
 	if err := os.Mkdir(base+"/emptydir", 0o555); err != nil {
 		return err
 	}
+	// Read-only from here on: a bind of /empty or /emptydir takes this
+	// mount's ro, nosuid and nodev with it, so a mask is one mount.
+	if err := unix.MountSetattr(unix.AT_FDCWD, base, 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("make the view's scratch tmpfs read-only: %w", err)
+	}
 	if err := unix.PivotRoot(base, base+"/oldroot"); err != nil {
 		return fmt.Errorf("pivot_root: %w", err)
 	}
@@ -173,7 +178,46 @@ func viewEntries(s *helperSpec) ([]viewEntry, error) {
 		add(p, false, true)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return len(out[i].path) < len(out[j].path) })
-	return out, nil
+	return dropCovered(out), nil
+}
+
+// dropCovered drops each bind that the bind nearest above it already
+// shows, with the same attributes: the nearest entry whose view path
+// encloses it (not a link, which encloses nothing: every path is
+// resolved), when that one is a recursive bind of the directory that
+// holds the same host directory at the same relative path (/usr/bin, the
+// target of the /bin link, under /usr), both read-only or both
+// read-write, neither a device. That bind and its recursive
+// mount_setattr give it the same mount flags, so the mount saved changes
+// nothing the job can see or do. Only the nearest counts: under a
+// read-only /r, a writable /r/w makes /r/w/x writable unless /r/w/x is
+// bound read-only itself. entries are sorted parents first, and among
+// the same path in the order they are mounted, the last on top.
+func dropCovered(entries []viewEntry) []viewEntry {
+	var out []viewEntry
+	for _, e := range entries {
+		if e.link != "" || e.dev || !coveredBy(e, nearestAbove(out, e.path)) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// nearestAbove is the entry of binds, sorted parents first, whose bind
+// is on top at path or nearest above it, or nil.
+func nearestAbove(binds []viewEntry, path string) *viewEntry {
+	for i := len(binds) - 1; i >= 0; i-- {
+		if binds[i].link == "" && within(path, binds[i].path) {
+			return &binds[i]
+		}
+	}
+	return nil
+}
+
+// coveredBy reports whether p's bind already shows e as e's would.
+func coveredBy(e viewEntry, p *viewEntry) bool {
+	return p != nil && !p.dev && p.rw == e.rw && within(e.source, p.source) &&
+		strings.TrimPrefix(e.path, p.path) == strings.TrimPrefix(e.source, p.source)
 }
 
 // bindInto makes one entry appear under root.
@@ -320,8 +364,9 @@ func mask(p string) error {
 	if fi.IsDir() {
 		src = "/emptydir"
 	}
+	// The bind takes the scratch tmpfs's flags: read-only, nosuid, nodev.
 	if err := unix.Mount(src, p, "", unix.MS_BIND, ""); err != nil {
 		return fmt.Errorf("mask %s: %w", p, err)
 	}
-	return unix.MountSetattr(unix.AT_FDCWD, p, 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV})
+	return nil
 }

@@ -79,11 +79,48 @@ type Wall struct {
 	// git-nwdes, which is right for nwdes and for tests registered with
 	// testscript.
 	Helper Helper
-	// Now is the clock for Started and Duration.
+	// Now is the clock for Started and Duration. Jobs run at the same
+	// time (a supervisor's, gate run --jobs) call it from their own
+	// goroutines: it must be safe for concurrent use (time.Now is).
 	Now func() time.Time
 
 	nsMu     sync.Mutex
 	nsFailed bool // the kernel refused namespaces once: do not ask again
+
+	// What a wall keeps for all its jobs (a gate run makes one job per
+	// oracle): when it last swept the job directories of dead supervisors
+	// (at most every sweepEvery), the pids cgroup nwdes's own once found,
+	// and its default roots for the PATH and home they were made from,
+	// while the links they were resolved through are unchanged.
+	onceMu  sync.Mutex
+	sweptAt map[string]time.Time // by TempRoot
+	cgBase  string               // the pids cgroup found, "" until one is
+	rootsAt *rootsMemo
+}
+
+// rootsMemo is the default roots of a PATH and home, and the names met
+// resolving them.
+type rootsMemo struct {
+	key   [2]string
+	roots []string
+	seen  []pathName
+}
+
+// current reports whether the roots are still those of key: made for it,
+// and every link met still pointing where it did, every missing name still
+// missing (a switched /usr/local/go or nix profile is seen at the next
+// run). A directory on the way that becomes a link is not seen until the
+// PATH or home changes.
+func (m *rootsMemo) current(key [2]string) bool {
+	if m == nil || m.key != key {
+		return false
+	}
+	for _, n := range m.seen {
+		if !n.unchanged() {
+			return false
+		}
+	}
+	return true
 }
 
 // helperEnv is the helper's whole environment (nothing of the caller's).
@@ -128,6 +165,15 @@ var (
 // is a root: ~/.cargo/bin, never ~/.cargo, which holds credentials. No
 // root is "/", the home or above it.
 func DefaultRoots(path, home string) []string {
+	roots, _ := defaultRoots(path, home)
+	return roots
+}
+
+// defaultRoots is DefaultRoots, with the names its answer depends on:
+// each link followed to resolve a PATH entry, and each name that could
+// not be read.
+func defaultRoots(path, home string) ([]string, []pathName) {
+	var seen []pathName
 	roots := append([]string{}, systemRoots...)
 	// Whatever HOME says, /root and /home are home areas too: with HOME
 	// unset, ~/bin on PATH must still not give all of ~.
@@ -149,7 +195,7 @@ func DefaultRoots(path, home string) []string {
 			continue
 		}
 		d = filepath.Clean(d)
-		if r, err := filepath.EvalSymlinks(d); err == nil {
+		if r, err := resolve(d, &seen); err == nil {
 			d = r
 		}
 		cand := d
@@ -167,7 +213,7 @@ func DefaultRoots(path, home string) []string {
 		}
 		roots = append(roots, cand)
 	}
-	return minimalRoots(roots)
+	return minimalRoots(roots), seen
 }
 
 // minimalRoots drops duplicates and directories beneath another root.
@@ -196,16 +242,26 @@ type Job struct {
 	wall                  *Wall
 }
 
+// sweepEvery is how often a wall sweeps the job directories of dead
+// supervisors: a long-lived wall (a supervisor's) still sweeps those of
+// supervisors that died after its start, and a gate run's jobs do not
+// each list TempRoot.
+const sweepEvery = 5 * time.Minute
+
 // NewJob makes a fresh job directory under the wall's TempRoot, named for
-// this process, after sweeping the job directories of runs whose process
-// is gone (a supervisor killed with SIGKILL cannot remove its own).
+// this process. The wall's first job, and then one job at most every
+// sweepEvery (by the wall's clock), first sweeps the job directories of
+// runs whose process is gone (a supervisor killed with SIGKILL cannot
+// remove its own).
 func (w *Wall) NewJob() (*Job, error) {
 	tmp := orDefault(w.TempRoot, DefaultTempRoot)
 	if fi, err := os.Stat(tmp); err != nil || !fi.IsDir() || !filepath.IsAbs(tmp) {
 		return nil, refusal.New(refusal.TempDirUnusable, "set TMPDIR to an existing, writable, absolute directory (or unset it for /tmp)",
 			"the directory for job directories, %q, is not an existing absolute directory", tmp)
 	}
-	sweepJobs(tmp)
+	if w.sweepDue(tmp) {
+		sweepJobs(tmp)
+	}
 	root, err := os.MkdirTemp(tmp, jobPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return nil, refusal.New(refusal.TempDirUnusable, "set TMPDIR to an existing, writable, absolute directory (or unset it for /tmp)",
@@ -225,6 +281,24 @@ func (w *Wall) NewJob() (*Job, error) {
 }
 
 const jobPrefix = "nwdes-job-"
+
+// sweepDue reports whether the job directories under tmp are to be swept
+// now, and if so marks them swept: the sweep itself, which may delete
+// whole trees, runs outside the lock, and one job of many made at once
+// does it.
+func (w *Wall) sweepDue(tmp string) bool {
+	now := w.now()
+	w.onceMu.Lock()
+	defer w.onceMu.Unlock()
+	if last, ok := w.sweptAt[tmp]; ok && now.Sub(last) < sweepEvery {
+		return false
+	}
+	if w.sweptAt == nil {
+		w.sweptAt = map[string]time.Time{}
+	}
+	w.sweptAt[tmp] = now
+	return true
+}
 
 // sweepJobs removes job directories whose supervisor is gone: named
 // nwdes-job-<pid>-…, with no process <pid> alive (a pid reused since keeps
@@ -332,12 +406,24 @@ func waitFor(ch <-chan struct{}, d time.Duration) bool {
 	}
 }
 
-// roots are the wall's roots: Roots, or the defaults for its PATH and home.
+// roots are the wall's roots: Roots, or the defaults for its PATH and
+// home, made again when a link they were resolved through changed.
 func (w *Wall) roots() []string {
 	if w.Roots != nil {
 		return w.Roots
 	}
-	return DefaultRoots(orDefault(w.Path, DefaultPath), w.Home)
+	key := [2]string{orDefault(w.Path, DefaultPath), w.Home}
+	w.onceMu.Lock()
+	m := w.rootsAt
+	w.onceMu.Unlock()
+	if !m.current(key) {
+		m = &rootsMemo{key: key}
+		m.roots, m.seen = defaultRoots(key[0], key[1])
+		w.onceMu.Lock()
+		w.rootsAt = m
+		w.onceMu.Unlock()
+	}
+	return append([]string{}, m.roots...)
 }
 
 // Holds reports whether a job's view holds the file at path: whether it

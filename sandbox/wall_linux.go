@@ -164,11 +164,7 @@ func (w *Wall) spec(j *Job, c Command) (builtSpec, error) {
 	if err != nil {
 		return builtSpec{}, err
 	}
-	roots := w.Roots
-	if roots == nil {
-		roots = DefaultRoots(path, w.Home)
-	}
-	roots = excludeRoots(roots, c.Exclude)
+	roots := excludeRoots(w.roots(), c.Exclude)
 	read = minimalRoots(append(append(read, roots...), "/proc"))
 	for _, d := range []string{c.Home, c.Tmp} {
 		if d == "" {
@@ -400,7 +396,7 @@ func (w *Wall) hold(ctx context.Context, p *Process, spec *helperSpec, res Resul
 	}
 	// The pids cgroup is joined before the helper reads its spec, so the
 	// program is in it from its first instruction.
-	cg, _ := newPidsCgroup(spec.Limits.Processes)
+	cg, _ := w.newPidsCgroup(spec.Limits.Processes)
 	cmd, specW, statusR, err := w.startHelper(spec, outW, errW)
 	outW.Close()
 	errW.Close()

@@ -683,6 +683,33 @@ func TestTheViewHidesTheHostsSocketsTmpAndSecrets(t *testing.T) {
 	if shadow, err := os.ReadFile("/etc/shadow"); err == nil && len(shadow) > 0 && strings.TrimSpace(out) != "0" {
 		t.Fatalf("/etc/shadow is readable in the view: %q", out)
 	}
+	// Every mount of the view but the job's own directory and the device
+	// files is read-only, nosuid and nodev (the masks included: each is
+	// one bind that takes these flags from its read-only source).
+	j, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	res, err = j.Run(context.Background(), sandbox.Command{Args: sandbox.Shell("cat /proc/self/mountinfo")})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	mounts := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(res.Stdout.Tail)), "\n") {
+		f := strings.Fields(line)
+		mp, opts := f[4], ","+f[5]+","
+		mounts++
+		if strings.HasPrefix(mp, j.Root) || strings.HasPrefix(mp, "/dev/") {
+			continue
+		}
+		if !strings.Contains(opts, ",ro,") || !strings.Contains(opts, ",nosuid,") || (!strings.Contains(opts, ",nodev,") && mp != "/proc") {
+			t.Errorf("%s is mounted %s in the view", mp, f[5])
+		}
+	}
+	if mounts == 0 {
+		t.Fatal("no mount listed")
+	}
 }
 
 func TestKeyringsUserNamespacesAndCoreDumpsAreRefused(t *testing.T) {
@@ -727,23 +754,48 @@ func TestInheritableCapabilitiesDoNotReachTheProgram(t *testing.T) {
 func TestJobDirectoriesOfDeadSupervisorsAreSweptAndAnUnusableTMPDIRIsRefused(t *testing.T) {
 	t.Parallel()
 	w := newWall(t)
+	var clockMu sync.Mutex
+	now := time.Date(2026, 4, 1, 12, 0, 0, 0, time.UTC)
+	w.Now = func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
 	dead := exec.Command("true")
 	dead.Run()
-	stale := filepath.Join(w.TempRoot, "nwdes-job-"+strconv.Itoa(dead.Process.Pid)+"-123")
-	live := filepath.Join(w.TempRoot, "nwdes-job-"+strconv.Itoa(os.Getpid())+"-456")
-	for _, d := range []string{stale, live} {
+	stale := func(n int) string {
+		d := filepath.Join(w.TempRoot, "nwdes-job-"+strconv.Itoa(dead.Process.Pid)+"-"+strconv.Itoa(n))
 		os.MkdirAll(filepath.Join(d, "work"), 0o755)
+		return d
 	}
-	j, err := w.NewJob()
-	if err != nil {
-		t.Fatal(err)
+	newJob := func() {
+		t.Helper()
+		j, err := w.NewJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { j.Close() })
 	}
-	defer j.Close()
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+	first := stale(123)
+	live := filepath.Join(w.TempRoot, "nwdes-job-"+strconv.Itoa(os.Getpid())+"-456")
+	os.MkdirAll(filepath.Join(live, "work"), 0o755)
+	newJob()
+	if _, err := os.Stat(first); !os.IsNotExist(err) {
 		t.Fatalf("the job directory of dead pid %d was not swept", dead.Process.Pid)
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Fatalf("a live supervisor's job directory was swept: %v", err)
+	}
+	// A supervisor that dies later is swept by a job of the same wall,
+	// minutes later, not by each job.
+	later := stale(789)
+	for _, c := range []struct {
+		after time.Duration
+		swept bool
+	}{{time.Minute, false}, {4*time.Minute - time.Second, false}, {time.Second, true}} {
+		clockMu.Lock()
+		now = now.Add(c.after)
+		clockMu.Unlock()
+		newJob()
+		if _, err := os.Stat(later); os.IsNotExist(err) != c.swept {
+			t.Fatalf("%v later: swept %v, want %v", c.after, !c.swept, c.swept)
+		}
 	}
 	for _, bad := range []string{"relative/tmp", filepath.Join(w.TempRoot, "missing")} {
 		w2 := newWall(t)
@@ -829,4 +881,48 @@ func TestALimitRefusedBesideASmallAddressSpaceIsReported(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+func TestAWallSeesItsPathsLinksSwitched(t *testing.T) {
+	t.Parallel()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"go1.25/bin", "go1.26/bin", "nix/bin"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, d, "tool"), nil, 0o755)
+	}
+	link := func(name, target string) {
+		t.Helper()
+		os.Remove(filepath.Join(dir, name))
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link("go", "go1.25")
+	w := &sandbox.Wall{Path: filepath.Join(dir, "go/bin") + ":" + filepath.Join(dir, "profile/bin")}
+	for _, step := range []struct {
+		name      string
+		change    func()
+		held, not []string
+	}{
+		{"first", func() {}, []string{"go1.25/bin/tool"}, []string{"go1.26/bin/tool", "nix/bin/tool"}},
+		{"go switched", func() { link("go", "go1.26") }, []string{"go1.26/bin/tool"}, []string{"go1.25/bin/tool"}},
+		{"a profile made", func() { link("profile", "nix") }, []string{"go1.26/bin/tool", "nix/bin/tool"}, []string{"go1.25/bin/tool"}},
+	} {
+		step.change()
+		for _, p := range step.held {
+			if !w.Holds(filepath.Join(dir, p), nil) {
+				t.Fatalf("%s: %s is not held", step.name, p)
+			}
+		}
+		for _, p := range step.not {
+			if w.Holds(filepath.Join(dir, p), nil) {
+				t.Fatalf("%s: %s is held", step.name, p)
+			}
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -172,12 +173,16 @@ const benchHarness = `line=$(head -n 1 "$1"); printf '%s\nDONE\n' "$line" > "$NW
 // BenchmarkCardOverhead runs b.N cards through one supervisor (one job at
 // a time, local leases) with a harness that only writes its RESULT.md,
 // and beside it the same harness b.N times through the wall as `sandbox
-// run` runs it (Wall.Run, the job directory its write set). It reports
-// the time a card of each (ms/card), the swarm's overhead beyond the
-// wall's own start (overhead-ms/card: staging the base's checkout, the
-// lease's take, renewal and release, sealing, the result check, the
-// harvest and the job record) and their ratio; docs/swarm.md records a
-// run.
+// run` runs it (Wall.Run, the job directory its write set), half before
+// the swarm's run and half after, so that a load that changes during the
+// run weighs on both alike. It reports the time a card of each
+// (ms/card), the swarm's overhead beyond the wall's own start
+// (overhead-ms/card: staging the base's checkout, the lease's take,
+// renewal and release, sealing, the result check, the harvest and the job
+// record) and their ratio; and the same in processor time, this process's
+// and its reaped children's (the wall's helpers and what they ran), which
+// other load on the machine sways far less than elapsed time
+// (cpu-*-ms/card). docs/swarm.md records a run.
 func BenchmarkCardOverhead(b *testing.B) {
 	if err := sandbox.Available(false); err != nil {
 		b.Skipf("this kernel cannot wall a harness in: %v", err)
@@ -185,24 +190,29 @@ func BenchmarkCardOverhead(b *testing.B) {
 	ctx := context.Background()
 	w := wall()
 	root := b.TempDir()
-	b.ResetTimer()
-	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		dir := filepath.Join(root, fmt.Sprint(i))
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			b.Fatal(err)
+	var wallTime, wallCPU time.Duration
+	runWall := func(from, to int) {
+		start, cpu := time.Now(), cpuUsed()
+		for i := from; i < to; i++ {
+			dir := filepath.Join(root, fmt.Sprint(i))
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			prompt := filepath.Join(dir, "prompt.md")
+			if err := os.WriteFile(prompt, []byte("RESULT: bench sha=0123456789ab\n"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			res, err := w.Run(ctx, sandbox.Command{Args: []string{"/bin/sh", "-c", benchHarness, "sh", prompt}, Dir: dir,
+				Write: []string{dir}, Set: []string{"NWDES_JOB_DIR=" + dir}, Deadline: time.Minute})
+			if err != nil || res.End != sandbox.EndExit || res.ExitCode != 0 {
+				b.Fatalf("the wall's run: %+v, %v", res, err)
+			}
 		}
-		prompt := filepath.Join(dir, "prompt.md")
-		if err := os.WriteFile(prompt, []byte("RESULT: bench sha=0123456789ab\n"), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		res, err := w.Run(ctx, sandbox.Command{Args: []string{"/bin/sh", "-c", benchHarness, "sh", prompt}, Dir: dir,
-			Write: []string{dir}, Set: []string{"NWDES_JOB_DIR=" + dir}, Deadline: time.Minute})
-		if err != nil || res.End != sandbox.EndExit || res.ExitCode != 0 {
-			b.Fatalf("the wall's run: %+v, %v", res, err)
-		}
+		wallTime += time.Since(start)
+		wallCPU += cpuUsed() - cpu
 	}
-	wallPer := time.Since(start) / time.Duration(b.N)
+	b.ResetTimer()
+	runWall(0, b.N/2)
 	b.StopTimer()
 
 	dir := gittest.Init(b, false)
@@ -230,16 +240,35 @@ func BenchmarkCardOverhead(b *testing.B) {
 	}
 	sup.Workers = 1
 	b.StartTimer()
-	start = time.Now()
+	start, cpu := time.Now(), cpuUsed()
 	sum, err := sup.Run(ctx)
 	swarmPer := time.Since(start) / time.Duration(b.N)
-	b.StopTimer()
+	swarmCPU := (cpuUsed() - cpu) / time.Duration(b.N)
 	if err != nil || sum.Ran != b.N {
 		b.Fatalf("ran %+v, %v", sum, err)
 	}
+	runWall(b.N/2, b.N)
+	b.StopTimer()
+	wallPer, wallCPUPer := wallTime/time.Duration(b.N), wallCPU/time.Duration(b.N)
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	b.ReportMetric(ms(wallPer), "wall-ms/card")
 	b.ReportMetric(ms(swarmPer), "swarm-ms/card")
 	b.ReportMetric(ms(swarmPer-wallPer), "overhead-ms/card")
 	b.ReportMetric(float64(swarmPer)/float64(wallPer), "ratio")
+	b.ReportMetric(ms(wallCPUPer), "cpu-wall-ms/card")
+	b.ReportMetric(ms(swarmCPU), "cpu-swarm-ms/card")
+	b.ReportMetric(ms(swarmCPU-wallCPUPer), "cpu-overhead-ms/card")
+}
+
+// cpuUsed is the processor time (user and system) this process and its
+// reaped children have used so far.
+func cpuUsed() time.Duration {
+	var self, kids syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+	var d time.Duration
+	for _, tv := range []syscall.Timeval{self.Utime, self.Stime, kids.Utime, kids.Stime} {
+		d += time.Duration(tv.Nano())
+	}
+	return d
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/nwdes/nwdes/examine"
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/lazyre"
+	"github.com/nwdes/nwdes/internal/names"
 	"github.com/nwdes/nwdes/internal/text"
 )
 
@@ -30,7 +31,6 @@ const (
 
 var (
 	criterionID = lazyre.New(`^E[1-9][0-9]{0,5}$`)
-	featureID   = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 )
 
 // typedHeader checks one header other than BASE and DEADLINE, filling
@@ -165,7 +165,7 @@ func parseTest(v string) (*TestRef, string) {
 }
 
 func validFeature(f string) bool {
-	return featureID.MatchString(f) && !strings.Contains(f, "..")
+	return names.Valid(f, 100) && !strings.Contains(f, "..")
 }
 
 // Kind says what a card's job does.

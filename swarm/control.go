@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/names"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -64,7 +65,7 @@ func dropFrom(path string, rec *gitstore.Record) (*Drop, error) {
 }
 
 func validCard(label string) bool {
-	return labelName.MatchString(label) && !strings.Contains(label, "..")
+	return names.Valid(label, maxLabel) && !strings.Contains(label, "..")
 }
 
 // Control is what the control ref says of cards besides stop records:

@@ -240,7 +240,7 @@ func (s *Supervisor) stageExamine(ctx context.Context, c *Card, l *Lease, root s
 	for _, p := range b.Public {
 		j.Exam.Public[p] = true
 	}
-	if err := os.WriteFile(j.Prompt, ExaminePrompt(c, b.Text, filepath.Join(root, JournalName), filepath.Join(root, ResultName)), 0o444); err != nil {
+	if err := j.writePrompt(ExaminePrompt(c, b.Text, filepath.Join(root, JournalName), filepath.Join(root, ResultName))); err != nil {
 		return nil, err
 	}
 	return j, j.openLog()

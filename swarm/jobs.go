@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/names"
 	"github.com/nwdes/nwdes/refusal"
 	"github.com/nwdes/nwdes/sandbox"
 )
@@ -468,10 +469,11 @@ func recordJob(ctx context.Context, st gitstore.RecordWriter, j *Job, exit, resu
 	return err
 }
 
-// writeExit writes exit.json into dir, replacing whatever the job left at
-// that name (which is reported: only the machinery writes it), never
-// through a link. It returns the bytes written and what was found.
-func writeExit(dir string, e Exit, secret []byte) ([]byte, []string, error) {
+// writeExit writes exit.json into dir (from m's premade file when there
+// is one), replacing whatever the job left at that name (which is
+// reported: only the machinery writes it), never through a link. It
+// returns the bytes written and what was found.
+func writeExit(m machine, dir string, e Exit, secret []byte) ([]byte, []string, error) {
 	var forged []string
 	path := filepath.Join(dir, "exit.json")
 	if fi, err := os.Lstat(path); err == nil {
@@ -491,15 +493,10 @@ func writeExit(dir string, e Exit, secret []byte) ([]byte, []string, error) {
 		return nil, forged, err
 	}
 	b = append(b, '\n')
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o444)
-	if err != nil {
+	if err := m.write(dir, "exit.json", b); err != nil {
 		return nil, forged, err
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return nil, forged, err
-	}
-	return b, forged, f.Close()
+	return b, forged, nil
 }
 
 // VerifyExit checks the exit.json on disk in a recorded job's directory
@@ -575,7 +572,7 @@ func stopFrom(path string, rec *gitstore.Record) (*Stop, error) {
 	if err := rec.Decode(&s); err != nil {
 		return nil, err
 	}
-	if path != stopPath(s.Card) || (s.Card != "all" && !labelName.MatchString(s.Card)) {
+	if path != stopPath(s.Card) || (s.Card != "all" && !names.Valid(s.Card, maxLabel)) {
 		return nil, malformed(path, "a stop of %q belongs under %s", s.Card, stopPath(s.Card))
 	}
 	return &s, nil
@@ -583,7 +580,7 @@ func stopFrom(path string, rec *gitstore.Record) (*Stop, error) {
 
 // SetStop writes a stop record for card ("all" for every card).
 func SetStop(ctx context.Context, st gitstore.RecordWriter, s Stop) error {
-	if s.Card != "all" && (!labelName.MatchString(s.Card) || strings.Contains(s.Card, "..")) {
+	if s.Card != "all" && (!names.Valid(s.Card, maxLabel) || strings.Contains(s.Card, "..")) {
 		return refusal.New(refusal.CardInvalid, "name a card label, or --all", "%q is not a card label", s.Card)
 	}
 	rec, err := gitstore.NewRecord(KindStop, 1, s)

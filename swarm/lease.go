@@ -12,7 +12,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/gitstore/remote"
-	"github.com/nwdes/nwdes/internal/lazyre"
+	"github.com/nwdes/nwdes/internal/names"
 	"github.com/nwdes/nwdes/refusal"
 )
 
@@ -135,11 +135,12 @@ func (w *Watch) Unchanged(label string, l *Lease, written time.Time) time.Durati
 	return t.Sub(s.at)
 }
 
-var labelName = lazyre.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+// maxLabel bounds a card's label, in bytes (names.Valid).
+const maxLabel = 100
 
 func (l *Lease) validate(path string) error {
 	switch {
-	case !labelName.MatchString(l.Label) || strings.Contains(l.Label, ".."):
+	case !names.Valid(l.Label, maxLabel) || strings.Contains(l.Label, ".."):
 		return malformed(path, "label %q is not a card label", l.Label)
 	case l.Nonce == "" || l.Attest == "" || l.Attempt < 1:
 		return malformed(path, "a lease needs a nonce, an attestation hash and an attempt")
@@ -273,20 +274,23 @@ func (b *Local) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) (
 	})
 }
 
-// Release implements Book: the lease record is removed (the ref keeps one
-// parentless commit of an empty tree).
+// Release implements Book: the lease's ref is deleted by compare-and-swap
+// from tip (git's protocol: the ref's lock, then packed-refs' lock), which
+// writes no object. An empty commit in its place would cost a pack, its
+// index, its .keep and a lock file a card on the way to the next job, and
+// a ref that is gone reads as free just as well.
 func (b *Local) Release(ctx context.Context, label string, tip oid.ID) error {
-	_, err := b.Store.Change(ctx, leaseRef(LocalLeases, label), "release "+label, func(tx gitstore.Edit) error {
-		if tx.Base() != tip {
-			return ErrLost
-		}
-		return tx.Remove(leasePath)
-	}, gitstore.NoRetry())
-	var ce *gitstore.ConflictError
-	if errors.As(err, &ce) || errors.Is(err, gitstore.ErrConflict) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := b.Store.Refs().CompareAndSwap(leaseRef(LocalLeases, label), tip, oid.ID{})
+	if errors.Is(err, gitstore.ErrConflict) {
 		return ErrLost
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("release the lease of %s: %w", label, err)
+	}
+	return nil
 }
 
 // List implements Book.
@@ -433,8 +437,13 @@ func (b *Remote) List(ctx context.Context) ([]LeaseEntry, error) {
 
 // holds reports, without writing, whether the lease on label is still the
 // one nonce names (what Renew checks before it writes), with the tip it
-// is at; ErrLost when it is not.
-func (b *Local) holds(label, nonce string) (oid.ID, error) {
+// is at; ErrLost when it is not. A ref still at tip, the commit this
+// holder last wrote, holds that lease (a commit id names its content):
+// only the ref is read then.
+func (b *Local) holds(label, nonce string, tip oid.ID) (oid.ID, error) {
+	if cur, err := b.Store.Tip(leaseRef(LocalLeases, label)); err == nil && !tip.IsZero() && cur == tip {
+		return tip, nil
+	}
 	v, err := b.Store.Records(leaseRef(LocalLeases, label))
 	if err != nil {
 		return oid.ID{}, err
@@ -448,7 +457,7 @@ func (b *Local) holds(label, nonce string) (oid.ID, error) {
 
 // holdsChecker is a Book that can check a lease without writing it.
 type holdsChecker interface {
-	holds(label, nonce string) (oid.ID, error)
+	holds(label, nonce string, tip oid.ID) (oid.ID, error)
 }
 
 // holdToRecord makes sure the lease l (at tip, its heartbeat last written
@@ -460,7 +469,7 @@ type holdsChecker interface {
 func (s *Supervisor) holdToRecord(ctx context.Context, label string, tip oid.ID, l *Lease, renewed time.Time) (oid.ID, error) {
 	t := now(s.Now)
 	if c, ok := s.Book.(holdsChecker); ok && t.Sub(renewed) < s.heartbeat() {
-		return c.holds(label, l.Nonce)
+		return c.holds(label, l.Nonce, tip)
 	}
 	l.Heartbeat = t.UTC().Format(stamp)
 	return s.Book.Renew(ctx, label, tip, l)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/internal/lazyre"
+	"github.com/nwdes/nwdes/internal/names"
 	"github.com/nwdes/nwdes/sandbox"
 )
 
@@ -59,7 +60,7 @@ func Reap(ctx context.Context, st gitstore.RecordReader, book Book, jobsDir stri
 	}
 	for _, l := range labels {
 		ldir := filepath.Join(jobsDir, l.Name())
-		if !l.IsDir() || !labelName.MatchString(l.Name()) || strings.Contains(l.Name(), "..") {
+		if !l.IsDir() || !names.Valid(l.Name(), maxLabel) || strings.Contains(l.Name(), "..") {
 			out.Kept = append(out.Kept, ldir+" (not a card's directory)")
 			continue
 		}

@@ -66,9 +66,10 @@ func sealedConfig(staged []byte) []byte {
 // Every step goes through an os.Root opened on dir, after an lstat of the
 // name: no symbolic link the job planted is followed out of dir, and a
 // name is never written through (it is removed, then created with
-// O_EXCL). It returns what it removed or rewrote that stage had not
+// O_EXCL, or m's premade file is renamed to it without replacing
+// anything). It returns what it removed or rewrote that stage had not
 // written, as paths relative to dir.
-func sealJob(dir string, sg stagedGit) ([]string, error) {
+func sealJob(dir string, sg stagedGit, m machine) ([]string, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
@@ -140,7 +141,7 @@ func sealJob(dir string, sg stagedGit) ([]string, error) {
 			return changed, err
 		}
 	}
-	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
+	for _, d := range []string{"objects/info", "refs/heads"} {
 		if err := mkdirAllIn(g, d); err != nil {
 			return changed, err
 		}
@@ -154,7 +155,7 @@ func sealJob(dir string, sg stagedGit) ([]string, error) {
 	if b, err := readSmall(g, "objects/info/alternates", len(sg.Alternates)+1); err != nil || !bytes.Equal(b, sg.Alternates) {
 		changed = append(changed, "repo/.git/objects/info/alternates (rewritten)")
 	}
-	if err := replaceIn(g, "objects/info/alternates", sg.Alternates); err != nil {
+	if err := m.replaceIn(g, "objects/info/alternates", sg.Alternates); err != nil {
 		return changed, err
 	}
 	if _, err := g.Lstat("objects/info/http-alternates"); err == nil {
@@ -163,7 +164,7 @@ func sealJob(dir string, sg stagedGit) ([]string, error) {
 		}
 		changed = append(changed, "repo/.git/objects/info/http-alternates")
 	}
-	return changed, replaceIn(g, "config", sealedConfig(sg.Config))
+	return changed, m.replaceIn(g, "config", sealedConfig(sg.Config))
 }
 
 // fileKind names a file type for a person.
@@ -253,8 +254,27 @@ func mkdirAllIn(r *os.Root, name string) error {
 // replaceIn writes body at name in r: whatever is there is removed first,
 // and the file is created with O_EXCL, so nothing is written through.
 func replaceIn(r *os.Root, name string, body []byte) error {
+	return machine{}.replaceIn(r, name, body)
+}
+
+// replaceIn is replaceIn from m's premade file of name's base name, when
+// there is one (the sealed config and alternates): filled outside the
+// job directory, then renamed to name in the directory r opens, never over
+// anything.
+func (m machine) replaceIn(r *os.Root, name string, body []byte) error {
 	if err := r.RemoveAll(name); err != nil {
 		return err
+	}
+	if premade := m.premade(path.Base(name)); premade != "" {
+		if fill(premade, body, 0o644) == nil {
+			if d, err := r.Open(path.Dir(name)); err == nil {
+				err = renameNoReplaceAt(premade, d, path.Base(name))
+				d.Close()
+				if err == nil {
+					return nil
+				}
+			}
+		}
 	}
 	f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {

@@ -44,7 +44,7 @@ func TestSealingReplacesWhatTheJobPutInPlaceOfTheRepositoryWithoutTouchingWhatIt
 		t.Run(c.name, func(t *testing.T) {
 			job := t.TempDir()
 			c.setup(job)
-			changed, err := sealJob(job, testStaged)
+			changed, err := sealJob(job, testStaged, machine{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -19,23 +19,28 @@ import (
 //
 // Spares live beside the jobs directory, in <jobs dir>.spare/, named
 // <pid namespace>-<pid>-<start>-<nonce> after the supervisor process that
-// made them, never inside a job's write set; they hold only empty
-// directories and the empty files spareFiles names, made by the
-// supervisor. The ones a supervisor did not use are removed when its run
-// ends; the ones a killed supervisor left are removed by the next run on
-// the same jobs directory (in the same pid namespace) once that process
-// is gone, so no spare is removed while its maker may take it.
+// made them, never inside a job's write set. A spare is the job directory
+// to be (only empty directories and the empty files spareFiles names);
+// beside it, named <spare>.<name>, wait the empty files machineFiles
+// names: what the supervisor writes in the job directory once the job has
+// ended, filled where the job never reaches and renamed into place
+// (machine.go). All are made by the supervisor. The ones a supervisor did not use are
+// removed when its run ends; the ones a killed supervisor left are
+// removed by the next run on the same jobs directory (in the same pid
+// namespace) once that process is gone, so no spare is removed while its
+// maker may take it.
 
 // spareDirs are the directories of a job directory (relative to it) that
 // stage makes whatever the card: its own, then the git directory's
 // (gitstore/stage makes these with MkdirAll, so made ones are no change).
 var spareDirs = []string{"repo", "scratch", "home", "data", "repo/.git", "repo/.git/objects", "repo/.git/objects/info",
-	"repo/.git/objects/pack", "repo/.git/refs", "repo/.git/refs/heads", "repo/.git/refs/heads/worker", "repo/.git/refs/tags"}
+	"repo/.git/refs", "repo/.git/refs/heads", "repo/.git/refs/heads/worker"}
 
 // spareFiles are the files stage writes whatever the card (gitstore/stage
-// writes them with os.WriteFile, which truncates a file that is there):
-// made empty in a spare, writing them makes no file.
-var spareFiles = []string{"repo/.git/HEAD", "repo/.git/config", "repo/.git/objects/info/alternates"}
+// writes them with os.WriteFile, which truncates a file that is there;
+// stage writes the prompt and opens the log the same way): made empty in
+// a spare, writing them makes no file.
+var spareFiles = []string{"repo/.git/HEAD", "repo/.git/config", "repo/.git/objects/info/alternates", "prompt.md", "harness.log"}
 
 // spares is a supervisor's pool of spare job directories.
 type spares struct {
@@ -84,13 +89,22 @@ func (p *spares) make(max int) {
 				return // staging makes them itself
 			}
 		}
+		var files []string
 		for _, s := range spareFiles {
-			f, err := os.OpenFile(filepath.Join(d, s), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			files = append(files, filepath.Join(d, s))
+		}
+		m := machine{prefix: d}
+		for _, s := range machineFiles {
+			files = append(files, m.premade(s))
+		}
+		for _, f := range files {
+			f, err := os.OpenFile(f, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 			if err == nil {
 				err = f.Close()
 			}
 			if err != nil {
 				_ = os.RemoveAll(d)
+				m.drop()
 				return
 			}
 		}
@@ -100,17 +114,19 @@ func (p *spares) make(max int) {
 	}()
 }
 
-// take moves a spare to root (which must not exist) and reports whether
-// it did; when none is ready, or the rename fails (another file system),
-// the caller makes the directories itself.
-func (p *spares) take(root string) bool {
+// take moves a spare's job directory to root (which must not exist) and
+// returns the machine files left beside it (the caller removes them with
+// drop once the job is recorded); ok is false when none is ready, or the
+// rename fails (another file system): the caller makes the directories
+// itself, and writes its machine files by making them.
+func (p *spares) take(root string) (m machine, ok bool) {
 	if p == nil {
-		return false
+		return machine{}, false
 	}
 	p.mu.Lock()
 	if len(p.ready) == 0 {
 		p.mu.Unlock()
-		return false
+		return machine{}, false
 	}
 	d := p.ready[len(p.ready)-1]
 	p.ready = p.ready[:len(p.ready)-1]
@@ -118,9 +134,10 @@ func (p *spares) take(root string) bool {
 	// Never over a directory already there, as Mkdir would not.
 	if err := renameNoReplace(d, root); err != nil {
 		_ = os.RemoveAll(d)
-		return false
+		machine{prefix: d}.drop()
+		return machine{}, false
 	}
-	return true
+	return machine{prefix: d}, true
 }
 
 // close waits for the spares being made and removes every one left.
@@ -133,6 +150,7 @@ func (p *spares) close() {
 	defer p.mu.Unlock()
 	for _, d := range p.ready {
 		_ = os.RemoveAll(d)
+		machine{prefix: d}.drop()
 	}
 	p.ready = nil
 	_ = os.Remove(p.dir) // when empty: other supervisors' spares stay

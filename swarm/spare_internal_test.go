@@ -53,7 +53,8 @@ func TestSparesAreTakenOnceAndLeaveNothingBehind(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(root), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if !p.take(root) {
+	m, ok := p.take(root)
+	if !ok {
 		t.Fatal("a ready spare was not taken")
 	}
 	for _, d := range spareDirs {
@@ -66,14 +67,23 @@ func TestSparesAreTakenOnceAndLeaveNothingBehind(t *testing.T) {
 			t.Errorf("the job directory lacks the empty file %s: %v", f, err)
 		}
 	}
-	if p.take(filepath.Join(jobs, "card", "2-0123456789abcdef")) {
+	for _, f := range machineFiles {
+		if fi, err := os.Lstat(m.premade(f)); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
+			t.Errorf("the spare lacks the empty machine file %s: %v", f, err)
+		}
+		if _, err := os.Lstat(filepath.Join(root, f)); !os.IsNotExist(err) {
+			t.Errorf("the machine file %s is in the job directory before the job ran: %v", f, err)
+		}
+	}
+	m.drop()
+	if _, ok := p.take(filepath.Join(jobs, "card", "2-0123456789abcdef")); ok {
 		t.Error("a spare was taken twice")
 	}
 
 	// Never over a directory already there.
 	p.make(1)
 	p.wg.Wait()
-	if p.take(root) {
+	if _, ok := p.take(root); ok {
 		t.Error("a spare replaced a job directory that was there")
 	}
 	p.make(1)

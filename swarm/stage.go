@@ -13,6 +13,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore"
 	"github.com/nwdes/nwdes/gitstore/oid"
 	gitstage "github.com/nwdes/nwdes/gitstore/stage"
+	"golang.org/x/sys/unix"
 )
 
 // jobDir is a staged job directory:
@@ -33,6 +34,11 @@ type jobDir struct {
 	// Exam is set for an examine card's job (stageExamine), which has no
 	// repo/: Repo is then its workspace, its working directory.
 	Exam *examJob
+	// Machine holds the premade files the supervisor writes once the job
+	// has ended (machine.go), when a spare gave them.
+	Machine machine
+	// spare: the directories and spareFiles came from a spare.
+	spare bool
 }
 
 // maxLog bounds harness.log: what passes it is counted, not kept.
@@ -42,7 +48,7 @@ const maxLog = 64 << 20
 // repository's config names w's identity (user.name, user.email), which
 // sealing keeps. Its directories come from a spare (spare.go) when one is
 // ready (nil: none).
-func stage(st *gitstore.Store, export func(gitstore.CommitReader, oid.ID, string) error, c *Card, w *Worker, root string, sp *spares) (*jobDir, error) {
+func stage(st *gitstore.Store, export func(gitstore.CommitReader, oid.ID, string) error, c *Card, w *Worker, root string, sp *spares) (_ *jobDir, err error) {
 	j := &jobDir{
 		Root: root, Repo: filepath.Join(root, "repo"), Scratch: filepath.Join(root, "scratch"),
 		Home: filepath.Join(root, "home"), Data: filepath.Join(root, "data"), Prompt: filepath.Join(root, "prompt.md"),
@@ -50,15 +56,20 @@ func stage(st *gitstore.Store, export func(gitstore.CommitReader, oid.ID, string
 	if err := os.MkdirAll(filepath.Dir(root), 0o755); err != nil {
 		return nil, err
 	}
-	// A spare's directories are there already.
-	spare := sp.take(root)
-	if !spare {
+	// A spare's directories and files are there already.
+	j.Machine, j.spare = sp.take(root)
+	defer func() {
+		if err != nil {
+			j.Machine.drop()
+		}
+	}()
+	if !j.spare {
 		if err := os.Mkdir(root, 0o755); err != nil {
 			return nil, err
 		}
 	}
 	for _, d := range []string{j.Repo, j.Scratch, j.Home, j.Data} {
-		if err := os.Mkdir(d, 0o755); err != nil && !(spare && errors.Is(err, fs.ErrExist)) {
+		if err := os.Mkdir(d, 0o755); err != nil && !(j.spare && errors.Is(err, fs.ErrExist)) {
 			return nil, err
 		}
 	}
@@ -75,15 +86,32 @@ func stage(st *gitstore.Store, export func(gitstore.CommitReader, oid.ID, string
 	if j.Staged, err = readStaged(filepath.Join(j.Repo, ".git")); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(j.Prompt, Prompt(c, filepath.Join(root, ResultName)), 0o444); err != nil {
+	if err := j.writePrompt(Prompt(c, filepath.Join(root, ResultName))); err != nil {
 		return nil, err
 	}
 	return j, j.openLog()
 }
 
-// openLog creates the job's harness.log.
+// writePrompt writes the job's prompt.md, read-only (a spare's empty file
+// is written and then made so).
+func (j *jobDir) writePrompt(b []byte) error {
+	if err := os.WriteFile(j.Prompt, b, 0o444); err != nil {
+		return err
+	}
+	if j.spare {
+		return os.Chmod(j.Prompt, 0o444)
+	}
+	return nil
+}
+
+// openLog creates the job's harness.log (opens a spare's empty one: no
+// job has run in the directory yet).
 func (j *jobDir) openLog() error {
-	f, err := os.OpenFile(filepath.Join(j.Root, "harness.log"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if j.spare {
+		flags = os.O_WRONLY | os.O_TRUNC | unix.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(filepath.Join(j.Root, "harness.log"), flags, 0o644)
 	if err != nil {
 		return err
 	}

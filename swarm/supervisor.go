@@ -532,6 +532,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 		s.emit(Event{Kind: EventSkipped, Label: label, Attempt: l.Attempt, Detail: err.Error()})
 		return false, nil
 	}
+	defer j.Machine.drop()
 	l.JobDir = dir
 	tl.add(now(s.Now), "staged", "")
 	deadline := s.deadline(q)
@@ -581,10 +582,11 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 	cause, stopReason := notStopped, ""
 	renewed, _ := time.Parse(stamp, l.Heartbeat) // when the lease was last written: taken, then renewed
 	idle := s.Worker.IdleTime()
+	// The job had used no CPU before it started: reading it here would
+	// scan every process of the machine (Process.CPU) while the
+	// harness starts (about a millisecond of CPU on a busy host), and
+	// any CPU the first tick finds counts as activity.
 	lastOut, lastCPU, active := act.written(), time.Duration(0), started
-	if cpu, ok := proc.CPU(); ok {
-		lastCPU = cpu
-	}
 	tick := time.NewTicker(s.heartbeat())
 	defer tick.Stop()
 loop:
@@ -691,7 +693,7 @@ loop:
 	reason = s.redact(reason)
 	exit := Exit{Label: label, Attempt: l.Attempt, Nonce: l.Nonce, End: end, ExitCode: res.ExitCode, Signal: res.Signal,
 		Survivors: res.Survivors, Started: started.UTC().Format(stamp), Ended: ended.UTC().Format(stamp), Reason: reason}
-	exitBytes, forged, err := writeExit(dir, exit, secret)
+	exitBytes, forged, err := writeExit(j.Machine, dir, exit, secret)
 	if err != nil {
 		_ = s.release(ctx, label, l.Attempt, tip) // reported as an event
 		return false, fmt.Errorf("write exit record of %s: %w", label, err)
@@ -741,10 +743,10 @@ loop:
 	}
 	// What could not be written in the job directory is named in the
 	// record: the record is what lasts.
-	if err := writeUsage(dir, res, started, ended); err != nil {
+	if err := writeUsage(j.Machine, dir, res, started, ended); err != nil {
 		rec.Lost = append(rec.Lost, s.redact("usage.tsv: "+err.Error()))
 	}
-	if err := tl.write(dir); err != nil {
+	if err := tl.write(j.Machine, dir); err != nil {
 		rec.Lost = append(rec.Lost, s.redact("timeline.tsv: "+err.Error()))
 	}
 	rec.Timeline, rec.Renewals = tl.record()
@@ -889,7 +891,7 @@ func (s *Supervisor) seal(j *jobDir) ([]string, error) {
 	if j.Exam != nil {
 		return sealExamine(j.Root)
 	}
-	sealed, err := sealJob(j.Root, j.Staged)
+	sealed, err := sealJob(j.Root, j.Staged, j.Machine)
 	if err == nil {
 		return sealed, nil
 	}
@@ -1017,13 +1019,13 @@ func (t *timeline) add(at time.Time, what, detail string) {
 	t.steps = append(t.steps, Step{At: at.UTC().Format(stamp), Step: what, Detail: strings.NewReplacer("\t", " ", "\n", " ").Replace(detail)})
 }
 
-func (t *timeline) write(dir string) error {
+func (t *timeline) write(m machine, dir string) error {
 	var b strings.Builder
 	b.WriteString("time\tstep\tdetail\n")
 	for _, st := range t.steps {
 		b.WriteString(st.At + "\t" + st.Step + "\t" + st.Detail + "\n")
 	}
-	return writeMachineFile(dir, "timeline.tsv", b.String())
+	return m.write(dir, "timeline.tsv", []byte(b.String()))
 }
 
 // record is the timeline as the job record keeps it: every step but the
@@ -1042,20 +1044,7 @@ func (t *timeline) record() ([]Step, int) {
 }
 
 // writeUsage writes usage.tsv: what the job used, as the wall measured it.
-func writeUsage(dir string, r sandbox.Result, started, ended time.Time) error {
-	return writeMachineFile(dir, "usage.tsv", fmt.Sprintf("wall_ms\tstdout_bytes\tstderr_bytes\tsurvivors\n%d\t%d\t%d\t%d\n",
+func writeUsage(m machine, dir string, r sandbox.Result, started, ended time.Time) error {
+	return m.write(dir, "usage.tsv", fmt.Appendf(nil, "wall_ms\tstdout_bytes\tstderr_bytes\tsurvivors\n%d\t%d\t%d\t%d\n",
 		ended.Sub(started).Milliseconds(), r.Stdout.Bytes, r.Stderr.Bytes, r.Survivors))
-}
-
-// writeMachineFile writes a file only the machinery writes, replacing
-// (never writing through) whatever the job left at its name.
-func writeMachineFile(dir, name, body string) error {
-	path := filepath.Join(dir, name)
-	_ = os.RemoveAll(path)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	if err != nil {
-		return err
-	}
-	_, err = io.WriteString(f, body)
-	return errors.Join(err, f.Close())
 }

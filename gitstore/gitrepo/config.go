@@ -73,12 +73,22 @@ func (c *Config) Get(key string) (string, bool) {
 }
 
 // GetAll returns every value of key in order.
-func (c *Config) GetAll(key string) []string {
+func (c *Config) GetAll(key string) []string { return c.values(key, false) }
+
+// Printed returns every value of key as `git config --get-all` prints it:
+// as GetAll, but a name with no "=" prints as an empty line.
+func (c *Config) Printed(key string) []string { return c.values(key, true) }
+
+func (c *Config) values(key string, printed bool) []string {
 	k := normKey(key)
 	var out []string
 	for _, e := range c.entries {
 		if e.key == k {
-			out = append(out, e.value)
+			v := e.value
+			if printed && e.bare {
+				v = ""
+			}
+			out = append(out, v)
 		}
 	}
 	return out

@@ -42,9 +42,11 @@ func Repository(s *git.Repo, commit oid.ID, dir, branch string, write func(dir s
 		return err
 	}
 	gitDir := filepath.Join(dir, ".git")
-	// What git init writes and git needs not (description, info/exclude)
-	// is left out: a file or directory made is a cost of every staging.
-	for _, d := range []string{"objects/info", "objects/pack", "refs/heads/" + filepath.Dir(branch), "refs/tags"} {
+	// What git init writes and git needs not (description, info/exclude,
+	// an empty objects/pack and refs/tags, which git makes when it first
+	// writes there) is left out: a file or directory made is a cost of
+	// every staging.
+	for _, d := range []string{"objects/info", "refs/heads/" + filepath.Dir(branch)} {
 		if err := os.MkdirAll(filepath.Join(gitDir, filepath.FromSlash(d)), 0o755); err != nil {
 			return err
 		}

@@ -35,8 +35,10 @@ func BuildNwdes(out string) error {
 // them alike, and reports each one's wall and CPU time (user and system:
 // what the process itself cost, which waiting for a CPU does not inflate)
 // per run in milliseconds, named by label, with the first command's ratios
-// to the second ("ratio", "cpu-ratio"). Every run must succeed.
-func Alternate(b *testing.B, dir string, env []string, label []string, cmds ...[]string) {
+// to the second ("ratio", "cpu-ratio"). Every run must succeed. It returns
+// each command's mean wall and CPU time per run, in milliseconds, for
+// metrics of the caller's own.
+func Alternate(b *testing.B, dir string, env []string, label []string, cmds ...[]string) (wallMS, cpuMS []float64) {
 	b.Helper()
 	wall, cpu := make([]time.Duration, len(cmds)), make([]time.Duration, len(cmds))
 	run := func(j int) {
@@ -57,12 +59,15 @@ func Alternate(b *testing.B, dir string, env []string, label []string, cmds ...[
 	}
 	b.StopTimer()
 	ms := func(d time.Duration) float64 { return float64(d) / float64(b.N) / 1e6 }
+	wallMS, cpuMS = make([]float64, len(cmds)), make([]float64, len(cmds))
 	for j := range cmds {
-		b.ReportMetric(ms(wall[j]), label[j]+"-ms/op")
-		b.ReportMetric(ms(cpu[j]), label[j]+"-cpu-ms/op")
+		wallMS[j], cpuMS[j] = ms(wall[j]), ms(cpu[j])
+		b.ReportMetric(wallMS[j], label[j]+"-ms/op")
+		b.ReportMetric(cpuMS[j], label[j]+"-cpu-ms/op")
 	}
 	b.ReportMetric(float64(wall[0])/float64(wall[1]), "ratio")
 	b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu-ratio")
+	return wallMS, cpuMS
 }
 
 // ProcessCPU returns the CPU time (user and system) this process has used

@@ -12,9 +12,10 @@ const mod = "github.com/nwdes/nwdes/"
 
 // allowed is every package of the module and the packages of the module it
 // may import directly: the arrows of docs/architecture.md, top to bottom.
-// refusal (the one error shape) and internal/lazyre (a regular expression
-// compiled at first use; the standard library only) may be imported by any
-// package and are left out of the lists;
+// refusal (the one error shape), internal/lazyre (a regular expression
+// compiled at first use; the standard library only) and internal/names (the
+// name rule, no imports) may be imported by any package and are left out
+// of the lists;
 // above the store, gitstore/gitrepo (where a repository is) and
 // gitstore/oid (object ids) may be named by any layer. A
 // package that is not listed fails the test, so a new package is placed in
@@ -53,11 +54,12 @@ var allowed = map[string][]string{
 	"internal/race":         {},
 	"refusal":               {},
 	"internal/lazyre":       {},
+	"internal/names":        {},
 }
 
 // anyLayer may be imported by every package: leaves of the standard
 // library only, which hold no state of nwdes's.
-var anyLayer = map[string]bool{"refusal": true, "internal/lazyre": true}
+var anyLayer = map[string]bool{"refusal": true, "internal/lazyre": true, "internal/names": true}
 
 // goGit are the only packages that may import go-git, tests included:
 // above them object ids are oid.IDs.

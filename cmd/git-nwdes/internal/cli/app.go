@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -32,6 +33,8 @@ type session struct {
 
 	cfg    *gitrepo.Config // git configuration, read once (see config)
 	cfgLoc gitrepo.Location
+
+	hooked *gitstore.Store // the store a hook reads (see hookStore)
 }
 
 // Main runs the command with args (args[0] is the program name) and returns
@@ -44,28 +47,48 @@ func Main(ctx context.Context, args []string, env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = func(string) string { return "" }
 	}
+	return run(ctx, args, env, invokedVerb(args))
+}
+
+// run runs args with an app that has only the verb v, or every verb when v
+// is nil. Tests run the same arguments both ways to hold them equal.
+func run(ctx context.Context, args []string, env Env, v *verb) int {
 	s := &session{env: env, style: newStyle(env), dir: env.Dir}
-	app := s.app()
+	app := s.app(v)
 	err := app.RunContext(ctx, args)
 	return report(err, ctx.Err() != nil, env.Stdout, env.Stderr, s.json, s.style)
 }
 
-func (s *session) app() *cli.App {
-	app := &cli.App{
-		Name:      "git nwdes",
-		HelpName:  "git nwdes",
-		Usage:     "decide with evidence whether a candidate commit does what was asked",
-		UsageText: "git nwdes [-C <path>] <verb> [options]",
-		Description: `nwdes keeps contracts, observations, verdicts and gate evidence as git
+// app is the command line with every verb (v nil) or with v alone.
+// Building every verb's command, flags and help was a tenth of the CPU
+// time of a start (perf, issue 26), and a run that names its verb
+// needs no other: its help, flags and sub-verbs are all in its own
+// subtree. The top level's help, an unknown verb's nearest name and
+// completion need them all, and get them.
+func (s *session) app(v *verb) *cli.App {
+	var cmds []*cli.Command
+	description := ""
+	if v != nil {
+		cmds = []*cli.Command{v.build(s)}
+	} else {
+		cmds = s.commands()
+		description = `nwdes keeps contracts, observations, verdicts and gate evidence as git
 objects under refs/nwdes/ and refs/notes/nwdes, moved only by compare-and-swap.
 
 EXAMPLES
    git nwdes version
    git nwdes -C ../candidate fsck --json
-` + exitStatusAll(),
-		Reader:    s.env.Stdin,
-		Writer:    s.env.Stdout,
-		ErrWriter: s.env.Stderr,
+` + exitStatusAll()
+	}
+	app := &cli.App{
+		Name:        "git nwdes",
+		HelpName:    "git nwdes",
+		Usage:       "decide with evidence whether a candidate commit does what was asked",
+		UsageText:   "git nwdes [-C <path>] <verb> [options]",
+		Description: description,
+		Reader:      s.env.Stdin,
+		Writer:      s.env.Stdout,
+		ErrWriter:   s.env.Stderr,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "C", Usage: "run as if started in `path`"},
 		},
@@ -90,7 +113,7 @@ EXAMPLES
 			cli.ShowAppHelp(c)
 			return usagef("a verb is required")
 		},
-		Commands:             s.commands(),
+		Commands:             cmds,
 		EnableBashCompletion: true,
 		HideHelpCommand:      false,
 	}
@@ -101,8 +124,13 @@ EXAMPLES
 	// With a help verb of its own, urfave/cli adds no -h to the top level.
 	app.Commands = append(app.Commands, helpCmd(nil, app.Commands))
 	app.Flags = append(app.Flags, cli.HelpFlag)
-	app.Version, _ = buildInfo()
+	// The version alone: buildInfo's commit is for the version verb, and
+	// reading the build information parses the module list at every start.
+	app.Version = version
 	app.HideVersion = false
+	// Any time but the zero one spares urfave/cli a stat of os.Args[0] at
+	// every start; nothing nwdes prints shows it.
+	app.Compiled = time.Unix(0, 0)
 	return app
 }
 
@@ -151,14 +179,82 @@ func setUsageErrors(cmd *cli.Command) {
 	}
 }
 
+// verb is a top-level verb: its name, and how to build its command.
+type verb struct {
+	name  string
+	build func(*session) *cli.Command
+}
+
+// verbs are the top-level verbs in the order help lists them (man last:
+// it is hidden). TestVerbsAreNamedAsTheyBuild holds each name to its
+// command's.
+var verbs = []verb{
+	{"examine", (*session).examineCmd},
+	{"fsck", (*session).fsckCmd},
+	{"gate", (*session).gateCmd},
+	{"verify", (*session).verifyCmd},
+	{"hooks", (*session).hooksCmd},
+	{"hook", (*session).hookCmd},
+	{"status", (*session).statusCmd},
+	{"features", (*session).featuresCmd},
+	{"contract", (*session).contractCmd},
+	{"export", (*session).exportCmd},
+	{"remote", (*session).remoteCmd},
+	{"fetch", func(s *session) *cli.Command { return s.syncCmd("fetch") }},
+	{"push", func(s *session) *cli.Command { return s.syncCmd("push") }},
+	{"trust", (*session).trustCmd},
+	{"sandbox", (*session).sandboxCmd},
+	{"swarm", (*session).swarmCmd},
+	{"ledger", (*session).ledgerCmd},
+	{"trace", (*session).traceCmd},
+	{"trial", (*session).trialCmd},
+	{"notes", (*session).notesCmd},
+	{"completion", (*session).completionCmd},
+	{"version", (*session).versionCmd},
+	{"man", (*session).manCmd},
+}
+
+// commands builds every verb.
 func (s *session) commands() []*cli.Command {
-	cmds := []*cli.Command{s.examineCmd(), s.fsckCmd(), s.gateCmd(), s.verifyCmd(), s.hooksCmd(), s.hookCmd(), s.statusCmd(), s.featuresCmd(), s.contractCmd(), s.exportCmd(), s.remoteCmd(), s.syncCmd("fetch"), s.syncCmd("push"), s.trustCmd(), s.sandboxCmd(), s.swarmCmd(), s.ledgerCmd(), s.traceCmd(), s.trialCmd(), s.notesCmd(), s.completionCmd(), s.versionCmd()}
-	cmds = append(cmds, s.hiddenCommands()...)
+	cmds := make([]*cli.Command, len(verbs))
+	for i, v := range verbs {
+		cmds[i] = v.build(s)
+	}
 	return cmds
 }
 
-func (s *session) hiddenCommands() []*cli.Command {
-	return []*cli.Command{{
+// invokedVerb is the verb args run, or nil when the run needs every verb:
+// no verb, a verb that does not exist, help (the verb or a flag before the
+// verb) and completion. Only -C may come before the verb; any other flag
+// there is left to the whole app to parse or refuse.
+func invokedVerb(args []string) *verb {
+	for _, a := range args {
+		if a == "--generate-bash-completion" {
+			return nil
+		}
+	}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-C" || a == "--C":
+			i++
+		case strings.HasPrefix(a, "-C=") || strings.HasPrefix(a, "--C="):
+		case strings.HasPrefix(a, "-"):
+			return nil
+		default:
+			for j := range verbs {
+				if verbs[j].name == a {
+					return &verbs[j]
+				}
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+func (s *session) manCmd() *cli.Command {
+	return &cli.Command{
 		Name:   "man",
 		Hidden: true,
 		Usage:  "print the man page (used by make install)",
@@ -166,7 +262,7 @@ func (s *session) hiddenCommands() []*cli.Command {
 			_, err := fmt.Fprint(s.env.Stdout, manPage)
 			return err
 		},
-	}}
+	}
 }
 
 // open finds and opens the repository the command runs in.
@@ -188,12 +284,28 @@ func (s *session) openAt(loc gitrepo.Location) (*gitstore.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts.Config = cfg
 	if remotes := cfg.PromisorRemotes(); len(remotes) > 0 {
 		// A partial clone: reads ask the promisor remotes for what the
 		// filter left out, as git's do.
 		opts.PartialClone = gitstore.PartialClone{Remotes: remotes, Environ: s.syncOptions().Environ}
 	}
 	return gitstore.Open(loc, opts)
+}
+
+// hookStore opens the store of loc once per run: a pre-push hook's check,
+// the records it sends and its reminder read the same repository, and
+// each open reads the store's options and declares its registry again.
+func (s *session) hookStore(loc gitrepo.Location) (*gitstore.Store, error) {
+	if h := s.hooked; h != nil && h.Location().GitDir == loc.GitDir && h.Location().CommonDir == loc.CommonDir && h.Location().ObjectDir == loc.ObjectDir {
+		return h, nil
+	}
+	st, err := s.openAt(loc)
+	if err != nil {
+		return nil, err
+	}
+	s.hooked = st
+	return st, nil
 }
 
 // config reads the git configuration of loc once per run: the hook needs

@@ -239,8 +239,9 @@ func exitStatus(notes ...exitNote) string {
 // row, row 1 included.
 func exitStatusAll() string { return allExitStatus() }
 
-// The two sections most verbs share are rendered once per process: every
-// start builds every verb's help, whatever the verb run.
+// The two sections most verbs share are rendered once per process: a verb
+// group builds the help of each of its verbs, and help and completion that
+// of every verb.
 var (
 	plainExitStatus = sync.OnceValue(func() string { return renderExitStatus(false, nil) })
 	allExitStatus   = sync.OnceValue(func() string { return renderExitStatus(true, nil) })

@@ -36,7 +36,7 @@ func (s *session) gateRunCmd() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run every oracle against the candidate's committed tree and record the evidence",
-		UsageText: "git nwdes gate run --feature F [--candidate REV] [--base REV] [--contract PATH] [--timeout D] [--best-effort] [--sign] [--json]",
+		UsageText: "git nwdes gate run --feature F [--candidate REV] [--base REV] [--contract PATH] [--timeout D] [--jobs N] [--best-effort] [--sign] [--json]",
 		Description: `Always runs, whatever evidence exists. A contract that does not parse runs
 nothing at all. Each oracle runs with /bin/sh -c inside the wall (see
 git nwdes sandbox -h and docs/sandbox.md), in a fresh export of the
@@ -62,6 +62,11 @@ unproven. Where the judging side sets git config nwdes.gates.proof=required,
 a met verdict on a vacuous or unproven oracle is refused (GateVacuous,
 GateUnproven).
 
+With --jobs N, up to N oracles run at the same time, each still in its
+own export and its own job of the wall: ask for it only for oracles that
+do not need the machine to themselves (timing, load). The evidence and
+the output keep the contract's order.
+
 EXAMPLES
    git nwdes gate run --feature greeting
    git nwdes gate run --feature greeting --candidate HEAD~1 --timeout 30s
@@ -70,12 +75,13 @@ EXAMPLES
 		Flags: append(targetFlags(),
 			&cli.StringFlag{Name: "base", Usage: "also run every oracle at `REV`, to prove the change made it pass (proven, or vacuous)"},
 			durationFlag("timeout", "end each oracle after `D` (TERM, a grace, then KILL)", examine.DefaultGateTimeout),
+			intFlag("jobs", "run up to `N` oracles at the same time, each in its own job", 1),
 			&cli.BoolFlag{Name: "best-effort", Usage: "run where the kernel cannot enforce the wall, recording what was missing"},
 			&cli.BoolFlag{Name: "sign", Usage: "sign each evidence record with your SSH signing key (default: git config nwdes.sign; docs/trust.md)"},
 			jsonFlag(),
 		),
 		Action: func(c *cli.Context) error {
-			return s.gateRun(c.Context, gateRunOptions{Target: target(c), Base: c.String("base"), Timeout: c.Duration("timeout"),
+			return s.gateRun(c.Context, gateRunOptions{Target: target(c), Base: c.String("base"), Timeout: c.Duration("timeout"), Jobs: c.Int("jobs"),
 				BestEffort: c.Bool("best-effort"), Sign: signFlag(c), JSON: s.wantJSON(c)})
 		},
 	}
@@ -86,6 +92,7 @@ type gateRunOptions struct {
 	Target     examine.Target
 	Base       string
 	Timeout    time.Duration
+	Jobs       int
 	BestEffort bool
 	Sign       signOption
 	JSON       bool
@@ -98,6 +105,9 @@ func (s *session) gateRun(ctx context.Context, o gateRunOptions) error {
 	}
 	if o.Timeout <= 0 {
 		return usagef("--timeout must be positive")
+	}
+	if o.Jobs < 1 {
+		return usagef("--jobs is at least 1")
 	}
 	cfg, err := s.config(st.Location())
 	if err != nil {
@@ -118,6 +128,7 @@ func (s *session) gateRun(ctx context.Context, o gateRunOptions) error {
 		WorkTree: workTreeFor(st, o.Target.Candidate),
 		Base:     o.Base,
 		Timeout:  o.Timeout,
+		Jobs:     o.Jobs,
 		Now:      s.env.Now,
 	}
 	if g.Sign, _, err = s.signerFor(o.Sign); err != nil {

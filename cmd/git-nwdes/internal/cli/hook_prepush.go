@@ -121,7 +121,7 @@ func (s *session) runCheck(ctx context.Context, updates []hooks.Update, needs fu
 		return nil, loc, nil
 	}
 	set.Policy.Now = s.env.Now
-	rep, err := check(func() (*gitstore.Store, error) { return s.openAt(loc) }, set.Policy, updates)
+	rep, err := check(func() (*gitstore.Store, error) { return s.hookStore(loc) }, set.Policy, updates)
 	if err != nil {
 		return nil, loc, err
 	}
@@ -159,7 +159,7 @@ func (s *session) renderSent(sent *hooks.Sent) {
 // that judges the branch refuses it, and a clone that pulls the commit
 // finds it unexamined, until they are pushed.
 func (s *session) remindPush(loc gitrepo.Location, remote string) {
-	st, err := s.openAt(loc)
+	st, err := s.hookStore(loc)
 	if err != nil {
 		return
 	}

@@ -16,7 +16,7 @@ var manUpdate = flag.Bool("man.update", false, "rewrite cmd/git-nwdes/internal/c
 func renderMan(t *testing.T) string {
 	t.Helper()
 	s := &session{env: Env{Getenv: func(string) string { return "" }}}
-	app := s.app()
+	app := s.app(nil)
 	app.Setup()
 	page, err := app.ToManWithSection(1)
 	if err != nil {

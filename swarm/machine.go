@@ -1,0 +1,83 @@
+package swarm
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// machineFiles are the files the supervisor writes in a job directory
+// after the job has ended, whatever the card (the last two are what
+// sealing writes again in repo/.git: config and objects/info/alternates):
+// a spare holds each made empty, beside (never inside) the job directory
+// it becomes.
+var machineFiles = []string{"exit.json", "usage.tsv", "timeline.tsv", "config", "alternates"}
+
+// machine is where a job's premade machine files wait: beside its spare,
+// outside every job's write set, named <spare>.<name> (prefix is the
+// spare's path; "" when there are none, and
+// each file is then made where it goes. Making a file is what costs on a
+// slow disk (spare.go); filling one that is there and renaming it costs a
+// few tens of microseconds, so the files are made while an earlier job
+// runs and only filled and renamed once this one has ended.
+type machine struct{ prefix string }
+
+// premade is where m's premade file name waits ("" when there is none).
+func (m machine) premade(name string) string {
+	if m.prefix == "" {
+		return ""
+	}
+	return m.prefix + "." + name
+}
+
+// write writes body to name in the job directory dir, as a file only the
+// machinery writes (read-only), replacing — never writing through —
+// whatever the job left at that name: that is removed first, and the new
+// file is renamed or created only where nothing is.
+func (m machine) write(dir, name string, body []byte) error {
+	path := filepath.Join(dir, name)
+	if err := os.RemoveAll(path); err != nil {
+		return err
+	}
+	if premade := m.premade(name); premade != "" {
+		if err := fill(premade, body, 0o444); err == nil && renameNoReplace(premade, path) == nil {
+			return nil
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o444)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(body)
+	return errors.Join(err, f.Close())
+}
+
+// fill writes body into the premade file at path, with mode once written.
+func fill(path string, body []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(body)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	return errors.Join(err, f.Close())
+}
+
+// drop removes what is left of the premade files.
+func (m machine) drop() {
+	for _, name := range machineFiles {
+		if premade := m.premade(name); premade != "" {
+			_ = os.Remove(premade)
+		}
+	}
+}
+
+// writeMachineFile writes a file only the machinery writes, replacing
+// (never writing through) whatever the job left at its name.
+func writeMachineFile(dir, name, body string) error {
+	return machine{}.write(dir, name, []byte(body))
+}
