@@ -45,6 +45,49 @@ func BenchmarkFsckExaminations(b *testing.B) {
 	}
 }
 
+// BenchmarkFsckInProcess is Store.Fsck of the repository
+// BenchmarkFsckExaminations checks at 1k examinations, and of the one
+// BenchmarkFsckDraft checks at 1,000 observations, in a warm process
+// without the process start: what to profile. Each fsck opens its own
+// store, as the command does.
+func BenchmarkFsckInProcess(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		make func(b *testing.B, repo string)
+	}{
+		{"examinations-1000", func(b *testing.B, repo string) { examinedRepo(b, repo, 1000) }},
+		{"examinations-10000", func(b *testing.B, repo string) { examinedRepo(b, repo, 10000) }},
+		{"draft-1000", func(b *testing.B, repo string) { draftRepo(b, repo, 1000) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			repo := filepath.Join(b.TempDir(), "repo")
+			tc.make(b, repo)
+			loc, err := gitrepo.Discover(repo, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			reg := gitstore.MustRegistry(examine.Register)
+			b.ResetTimer()
+			cpu := gittest.ProcessCPU()
+			defer func() { b.ReportMetric(float64(gittest.ProcessCPU()-cpu)/float64(b.N)/1e6, "cpu-ms/op") }()
+			for i := 0; i < b.N; i++ {
+				st, err := gitstore.Open(loc, gitstore.Options{Registry: reg})
+				if err != nil {
+					b.Fatal(err)
+				}
+				rep, err := st.Fsck()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(rep.Problems) > 0 {
+					b.Fatalf("fsck found problems: %+v", rep.Problems[0])
+				}
+				st.Close()
+			}
+		})
+	}
+}
+
 // examinedRepo makes repo: a main history of n commits, each examined
 // (accepted) once, its record, the feature's index and its brief as a note
 // written by git fast-import in commits of fsckBenchPerCommit, then packed

@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -89,10 +90,7 @@ func (s *Store) Fsck() (*FsckReport, error) {
 		}
 	}
 	rep.Refs = len(damaged)
-	// Seen trees and blobs are keyed by path and id: a record's validity
-	// depends on where it is (its name carries its time and content id),
-	// so the same tree at another path is checked again.
-	seen := map[string]bool{}
+	seen := fsckSeen{}
 	for _, name := range SortedNames(refs) {
 		rep.Refs++
 		s.fsckRef(rep, name, refs[name], seen)
@@ -101,7 +99,7 @@ func (s *Store) Fsck() (*FsckReport, error) {
 	return rep, nil
 }
 
-func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip oid.ID, seen map[string]bool) {
+func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip oid.ID, seen fsckSeen) {
 	spec, err := s.opts.Registry.refFor(ref)
 	if err != nil {
 		// Its records are still checked below, as records of no known
@@ -145,7 +143,10 @@ func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip oid.ID, seen map[strin
 		if h == tip && spec.CheckNote != nil {
 			at.checkNote = spec.CheckNote(s)
 		}
-		s.fsckTree(rep, spec, ref, h, c.Tree, "", seen, at)
+		if k := (fsckKey{ref: ref, id: c.Tree}); !seen[k] {
+			seen[k] = true
+			s.fsckTree(rep, spec, ref, h, c.Tree, "", seen, at)
+		}
 		if len(c.Parents) == 0 {
 			return
 		}
@@ -164,50 +165,83 @@ type fsckCommit struct {
 	checkNote func(commit oid.ID, note []byte) error
 }
 
-// fsckTree checks one tree of a ref's commit.
-func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tree oid.ID, dir string, seen map[string]bool, at *fsckCommit) {
-	// Keyed by ref too: a record's check may read its neighbours (a
-	// ledger entry its predecessor), which another ref holding the same
-	// tree does not vouch for.
-	if k := string(ref) + "\x00" + dir + "\x00" + tree.String(); seen[k] {
-		return
+// fsckSeen is what one fsck has checked. A tree or a blob is keyed by
+// ref, path and id: a record's validity depends on where it is (its name
+// carries its time and content id), so the same tree at another path is
+// checked again; and by ref too, since a record's check may read its
+// neighbours (a ledger entry its predecessor), which another ref holding
+// the same tree does not vouch for. What a record carries (its tree) is
+// keyed by id alone.
+type fsckSeen map[fsckKey]bool
+
+// fsckKey names the path as its directory and its name ("" and "" for a
+// commit's tree, "" and the name at the top), so that a key costs no
+// string built for it.
+type fsckKey struct {
+	ref       RefName
+	dir, name string
+	id        oid.ID
+	carried   bool
+}
+
+// fsckPath is the path of name in dir.
+func fsckPath(dir, name string) string {
+	if dir == "" {
+		return name
 	}
-	seen[string(ref)+"\x00"+dir+"\x00"+tree.String()] = true
+	return dir + "/" + name
+}
+
+// fsckTree checks one tree of a ref's commit (at dir), which the caller
+// has marked seen.
+func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tree oid.ID, dir string, seen fsckSeen, at *fsckCommit) {
 	bad := rep.problemAt(ref, commit)
 	es, ok := s.fsckReadTree(at.trees, tree, dir, bad)
 	if !ok {
 		return
 	}
 	for _, e := range es {
-		p := e.Name
-		if dir != "" {
-			p = dir + "/" + e.Name
-		}
+		k := fsckKey{ref: ref, dir: dir, name: e.Name, id: e.ID}
 		if e.IsTree() {
 			if spec.Layout != nil && e.Name == recordTreeDir && hasEntry(es, "record.json") {
 				// A tree a record carries holds files of any name: only
 				// that every object of it is there and of its type.
-				s.fsckCarried(rep, ref, commit, e.ID, p, seen)
+				s.fsckCarried(rep, ref, commit, e.ID, fsckPath(dir, e.Name), seen)
 				continue
 			}
 			if spec.Layout != nil && e.Name == "payload" && !hasEntry(es, "record.json") {
-				bad(p, "a payload directory with no record.json beside it")
+				bad(fsckPath(dir, e.Name), "a payload directory with no record.json beside it")
 			}
-			s.fsckTree(rep, spec, ref, commit, e.ID, p, seen, at)
+			if !seen[k] {
+				seen[k] = true
+				s.fsckTree(rep, spec, ref, commit, e.ID, fsckPath(dir, e.Name), seen, at)
+			}
 			continue
 		}
+		p := fsckPath(dir, e.Name)
 		if what := RecordModeProblem(e.Mode); what != "" {
 			bad(p, what)
 			continue
 		}
-		if k := string(ref) + "\x00" + p + "\x00" + e.ID.String(); seen[k] {
+		if seen[k] {
 			continue
 		}
-		seen[string(ref)+"\x00"+p+"\x00"+e.ID.String()] = true
-		bt, blob, err := s.git.Read(e.ID)
-		if err != nil || bt != git.BlobObject {
-			bad(p, fmt.Sprintf("blob %s unreadable: %v", e.ID, err))
-			continue
+		seen[k] = true
+		// A record.json this store has read and decoded already (the
+		// check of a note rendered from it) is neither read nor decoded
+		// again.
+		env, decoded := (*envelope)(nil), false
+		if e.Name == "record.json" {
+			env, decoded = s.records.get(e.ID)
+		}
+		var blob []byte
+		if !decoded {
+			bt, b, err := s.git.Read(e.ID)
+			if err != nil || bt != git.BlobObject {
+				bad(p, fmt.Sprintf("blob %s unreadable: %v", e.ID, err))
+				continue
+			}
+			blob = b
 		}
 		switch {
 		case s.opts.Registry.isNotes(ref):
@@ -224,7 +258,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 			bad(p, "a file that is not part of a record (records are <path>/record.json and <path>/payload/<name>)")
 		case e.Name == "record.json":
 			rep.Records++
-			r, err := decodeRecord(blob)
+			r, err := s.fsckDecode(e.ID, blob, env, decoded)
 			if err != nil {
 				bad(p, err.Error())
 				continue
@@ -246,6 +280,19 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 	}
 }
 
+// fsckDecode is the record of blob id: the envelope the store decoded
+// before, or blob decoded now (and kept).
+func (s *Store) fsckDecode(id oid.ID, blob []byte, env *envelope, decoded bool) (*Record, error) {
+	if decoded {
+		return env.record(), nil
+	}
+	r, err := decodeRecord(blob)
+	if err == nil {
+		s.records.put(id, envelopeOf(r))
+	}
+	return r, err
+}
+
 // problemAt returns a function that records a problem at a path of ref's
 // commit.
 func (rep *FsckReport) problemAt(ref RefName, commit oid.ID) func(path, what string) {
@@ -257,12 +304,11 @@ func (rep *FsckReport) problemAt(ref RefName, commit oid.ID) func(path, what str
 // fsckReadTree reads (through trees, which may be nil) and decodes a
 // tree, naming it at dir when it cannot.
 func (s *Store) fsckReadTree(trees treeCache, tree oid.ID, dir string, bad func(path, what string)) ([]git.TreeEntry, bool) {
-	t, b, err := trees.readTree(s, tree)
-	if err != nil || t != git.TreeObject {
-		bad(dir, fmt.Sprintf("tree %s unreadable: %v", tree, err))
+	es, err := trees.readTree(s, tree)
+	if r := (*treeUnreadable)(nil); errors.As(err, &r) {
+		bad(dir, fmt.Sprintf("tree %s unreadable: %v", tree, r.err))
 		return nil, false
 	}
-	es, err := git.DecodeTree(tree, b)
 	if err != nil {
 		bad(dir, err.Error())
 		return nil, false
@@ -272,11 +318,11 @@ func (s *Store) fsckReadTree(trees treeCache, tree oid.ID, dir string, bad func(
 
 // fsckCarried checks a tree a record carries: every tree and blob in it
 // is present and of its type.
-func (s *Store) fsckCarried(rep *FsckReport, ref RefName, commit, tree oid.ID, dir string, seen map[string]bool) {
-	if seen["carried\x00"+tree.String()] {
+func (s *Store) fsckCarried(rep *FsckReport, ref RefName, commit, tree oid.ID, dir string, seen fsckSeen) {
+	if seen[fsckKey{carried: true, id: tree}] {
 		return
 	}
-	seen["carried\x00"+tree.String()] = true
+	seen[fsckKey{carried: true, id: tree}] = true
 	bad := rep.problemAt(ref, commit)
 	es, ok := s.fsckReadTree(nil, tree, dir, bad)
 	if !ok {
@@ -290,10 +336,10 @@ func (s *Store) fsckCarried(rep *FsckReport, ref RefName, commit, tree oid.ID, d
 		case e.Mode != ModeFile && e.Mode != ModeExec:
 			bad(p, fmt.Sprintf("a record's tree holds mode %o: only regular files belong there", e.Mode))
 		default:
-			if seen["carried\x00"+e.ID.String()] {
+			if seen[fsckKey{carried: true, id: e.ID}] {
 				continue
 			}
-			seen["carried\x00"+e.ID.String()] = true
+			seen[fsckKey{carried: true, id: e.ID}] = true
 			if bt, _, err := s.git.Read(e.ID); err != nil || bt != git.BlobObject {
 				bad(p, fmt.Sprintf("blob %s unreadable: %v", e.ID, err))
 			}

@@ -434,6 +434,39 @@ func (s *Store) alteredTrees(old, next oid.ID, dirs []string, alts []oid.ID) (st
 	if old == next {
 		return "", false, nil
 	}
+	if len(alts) > 0 {
+		return s.compareTrees(old, next, dirs, alts)
+	}
+	// Trees are content-addressed, so what one comparison found is what
+	// any other of the same trees finds: a ledger's verification compares
+	// every commit with its parent, and CheckHistory, verifying the same
+	// commits on a first run, asks again.
+	k := comparison{old: old, next: next, dirs: strings.Join(dirs, "\x00")}
+	if a, ok := s.compared.get(k); ok {
+		return a.path, a.gone, nil
+	}
+	path, gone, err := s.compareTrees(old, next, dirs, nil)
+	if err == nil {
+		s.compared.put(k, alteration{path, gone})
+	}
+	return path, gone, err
+}
+
+// comparison names one question alteredTrees answers without a merge's
+// other parents: trees old and next, under dirs (joined by NUL).
+type comparison struct {
+	old, next oid.ID
+	dirs      string
+}
+
+// alteration is alteredTrees's answer.
+type alteration struct {
+	path string
+	gone bool
+}
+
+// compareTrees is alteredTrees, asked afresh.
+func (s *Store) compareTrees(old, next oid.ID, dirs []string, alts []oid.ID) (string, bool, error) {
 	oes, err := s.treeEntries(old)
 	if err != nil {
 		return "", false, err
@@ -442,7 +475,7 @@ func (s *Store) alteredTrees(old, next oid.ID, dirs []string, alts []oid.ID) (st
 	if err != nil {
 		return "", false, err
 	}
-	var altes []map[string]git.TreeEntry
+	var altes []dirEntries
 	for _, a := range alts {
 		es, err := s.treeEntries(a)
 		if err != nil {
@@ -451,11 +484,11 @@ func (s *Store) alteredTrees(old, next oid.ID, dirs []string, alts []oid.ID) (st
 		altes = append(altes, es)
 	}
 	for _, d := range dirs {
-		o, ok := oes[d]
+		o, ok := oes.lookup(d)
 		if !ok {
 			continue
 		}
-		if p, gone, err := s.altered(d, o, nes[d], pick(altes, d)); p != "" || err != nil {
+		if p, gone, err := s.altered(d, o, nes.get(d), pick(altes, d)); p != "" || err != nil {
 			return p, gone, err
 		}
 	}
@@ -475,7 +508,7 @@ func (s *Store) altered(path string, o, n git.TreeEntry, alts []git.TreeEntry) (
 	if err != nil {
 		return "", false, err
 	}
-	if e, ok := oes["record.json"]; ok && !e.IsTree() {
+	if oes.hasRecord() {
 		for _, a := range alts {
 			if a.Mode == n.Mode && a.ID == n.ID {
 				return "", false, nil
@@ -486,7 +519,7 @@ func (s *Store) altered(path string, o, n git.TreeEntry, alts []git.TreeEntry) (
 	if err != nil {
 		return "", false, err
 	}
-	var altes []map[string]git.TreeEntry
+	var altes []dirEntries
 	for _, a := range alts {
 		if a.IsTree() && a.ID != n.ID {
 			es, err := s.treeEntries(a.ID)
@@ -496,12 +529,24 @@ func (s *Store) altered(path string, o, n git.TreeEntry, alts []git.TreeEntry) (
 			altes = append(altes, es)
 		}
 	}
-	for _, name := range sortedKeys(oes) {
-		if p, gone, err := s.altered(path+"/"+name, oes[name], nes[name], pick(altes, name)); p != "" || err != nil {
+	// Both are in the order of names: walk them side by side.
+	j := 0
+	for _, oe := range oes {
+		for j < len(nes) && nes[j].Name < oe.Name {
+			j++
+		}
+		var ne git.TreeEntry
+		if j < len(nes) && nes[j].Name == oe.Name {
+			ne = nes[j]
+		}
+		if ne.Mode == oe.Mode && ne.ID == oe.ID {
+			continue // unchanged, as altered would find, without its path
+		}
+		if p, gone, err := s.altered(path+"/"+oe.Name, oe, ne, pick(altes, oe.Name)); p != "" || err != nil {
 			return p, gone, err
 		}
 	}
-	if e, ok := oes["record.json"]; ok && !e.IsTree() {
+	if oes.hasRecord() {
 		// A record is whole: a file added to it (a payload smuggled in)
 		// changes it as surely as an edit does.
 		return path, false, nil
@@ -510,10 +555,10 @@ func (s *Store) altered(path string, o, n git.TreeEntry, alts []git.TreeEntry) (
 }
 
 // pick returns the entries named name in each of trees (those that have one).
-func pick(trees []map[string]git.TreeEntry, name string) []git.TreeEntry {
+func pick(trees []dirEntries, name string) []git.TreeEntry {
 	var out []git.TreeEntry
 	for _, es := range trees {
-		if e, ok := es[name]; ok {
+		if e, ok := es.lookup(name); ok {
 			out = append(out, e)
 		}
 	}
@@ -533,7 +578,7 @@ func (tx *Tx) alteredImmutable(dirs []string) (string, bool, error) {
 		return "", false, err
 	}
 	for _, d := range dirs {
-		o, ok := orig[d]
+		o, ok := orig.lookup(d)
 		if !ok {
 			continue
 		}
@@ -557,12 +602,12 @@ func (tx *Tx) alteredNode(path string, o git.TreeEntry, e *entry) (string, bool,
 	if err != nil {
 		return "", false, err
 	}
-	for _, name := range sortedKeys(oes) {
-		if p, gone, err := tx.alteredNode(path+"/"+name, oes[name], e.sub.entries[name]); p != "" || err != nil {
+	for _, oe := range oes {
+		if p, gone, err := tx.alteredNode(path+"/"+oe.Name, oe, e.sub.entries[oe.Name]); p != "" || err != nil {
 			return p, gone, err
 		}
 	}
-	if r, ok := oes["record.json"]; ok && !r.IsTree() {
+	if oes.hasRecord() {
 		// A record is whole: nothing is added to it either, at any depth
 		// (a payload smuggled in beside the others).
 		if added, err := tx.addedUnder(o, e); added || err != nil {
@@ -586,7 +631,7 @@ func (tx *Tx) addedUnder(o git.TreeEntry, e *entry) (bool, error) {
 		return false, err
 	}
 	for name, ne := range e.sub.entries {
-		oe, ok := oes[name]
+		oe, ok := oes.lookup(name)
 		if ne == nil {
 			continue
 		}

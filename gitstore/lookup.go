@@ -2,10 +2,6 @@ package gitstore
 
 import (
 	"fmt"
-	"maps"
-	"slices"
-
-	"github.com/nwdes/nwdes/gitstore/git"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
 )
@@ -81,20 +77,4 @@ func (s *Store) Altered(old, next oid.ID, dirs []string) (string, error) {
 	}
 	p, _, err := s.alteredTrees(oc.Tree, nc.Tree, dirs, nil)
 	return p, err
-}
-
-func (s *Store) treeEntries(h oid.ID) (map[string]git.TreeEntry, error) {
-	es, err := s.git.ReadTree(h)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]git.TreeEntry, len(es))
-	for _, e := range es {
-		out[e.Name] = e
-	}
-	return out, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
 }

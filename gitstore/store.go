@@ -95,6 +95,13 @@ type Store struct {
 	refs *Refs     // git.Refs()
 	// cpRefs moves the checkpoints of append-only refs (history.go).
 	cpRefs *Refs
+	// trees keeps the trees history checks decoded, and records the
+	// envelopes of the records read and fsck checked, by blob id
+	// (dirtrees.go).
+	trees   *generations[oid.ID, dirEntries]
+	records *generations[oid.ID, *envelope]
+	// compared keeps what alteredTrees found for two trees (history.go).
+	compared *generations[comparison, alteration]
 }
 
 // Close releases what the store's repository holds open (git.Repo.Close:
@@ -114,7 +121,10 @@ func Open(loc gitrepo.Location, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	return &Store{opts: opts, git: r, refs: r.Refs(), cpRefs: checkpointRefs(loc.CommonDir, opts.Now)}, nil
+	return &Store{opts: opts, git: r, refs: r.Refs(), cpRefs: checkpointRefs(loc.CommonDir, opts.Now),
+		trees:    newGenerations[oid.ID](decodedTreeBytes, decodedTreeCost),
+		records:  newGenerations[oid.ID](decodedRecordBytes, func(e *envelope) int { return 96 + len(e.Body) + len(e.Kind) }),
+		compared: newGenerations[comparison](comparedTreesBytes, func(a alteration) int { return 160 + len(a.path) })}, nil
 }
 
 // Location returns where the repository lives.

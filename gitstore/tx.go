@@ -1,6 +1,7 @@
 package gitstore
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -40,20 +41,36 @@ type Tx struct {
 	trees treeCache
 }
 
-// treeCache holds raw trees by id. Its users are one goroutine's.
-type treeCache map[oid.ID][]byte
+// treeCache holds decoded trees by id, so that fsck's walk of a commit
+// and the view its checks read through decode each tree once. Its users
+// are one goroutine's; the entries are shared, read only.
+type treeCache map[oid.ID][]git.TreeEntry
 
-// readTree reads a tree through c, keeping what it reads there; c may be
-// nil.
-func (c treeCache) readTree(s *Store, id oid.ID) (git.ObjectType, []byte, error) {
-	if b, ok := c[id]; ok {
-		return git.TreeObject, b, nil
+// treeUnreadable is readTree's error when the tree could not be read (or
+// was not a tree), as against read and not decoded.
+type treeUnreadable struct{ err error }
+
+func (e *treeUnreadable) Error() string { return e.err.Error() }
+func (e *treeUnreadable) Unwrap() error { return e.err }
+
+// readTree reads and decodes tree id through c, keeping what it decodes
+// there; c may be nil.
+func (c treeCache) readTree(s *Store, id oid.ID) ([]git.TreeEntry, error) {
+	if es, ok := c[id]; ok {
+		return es, nil
 	}
 	t, b, err := s.git.Read(id)
-	if err == nil && t == git.TreeObject && c != nil {
-		c[id] = b
+	if err == nil && t != git.TreeObject {
+		err = fmt.Errorf("object %s is a %s, expected a tree", id, t)
 	}
-	return t, b, err
+	if err != nil {
+		return nil, &treeUnreadable{err}
+	}
+	es, err := git.DecodeTree(id, b)
+	if err == nil && c != nil {
+		c[id] = es
+	}
+	return es, err
 }
 
 type node struct {
@@ -84,14 +101,10 @@ func (tx *Tx) load(n *node) error {
 	}
 	entries := map[string]*entry{}
 	if !n.ID.IsZero() {
-		t, b, err := tx.trees.readTree(tx.s, n.ID)
-		if err != nil {
-			return err
+		es, err := tx.trees.readTree(tx.s, n.ID)
+		if r := (*treeUnreadable)(nil); errors.As(err, &r) {
+			return r.err
 		}
-		if t != git.TreeObject {
-			return fmt.Errorf("object %s is a %s, expected a tree", n.ID, t)
-		}
-		es, err := git.DecodeTree(n.ID, b)
 		if err != nil {
 			return err
 		}
@@ -150,6 +163,16 @@ func (tx *Tx) touch(trail []*node) {
 
 // ReadBlob returns the bytes at path, or an error wrapping ErrNotFound.
 func (tx *Tx) ReadBlob(path string) ([]byte, error) {
+	e, err := tx.blobEntry(path)
+	if err != nil {
+		return nil, err
+	}
+	return tx.readBlobAt(path, e)
+}
+
+// blobEntry is the entry of the file at path: ErrNotFound when there is
+// none, or a directory is there.
+func (tx *Tx) blobEntry(path string) (*entry, error) {
 	parts, err := splitPath(path)
 	if err != nil || len(parts) == 0 {
 		return nil, fmt.Errorf("read %s: %w", path, ErrNotFound)
@@ -165,6 +188,11 @@ func (tx *Tx) ReadBlob(path string) ([]byte, error) {
 	if e == nil || e.Mode == ModeTree {
 		return nil, fmt.Errorf("%s in %s: %w", path, tx.ref, ErrNotFound)
 	}
+	return e, nil
+}
+
+// readBlobAt reads the blob of e, the entry at path.
+func (tx *Tx) readBlobAt(path string, e *entry) ([]byte, error) {
 	if b, ok := tx.blobs[e.ID]; ok {
 		return b, nil
 	}

@@ -114,7 +114,35 @@ func asView(tx *Tx, err error) (View, error) {
 // of its tree when it has one, and its payloads; ErrNotFound when there is
 // none. Every View's Get is this (Tx's and memstore's).
 func ReadRecord(v View, path string) (*Record, error) {
-	b, err := v.ReadBlob(path + "/record.json")
+	r, err := readEnvelope(v, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := readRecordRest(v, path, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// readEnvelope reads and decodes path's record.json. Through a Tx, one
+// this store has decoded before (the same blob: fsck checked it, say, and
+// now renders a note from it) is neither read nor checked again.
+func readEnvelope(v View, path string) (*Record, error) {
+	name := path + "/record.json"
+	read := func() ([]byte, error) { return v.ReadBlob(name) }
+	var keep func(*Record)
+	if tx, ok := v.(*Tx); ok {
+		e, err := tx.blobEntry(name)
+		if err != nil {
+			return nil, err
+		}
+		if env, ok := tx.s.records.get(e.ID); ok {
+			return env.record(), nil
+		}
+		read = func() ([]byte, error) { return tx.readBlobAt(name, e) }
+		keep = func(r *Record) { tx.s.records.put(e.ID, envelopeOf(r)) }
+	}
+	b, err := read()
 	if err != nil {
 		return nil, err
 	}
@@ -122,8 +150,8 @@ func ReadRecord(v View, path string) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record %s in %s: %w", path, v.Ref(), err)
 	}
-	if err := readRecordRest(v, path, r); err != nil {
-		return nil, err
+	if keep != nil {
+		keep(r)
 	}
 	return r, nil
 }

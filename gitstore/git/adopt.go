@@ -426,7 +426,7 @@ func (s *Repo) treeEntries(h oid.ID) (map[string]treeEntry, error) {
 	}
 	out := make(map[string]treeEntry, len(es))
 	for _, e := range es {
-		out[e.name] = e
+		out[e.Name] = treeEntry{name: e.Name, mode: e.Mode, hash: e.ID}
 	}
 	return out, nil
 }

@@ -73,17 +73,7 @@ func EncodeTree(entries []TreeEntry) ([]byte, error) {
 
 // DecodeTree reads the tree id holding b, refusing (TreeUnreadable) one
 // git fsck rejects (see decodeTree). Its entries' ids are of id's format.
-func DecodeTree(id oid.ID, b []byte) ([]TreeEntry, error) {
-	es, err := decodeTree(id, b)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]TreeEntry, len(es))
-	for i, e := range es {
-		out[i] = TreeEntry{Name: e.name, Mode: e.mode, ID: e.hash}
-	}
-	return out, nil
-}
+func DecodeTree(id oid.ID, b []byte) ([]TreeEntry, error) { return decodeTree(id, b) }
 
 // Commit is what nwdes reads from a commit.
 type Commit struct {

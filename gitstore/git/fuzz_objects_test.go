@@ -1,6 +1,7 @@
 package git
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func FuzzDecodeTreeAndCommit(f *testing.F) {
 		for _, id := range ids {
 			if es, err := decodeTree(id, b); err == nil {
 				for _, e := range es {
-					if e.name == "" || e.hash.Format() != id.Format() && !e.hash.IsZero() {
+					if e.Name == "" || e.ID.Format() != id.Format() && !e.ID.IsZero() {
 						t.Fatal("decoded an entry with no name, or of another format")
 					}
 				}
@@ -27,6 +28,37 @@ func FuzzDecodeTreeAndCommit(f *testing.F) {
 			_, _ = decodeCommit(id, b)
 			_, _ = checkTree(id.Format(), b)
 			_, _, _ = checkCommit(id.Format(), b)
+		}
+	})
+}
+
+// FuzzTreeKeysAndModes holds decodeTree's helpers to what they stand in
+// for: compareTreeKeys to comparing the keys treeKey builds, octal to
+// strconv.ParseUint(s, 8, 32).
+func FuzzTreeKeysAndModes(f *testing.F) {
+	f.Add("a", true, "a.b", false)
+	f.Add("a", false, "a", true)
+	f.Add("a/", false, "a", true)
+	f.Add("ab", true, "a", true)
+	f.Add("100644", false, "040000", true)
+	f.Add("37777777777", false, "40000000000", false)
+	f.Fuzz(func(t *testing.T, a string, aTree bool, b string, bTree bool) {
+		mode := func(tree bool) uint32 {
+			if tree {
+				return modeTree
+			}
+			return modeBlob
+		}
+		ea, eb := treeEntry{name: a, mode: mode(aTree)}, treeEntry{name: b, mode: mode(bTree)}
+		if got, want := compareTreeKeys(ea, eb), strings.Compare(treeKey(ea), treeKey(eb)); got != want {
+			t.Fatalf("compareTreeKeys(%q tree %v, %q tree %v) = %d, the keys compare %d", a, aTree, b, bTree, got, want)
+		}
+		for _, s := range []string{a, b} {
+			v, ok := octal(s)
+			want, err := strconv.ParseUint(s, 8, 32)
+			if ok != (err == nil) || ok && uint64(v) != want {
+				t.Fatalf("octal(%q) = %d, %v; ParseUint: %d, %v", s, v, ok, want, err)
+			}
 		}
 	})
 }

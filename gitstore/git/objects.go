@@ -2,6 +2,7 @@ package git
 
 import (
 	"bytes"
+	"cmp"
 	"compress/zlib"
 	"errors"
 	"fmt"
@@ -448,61 +449,114 @@ func treeKey(e treeEntry) string {
 // different entries for one name (a binary search finds one, a scan
 // another), so it has no one meaning to judge. Entry ids are of h's
 // format: the tree's own.
-func decodeTree(h oid.ID, b []byte) ([]treeEntry, error) {
-	var out []treeEntry
+func decodeTree(h oid.ID, raw []byte) ([]TreeEntry, error) {
 	f := h.Format()
 	if !f.Valid() {
 		return nil, badTree(h, "has no object format")
 	}
 	n := f.Size()
-	for len(b) > 0 {
-		sp := bytes.IndexByte(b, ' ')
-		nul := bytes.IndexByte(b, 0)
+	// Every name is cut from one copy of the tree, not copied one by one:
+	// a tree of records is mostly names.
+	all := string(raw)
+	out := make([]TreeEntry, 0, len(raw)/(n+16))
+	for pos := 0; pos < len(all); {
+		b := all[pos:]
+		sp := strings.IndexByte(b, ' ')
+		nul := strings.IndexByte(b, 0)
 		if sp < 0 || nul < sp || len(b) < nul+1+n {
 			return nil, badTree(h, "is malformed")
 		}
-		mode, err := strconv.ParseUint(string(b[:sp]), 8, 32)
-		if err != nil {
+		mode, ok := octal(b[:sp])
+		if !ok {
 			return nil, badTree(h, fmt.Sprintf("has a bad mode %q", b[:sp]))
 		}
-		name := string(b[sp+1 : nul])
+		name := b[sp+1 : nul]
 		if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
 			// git fsck refuses these too; a path built from one would not
 			// be the path the tree seems to hold.
 			return nil, badTree(h, fmt.Sprintf("has an entry named %q", name))
 		}
-		eh, ok := fromRaw(f, b[nul+1:nul+1+n])
+		eh, ok := fromRaw(f, raw[pos+nul+1:pos+nul+1+n])
 		if !ok {
 			return nil, badTree(h, "is malformed")
 		}
-		e := treeEntry{name: name, mode: uint32(mode), hash: eh}
+		e := TreeEntry{Name: name, Mode: mode, ID: eh}
 		if n := len(out); n > 0 {
-			switch prev, key := treeKey(out[n-1]), treeKey(e); {
-			case key == prev:
+			prev := out[n-1]
+			switch c := compareTreeKeys(treeEntry{name: name, mode: mode}, treeEntry{name: prev.Name, mode: prev.Mode}); {
+			case c == 0:
 				return nil, badTree(h, fmt.Sprintf("names %q twice (git fsck: duplicateEntries)", name))
-			case key < prev:
-				return nil, badTree(h, fmt.Sprintf("is not sorted as git sorts trees: %q comes after %q (git fsck: treeNotSorted)", name, out[n-1].name))
+			case c < 0:
+				return nil, badTree(h, fmt.Sprintf("is not sorted as git sorts trees: %q comes after %q (git fsck: treeNotSorted)", name, prev.Name))
 			}
 		}
-		if e.isTree() && fileNamed(out, name) {
+		if e.IsTree() && fileNamed(out, name) {
 			return nil, badTree(h, fmt.Sprintf("names %q twice, as a file and as a directory (git fsck: duplicateEntries)", name))
 		}
 		out = append(out, e)
-		b = b[nul+1+n:]
+		pos += nul + 1 + n
 	}
 	return out, nil
+}
+
+// octal is strconv.ParseUint(s, 8, 32), without the error's copy of s.
+func octal(s string) (uint32, bool) {
+	if s == "" {
+		return 0, false
+	}
+	var v uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '7' {
+			return 0, false
+		}
+		if v = v<<3 | uint64(c-'0'); v > 1<<32-1 {
+			return 0, false
+		}
+	}
+	return uint32(v), true
+}
+
+// compareTreeKeys compares treeKey(a) with treeKey(b) without building
+// them: a tree's name compares as if it ended in "/".
+func compareTreeKeys(a, b treeEntry) int {
+	n := min(len(a.name), len(b.name))
+	if c := strings.Compare(a.name[:n], b.name[:n]); c != 0 {
+		return c
+	}
+	la, lb := a.keyLen(), b.keyLen()
+	for i := n; i < min(la, lb); i++ {
+		if ca, cb := a.keyByte(i), b.keyByte(i); ca != cb {
+			return cmp.Compare(ca, cb)
+		}
+	}
+	return cmp.Compare(la, lb)
+}
+
+func (e treeEntry) keyLen() int {
+	if e.isTree() {
+		return len(e.name) + 1
+	}
+	return len(e.name)
+}
+
+func (e treeEntry) keyByte(i int) byte {
+	if i < len(e.name) {
+		return e.name[i]
+	}
+	return '/'
 }
 
 // fileNamed reports whether sorted entries, before a directory called
 // name, hold a file of the same name. In git's order such a file sorts at
 // "name", the directory at "name/", and only names that extend name with
 // a byte below '/' come between: those are the only ones looked at.
-func fileNamed(sorted []treeEntry, name string) bool {
+func fileNamed(sorted []TreeEntry, name string) bool {
 	for j := len(sorted) - 1; j >= 0; j-- {
-		n := sorted[j].name
+		n := sorted[j].Name
 		switch {
 		case n == name:
-			return !sorted[j].isTree()
+			return !sorted[j].IsTree()
 		case len(n) > len(name) && strings.HasPrefix(n, name) && n[len(name)] < '/':
 			continue
 		}

@@ -15,6 +15,15 @@
 // lists the one loose fanout directory the prefix selects and binary-searches
 // each pack index for the run of names that begin with it.
 //
+// A process that reads many objects (fsck, a history check, a ledger's
+// verification) reads the versions of one tree or record along a history,
+// which a pack stores as one delta chain. A DB keeps the objects it
+// resolves from packs, bounded in bytes and least recently used first, as
+// git's delta_base_cache does, so each link of a chain is inflated and
+// patched once rather than once per object read through it. What a read
+// returns is always the caller's own copy. A DB opened with OpenIsolated
+// keeps nothing: its bounds apply to each read whole.
+//
 // Every object returned has been re-hashed and compared with the id it was
 // requested by, so on-disk corruption surfaces as ErrCorrupt instead of
 // wrong content. A miss rescans the pack directory once before reporting

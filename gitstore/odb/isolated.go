@@ -20,7 +20,10 @@ var ErrTooLarge = errors.New("object larger than the bound")
 // small compressed stream that would inflate past it — is refused with
 // ErrTooLarge before it is inflated, and the deltas applied for one object
 // are at most maxSize bytes together. Reads are otherwise those of Open:
-// through an os.Root on objectsDir, re-hashed against the id asked for.
+// through an os.Root on objectsDir, re-hashed against the id asked for,
+// except that no resolved object is kept for later reads (Open keeps
+// delta bases): each read resolves its whole chain, so whether a read is
+// refused never depends on what was read before it.
 func OpenIsolated(objectsDir string, f oid.Format, maxSize int64) (*DB, error) {
 	if maxSize < 1 {
 		return nil, fmt.Errorf("odb: open %s isolated: a bound of %d bytes", objectsDir, maxSize)
@@ -29,7 +32,7 @@ func OpenIsolated(objectsDir string, f oid.Format, maxSize int64) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.altLoaded, db.maxSize = true, maxSize
+	db.altLoaded, db.maxSize, db.bases = true, maxSize, nil
 	return db, nil
 }
 

@@ -55,7 +55,10 @@ type DB struct {
 	// maxSize, when over 0, bounds every object read and every delta
 	// applied on the way to one (OpenIsolated): a larger one is refused
 	// (ErrTooLarge) before it is inflated.
-	maxSize   int64
+	maxSize int64
+	// bases keeps objects resolved from packs (basecache.go); nil keeps
+	// none.
+	bases     *baseCache
 	zlibPool  sync.Pool // zlib readers; each holds ~40 KiB of window state
 	bufioPool sync.Pool // bufio.Readers used to walk pack entries
 	loosePool sync.Pool // bufio.Readers used to parse loose headers
@@ -80,7 +83,7 @@ func Open(objectsDir string, f oid.Format) (*DB, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("odb: open %s: not a directory", abs)
 	}
-	return &DB{f: f, stores: []*store{{dir: abs, f: f}}}, nil
+	return &DB{f: f, stores: []*store{{dir: abs, f: f}}, bases: newBaseCache(defaultBaseCacheBytes)}, nil
 }
 
 // OpenWithAlternates is Open with more object directories to search after
@@ -175,6 +178,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.closed = true
+	db.bases.reset()
 	var errs []error
 	for _, s := range db.stores {
 		errs = append(errs, s.close())
@@ -186,7 +190,7 @@ func (db *DB) Close() error {
 }
 
 func (db *DB) read(h oid.ID) (plumbing.ObjectType, []byte, error) {
-	typ, data, err := db.lookup(h, 0)
+	typ, data, _, err := db.lookup(h, 0)
 	if err == nil || !errors.Is(err, ErrNotFound) {
 		return typ, data, err
 	}
@@ -197,7 +201,7 @@ func (db *DB) read(h oid.ID) (plumbing.ObjectType, []byte, error) {
 	if err := db.rescan(); err != nil {
 		return plumbing.InvalidObject, nil, err
 	}
-	typ, data, err = db.lookup(h, 0)
+	typ, data, _, err = db.lookup(h, 0)
 	if errors.Is(err, ErrNotFound) && h == emptyTree[db.f] {
 		return plumbing.TreeObject, []byte{}, nil
 	}
@@ -205,20 +209,21 @@ func (db *DB) read(h oid.ID) (plumbing.ObjectType, []byte, error) {
 }
 
 // lookup searches every store once, without rescanning. depth counts the
-// delta links already followed by the caller.
-func (db *DB) lookup(h oid.ID, depth int) (plumbing.ObjectType, []byte, error) {
+// delta links already followed by the caller; the links that made the
+// object are returned with it (none for a loose object).
+func (db *DB) lookup(h oid.ID, depth int) (plumbing.ObjectType, []byte, int, error) {
 	var skipped []error
 	for i := 0; ; i++ {
 		s, err := db.store(i)
 		if err != nil {
-			return plumbing.InvalidObject, nil, err
+			return plumbing.InvalidObject, nil, 0, err
 		}
 		if s == nil {
 			break
 		}
 		packs, err := s.packList()
 		if err != nil {
-			return plumbing.InvalidObject, nil, err
+			return plumbing.InvalidObject, nil, 0, err
 		}
 		for _, p := range packs {
 			off, ok, err := p.find(h)
@@ -232,27 +237,27 @@ func (db *DB) lookup(h oid.ID, depth int) (plumbing.ObjectType, []byte, error) {
 			if !ok {
 				continue
 			}
-			typ, data, err := db.readPacked(p, off, depth)
+			typ, data, links, err := db.readPacked(p, off, depth)
 			if errors.Is(err, errPackGone) {
 				continue
 			}
 			if err != nil {
-				return plumbing.InvalidObject, nil, err
+				return plumbing.InvalidObject, nil, 0, err
 			}
-			return typ, data, nil
+			return typ, data, links, nil
 		}
 		typ, data, err := db.readLoose(s, h)
 		if err == nil {
-			return typ, data, nil
+			return typ, data, 0, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
-			return plumbing.InvalidObject, nil, err
+			return plumbing.InvalidObject, nil, 0, err
 		}
 	}
 	if len(skipped) > 0 {
-		return plumbing.InvalidObject, nil, fmt.Errorf("%w (skipped unreadable packs: %w)", ErrNotFound, errors.Join(skipped...))
+		return plumbing.InvalidObject, nil, 0, fmt.Errorf("%w (skipped unreadable packs: %w)", ErrNotFound, errors.Join(skipped...))
 	}
-	return plumbing.InvalidObject, nil, ErrNotFound
+	return plumbing.InvalidObject, nil, 0, ErrNotFound
 }
 
 func (db *DB) has(h oid.ID) (bool, error) {

@@ -220,37 +220,58 @@ type entry struct {
 	baseHash oid.ID // REF_DELTA
 }
 
-// readPacked returns the object at off in p, applying any delta chain.
-// depth is the number of delta links already followed by callers, so that
-// chains crossing packs through REF_DELTA are bounded as a whole.
-func (db *DB) readPacked(p *pack, off int64, depth int) (plumbing.ObjectType, []byte, error) {
+// readPacked returns the object at off in p, applying any delta chain,
+// and the number of delta links that made it. depth is the number of delta
+// links already followed by callers, so that chains crossing packs through
+// REF_DELTA are bounded as a whole.
+//
+// The walk down the chain stops at the first object the DB's base cache
+// holds; every object resolved on the way back up (the base, each
+// intermediate, the result) is kept there, and the caller gets a copy:
+// cached bytes are shared and never handed out. A cached object carries
+// the links that made it, so the bound on a chain is the same whether or
+// not part of it was cached.
+func (db *DB) readPacked(p *pack, off int64, depth int) (plumbing.ObjectType, []byte, int, error) {
 	r, size, err := p.loadData()
 	if err != nil {
-		return plumbing.InvalidObject, nil, err
+		return plumbing.InvalidObject, nil, 0, err
 	}
 	var (
 		deltas [][]byte
+		offs   []int64 // offs[i]: the offset of the entry holding deltas[i]
 		typ    plumbing.ObjectType
 		obj    []byte
+		links  int  // the delta links that made obj
+		shared bool // obj is the cache's
 	)
+	tooLong := func() error {
+		return fmt.Errorf("pack %s.pack: delta chain longer than %d: %w", p, maxDeltaDepth, ErrCorrupt)
+	}
 walk:
 	for {
+		if t, b, n, ok := db.bases.get(baseKey{p, off}); ok {
+			if depth+len(deltas)+n > maxDeltaDepth {
+				return plumbing.InvalidObject, nil, 0, tooLong()
+			}
+			typ, obj, links, shared = t, b, n, true
+			break walk
+		}
 		if depth+len(deltas) > maxDeltaDepth {
-			return plumbing.InvalidObject, nil, fmt.Errorf("pack %s.pack: delta chain longer than %d: %w", p, maxDeltaDepth, ErrCorrupt)
+			return plumbing.InvalidObject, nil, 0, tooLong()
 		}
 		e, err := db.readEntry(r, size, off, p.f)
 		if err != nil {
-			return plumbing.InvalidObject, nil, fmt.Errorf("pack %s.pack offset %d: %w", p, off, err)
+			return plumbing.InvalidObject, nil, 0, fmt.Errorf("pack %s.pack offset %d: %w", p, off, err)
 		}
 		switch e.typ {
 		case plumbing.OFSDeltaObject:
-			deltas = append(deltas, e.payload)
+			deltas, offs = append(deltas, e.payload), append(offs, off)
 			off = e.baseOff
 		case plumbing.REFDeltaObject:
-			deltas = append(deltas, e.payload)
+			deltas, offs = append(deltas, e.payload), append(offs, off)
 			boff, ok, err := p.find(e.baseHash)
 			if err != nil {
-				return plumbing.InvalidObject, nil, err
+				return plumbing.InvalidObject, nil, 0, err
 			}
 			if ok {
 				off = boff
@@ -258,29 +279,35 @@ walk:
 			}
 			// Packs written by git keep REF_DELTA bases in the same
 			// pack, but nothing in the format requires it.
-			typ, obj, err = db.lookup(e.baseHash, depth+len(deltas))
+			typ, obj, links, err = db.lookup(e.baseHash, depth+len(deltas))
 			if errors.Is(err, ErrNotFound) {
-				return plumbing.InvalidObject, nil, fmt.Errorf("pack %s.pack offset %d: delta base %s missing: %w", p, off, e.baseHash, ErrCorrupt)
+				return plumbing.InvalidObject, nil, 0, fmt.Errorf("pack %s.pack offset %d: delta base %s missing: %w", p, off, e.baseHash, ErrCorrupt)
 			}
 			if err != nil {
-				return plumbing.InvalidObject, nil, err
+				return plumbing.InvalidObject, nil, 0, err
 			}
 			break walk
 		default:
 			typ, obj = e.typ, e.payload
+			shared = db.bases.put(baseKey{p, off}, typ, obj, 0)
 			break walk
 		}
 	}
 	if err := db.checkDeltas(deltas); err != nil {
-		return plumbing.InvalidObject, nil, fmt.Errorf("pack %s.pack: %w", p, err)
+		return plumbing.InvalidObject, nil, 0, fmt.Errorf("pack %s.pack: %w", p, err)
 	}
 	for i := len(deltas) - 1; i >= 0; i-- {
 		obj, err = patch(obj, deltas[i])
 		if err != nil {
-			return plumbing.InvalidObject, nil, fmt.Errorf("pack %s.pack: apply delta: %w: %w", p, ErrCorrupt, err)
+			return plumbing.InvalidObject, nil, 0, fmt.Errorf("pack %s.pack: apply delta: %w: %w", p, ErrCorrupt, err)
 		}
+		links++
+		shared = db.bases.put(baseKey{p, offs[i]}, typ, obj, links)
 	}
-	return typ, obj, nil
+	if shared {
+		obj = bytes.Clone(obj)
+	}
+	return typ, obj, links, nil
 }
 
 // readEntry parses the entry header at off (type and size varint, then the

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -67,4 +68,16 @@ func Alternate(b *testing.B, dir string, env []string, label []string, cmds ...[
 	b.ReportMetric(float64(wall[0])/float64(wall[1]), "ratio")
 	b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu-ratio")
 	return wallMS, cpuMS
+}
+
+// ProcessCPU returns the CPU time (user and system) this process has used
+// so far, children not included: an in-process benchmark reports what its
+// loop used with it, a figure a loaded machine inflates far less than the
+// wall time.
+func ProcessCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

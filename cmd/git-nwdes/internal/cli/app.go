@@ -392,6 +392,7 @@ EXAMPLES
 // fsck checks the store and, with nwdes.displayRef set, the display
 // notes against the records.
 func (s *session) fsck(asJSON bool) error {
+	s.wholeReadGC()
 	st, err := s.open()
 	if err != nil {
 		return err

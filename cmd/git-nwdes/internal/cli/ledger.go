@@ -163,6 +163,7 @@ EXAMPLES
 }
 
 func (s *session) ledgerVerify(o ledgerOptions) error {
+	s.wholeReadGC()
 	st, err := s.open()
 	if err != nil {
 		return err

@@ -1,0 +1,127 @@
+package odb
+
+import (
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// defaultBaseCacheBytes bounds the objects a DB keeps resolved. git keeps
+// 96 MiB (core.deltaBaseCacheLimit); nwdes's objects are records and the
+// trees holding them, so a third of that holds every base of a long walk.
+const defaultBaseCacheBytes = 32 << 20
+
+// baseEntryOverhead is what an entry costs beyond its bytes (the map slot,
+// the entry and its list links), counted so that many tiny objects cannot
+// grow the cache past its bound.
+const baseEntryOverhead = 96
+
+// baseCache keeps objects resolved from packs, keyed by pack and offset,
+// so that reading many objects of one delta chain (the versions of a tree
+// along a history) resolves each link once, as git's delta_base_cache
+// does, instead of inflating and patching the whole chain again for every
+// object. It is bounded in bytes and evicts the least recently used entry.
+//
+// Its bytes are shared by every read that finds them: they are only ever
+// read (as the source of a delta, or copied out), never handed to a
+// caller of the DB. Safe for concurrent use.
+type baseCache struct {
+	limit int64 // at most this many bytes (with overhead) are held
+
+	mu    sync.Mutex
+	size  int64
+	items map[baseKey]*baseItem
+	lru   baseItem // sentinel of a ring: lru.next is the most recently used
+}
+
+type baseKey struct {
+	p   *pack
+	off int64
+}
+
+type baseItem struct {
+	key        baseKey
+	typ        plumbing.ObjectType
+	data       []byte
+	links      int // the delta links applied to resolve it
+	prev, next *baseItem
+}
+
+func newBaseCache(limit int64) *baseCache {
+	c := &baseCache{limit: limit, items: map[baseKey]*baseItem{}}
+	c.lru.next, c.lru.prev = &c.lru, &c.lru
+	return c
+}
+
+// get returns the object resolved at k, and how many delta links made it.
+// The bytes must not be modified. A nil cache holds nothing.
+func (c *baseCache) get(k baseKey) (plumbing.ObjectType, []byte, int, bool) {
+	if c == nil {
+		return plumbing.InvalidObject, nil, 0, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	it, ok := c.items[k]
+	if !ok {
+		return plumbing.InvalidObject, nil, 0, false
+	}
+	c.unlink(it)
+	c.pushFront(it)
+	return it.typ, it.data, it.links, true
+}
+
+// put keeps data as the object resolved at k and reports whether it did;
+// if so the cache owns data from now on, and nobody may modify it. An
+// object bigger than an eighth of the bound is not kept: it would evict
+// most of what the cache holds for one read.
+func (c *baseCache) put(k baseKey, typ plumbing.ObjectType, data []byte, links int) bool {
+	if c == nil {
+		return false
+	}
+	cost := int64(len(data)) + baseEntryOverhead
+	if cost > c.limit/8 {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.items[k]; ok {
+		c.remove(old)
+	}
+	it := &baseItem{key: k, typ: typ, data: data, links: links}
+	c.items[k] = it
+	c.pushFront(it)
+	c.size += cost
+	for c.size > c.limit {
+		c.remove(c.lru.prev)
+	}
+	return true
+}
+
+// reset drops every entry.
+func (c *baseCache) reset() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.items)
+	c.lru.next, c.lru.prev = &c.lru, &c.lru
+	c.size = 0
+}
+
+func (c *baseCache) remove(it *baseItem) {
+	c.unlink(it)
+	delete(c.items, it.key)
+	c.size -= int64(len(it.data)) + baseEntryOverhead
+}
+
+func (c *baseCache) unlink(it *baseItem) {
+	it.prev.next, it.next.prev = it.next, it.prev
+	it.prev, it.next = nil, nil
+}
+
+func (c *baseCache) pushFront(it *baseItem) {
+	it.prev, it.next = &c.lru, c.lru.next
+	c.lru.next.prev = it
+	c.lru.next = it
+}
