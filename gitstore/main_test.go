@@ -20,8 +20,6 @@ func TestMain(m *testing.M) {
 		switch mode {
 		case "writer":
 			code = stressWriterChild()
-		case "note":
-			code = noteReaderChild()
 		default:
 			fmt.Fprintf(os.Stderr, "unknown %s=%q\n", childModeEnv, mode)
 			code = 2
