@@ -65,11 +65,18 @@ func TestMachineFilesReplaceWhatTheJobLeftAndNeverWriteThroughIt(t *testing.T) {
 				}
 				checkMachineFile(t, filepath.Join(dir, "repo/.git/objects/info/alternates"), body, 0o644)
 
+				// config sits at the root itself, as sealing writes it.
+				p.plant(t, filepath.Join(dir, "repo/.git/config"), outside)
+				if err := m.replaceIn(root, "config", body); err != nil {
+					t.Fatal(err)
+				}
+				checkMachineFile(t, filepath.Join(dir, "repo/.git/config"), body, 0o644)
+
 				if b, err := os.ReadFile(outside); err != nil || string(b) != "untouched\n" {
 					t.Errorf("the file a planted link leads to was written through: %q, %v", b, err)
 				}
 				if premade {
-					for _, f := range []string{"usage.tsv", "alternates"} {
+					for _, f := range []string{"usage.tsv", "alternates", "config"} {
 						if _, err := os.Lstat(m.premade(f)); !os.IsNotExist(err) {
 							t.Errorf("the premade %s was not the one used: %v", f, err)
 						}
