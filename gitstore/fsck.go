@@ -234,6 +234,13 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 		if e.Name == "record.json" {
 			env, decoded = s.records.get(e.ID)
 		}
+		if decoded {
+			// Decoded before, but fsck judges the repository as it is
+			// now: the blob must still be there (a lookup, not a read).
+			if ok, err := s.git.Has(e.ID); err != nil || !ok {
+				decoded = false
+			}
+		}
 		var blob []byte
 		if !decoded {
 			bt, b, err := s.git.Read(e.ID)

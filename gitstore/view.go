@@ -140,7 +140,12 @@ func readEnvelope(v View, path string) (*Record, error) {
 			return env.record(), nil
 		}
 		read = func() ([]byte, error) { return tx.readBlobAt(name, e) }
-		keep = func(r *Record) { tx.s.records.put(e.ID, envelopeOf(r)) }
+		// Only what was read from the object database is kept: a blob
+		// staged in this Tx is not written if its change aborts, and a
+		// later tree naming it must read as missing, not as a record.
+		if _, staged := tx.blobs[e.ID]; !staged {
+			keep = func(r *Record) { tx.s.records.put(e.ID, envelopeOf(r)) }
+		}
 	}
 	b, err := read()
 	if err != nil {

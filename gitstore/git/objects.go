@@ -142,6 +142,15 @@ func (o *objects) reapLocked() {
 }
 
 // read returns an object's type and content.
+func (o *objects) has(h oid.ID) (bool, error) {
+	db, release, err := o.acquire()
+	if err != nil {
+		return false, fmt.Errorf("look up object %s: %w", h, err)
+	}
+	defer release()
+	return db.Has(h)
+}
+
 func (o *objects) read(h oid.ID) (plumbing.ObjectType, []byte, error) {
 	db, release, err := o.acquire()
 	if err != nil {

@@ -135,6 +135,17 @@ func (s *Repo) Read(id oid.ID) (ObjectType, []byte, error) {
 	return ObjectType(t), b, err
 }
 
+// Has reports whether the object database holds id, without reading it:
+// one lookup in each pack index and the loose directory. It does not ask a
+// partial clone's promisor remotes; an error is an unreadable database,
+// never "absent".
+func (s *Repo) Has(id oid.ID) (bool, error) {
+	if err := s.check(id); err != nil {
+		return false, err
+	}
+	return s.obj.has(id)
+}
+
 // ReadTree reads and decodes a tree (see DecodeTree).
 func (s *Repo) ReadTree(id oid.ID) ([]TreeEntry, error) {
 	t, b, err := s.Read(id)

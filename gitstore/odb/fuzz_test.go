@@ -92,7 +92,7 @@ func FuzzReadPack(f *testing.F) {
 		}
 		plain := &DB{}
 		// Small enough that a git pack's entries evict one another.
-		cached := &DB{}
+		cached := &DB{bases: newBaseCache(16 << 10)}
 		read := func(off int64) {
 			typ, data, links, err := plain.readPacked(p, off, 0)
 			ctyp, cdata, clinks, cerr := cached.readPacked(p, off, 0)

@@ -1,0 +1,82 @@
+package gitstore_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/internal/gittest"
+)
+
+// A record read inside a change that then aborts was never written: a tree
+// that later names its blob, read through the same Store, is damage (the
+// blob is missing), not the record the aborted change staged. The store's
+// cache of decoded records once kept staged ones too, and both Get and
+// Fsck then answered from it (found by a review).
+func TestARecordStagedByAnAbortedChangeIsNotReadLater(t *testing.T) {
+	dir := gittest.Init(t, false)
+	s := openStore(t, dir, gitstore.Options{})
+	rec, err := gitstore.NewRecord("test.note", 1, noteBody{Title: "t", Tags: []string{}, N: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	abort := errors.New("abort")
+	if _, err := s.Change(context.Background(), testRef, "put", func(tx gitstore.Edit) error {
+		if err := tx.Put("notes/one", rec); err != nil {
+			return err
+		}
+		if _, err := tx.Get("notes/one"); err != nil { // decoded while staged
+			return err
+		}
+		return abort
+	}); !errors.Is(err, abort) {
+		t.Fatalf("change: %v", err)
+	}
+
+	// The blob id that change staged: the same record written elsewhere.
+	other := gittest.Init(t, false)
+	if _, err := openStore(t, other, gitstore.Options{}).Change(context.Background(), testRef, "put", func(tx gitstore.Edit) error {
+		return tx.Put("notes/one", rec)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	blob := gittest.Git(t, other, "rev-parse", string(testRef)+":notes/one/record.json")
+	if exec.Command("git", "-C", dir, "cat-file", "-e", blob).Run() == nil {
+		t.Fatalf("blob %s is in the repository: the test would prove nothing", blob)
+	}
+	mktree := func(in string) string {
+		cmd := exec.Command("git", "mktree", "--missing")
+		cmd.Dir, cmd.Stdin = dir, strings.NewReader(in)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	one := mktree("100644 blob " + blob + "\trecord.json\n")
+	notes := mktree("040000 tree " + one + "\tone\n")
+	root := mktree("040000 tree " + notes + "\tnotes\n")
+	gittest.Git(t, dir, "update-ref", string(testRef), gittest.Git(t, dir, "commit-tree", root, "-m", "names a blob nobody wrote"))
+
+	v, err := s.Records(testRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := v.Get("notes/one"); err == nil {
+		t.Errorf("a record whose blob is missing read as %s v%d", r.Kind, r.V)
+	}
+	rep, err := s.Fsck()
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := false
+	for _, p := range rep.Problems {
+		named = named || strings.Contains(p.String(), blob)
+	}
+	if !named {
+		t.Errorf("fsck through the same store did not name the missing blob %s: %+v", blob, rep.Problems)
+	}
+}
