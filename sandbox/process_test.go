@@ -142,7 +142,9 @@ func TestWaitGivesEveryCallerTheSameResult(t *testing.T) {
 func TestADeadlineEndsAStartedJobWhoseCallerOnlyWatchesDone(t *testing.T) {
 	t.Parallel()
 	w := newWall(t)
-	p := startLine(t, context.Background(), w, sandbox.Command{Deadline: 300 * time.Millisecond}, "sleep 300")
+	// Two seconds of deadline give a loaded machine time to run this
+	// goroutine's ticker at least once while the job runs.
+	p := startLine(t, context.Background(), w, sandbox.Command{Deadline: 2 * time.Second}, "sleep 300")
 	heartbeats := 0
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()

@@ -612,8 +612,10 @@ func TestAForkBombIsCappedAndEnded(t *testing.T) {
 	}
 	res := runLine(t, w, sandbox.Command{Deadline: time.Second}, "b() { b | b & }; b; sleep 30")
 	// Capped, the shell may itself fail to fork its sleep and exit before
-	// the deadline: either way the bomb is over and nothing survives it.
-	if (res.End != sandbox.EndDeadline && res.End != sandbox.EndExit) || res.Survivors != 0 {
+	// the deadline, or die of a signal among its failing forks (seen once
+	// under a load of about 8): either way the bomb is over, and what the
+	// test holds is that nothing survives it.
+	if (res.End != sandbox.EndDeadline && res.End != sandbox.EndExit && res.End != sandbox.EndSignal) || res.Survivors != 0 {
 		t.Fatalf("end %s survivors %d", res.End, res.Survivors)
 	}
 }
