@@ -188,9 +188,11 @@ func TestStopReapsAForkedBackgroundChild(t *testing.T) {
 		mark := sleeperMark()
 		m := newMarker("armed")
 		p := startLine(t, context.Background(), w, sandbox.Command{Stdout: m},
-			"setsid sh -c 'trap \"\" TERM; (sleep "+mark+".25 &); sleep "+mark+".5 & wait' & sleep 0.2; echo armed; wait")
+			"setsid sh -c 'trap \"\" TERM; (sleep "+mark+".25 &); sleep "+mark+".5 & echo armed; wait' & wait")
 		awaitMark(t, p, m)
-		if len(processesNamed("sleep "+mark)) == 0 {
+		// armed follows both forks; each sleep's exec may still be on
+		// its way.
+		if !awaitProcessNamed("sleep "+mark, 10*time.Second) {
 			p.Stop("test")
 			t.Fatal("the background sleepers never started")
 		}

@@ -238,7 +238,7 @@ func TestASetsidDoubleForkedSleeperIsReaped(t *testing.T) {
 	t.Parallel()
 	inEachMode(t, func(t *testing.T, w *sandbox.Wall) {
 		mark := sleeperMark()
-		res := runLine(t, w, sandbox.Command{}, "setsid sh -c '(sleep "+mark+".25 &) ; sleep "+mark+".5 &' ; sleep 0.2; echo started")
+		res := runLine(t, w, sandbox.Command{}, "setsid sh -c '(sleep "+mark+".25 &) ; sleep "+mark+".5 &' ; echo started")
 		if res.End != sandbox.EndExit || res.Survivors != 0 {
 			t.Fatalf("end %s survivors %d", res.End, res.Survivors)
 		}
@@ -246,6 +246,21 @@ func TestASetsidDoubleForkedSleeperIsReaped(t *testing.T) {
 			t.Fatalf("sleepers %v outlived the run", pids)
 		}
 	})
+}
+
+// awaitProcessNamed waits, up to within, for a process whose command line
+// starts with prefix to be there.
+func awaitProcessNamed(prefix string, within time.Duration) bool {
+	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if strings.HasPrefix(strings.ReplaceAll(string(b), "\x00", " "), prefix) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // processesNamed lists the pids whose command line starts with prefix,
