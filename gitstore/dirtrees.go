@@ -108,12 +108,14 @@ func (c *generations[K, V]) addLocked(id K, v V) {
 	c.curCost += cost
 }
 
-// decodedTreeCost is about what d holds in memory: each entry's name and
-// fields, and the map slot.
+// decodedTreeCost is about what d holds in memory: each entry's fields and
+// map slot (64 bytes), and the copy of the raw tree its names are cut from
+// (git.DecodeTree), which keeps each entry's name and, beside it, its mode,
+// two separators and its id (at most 41 bytes more).
 func decodedTreeCost(d dirEntries) int {
 	n := 64
 	for _, e := range d {
-		n += len(e.Name) + 64
+		n += len(e.Name) + 41 + 64
 	}
 	return n
 }

@@ -83,7 +83,10 @@ func (r *Record) Decode(v any) error {
 			"%s record v%d %s", r.Kind, r.V, fmt.Sprintf(format, args...))
 	}
 	// What a zero value of one type reads from one body is always the
-	// same: once it read back as written, it always does.
+	// same: once it read back as written, it always does. That holds for
+	// the record kinds' body types, which encoding/json decodes and
+	// encodes by their fields; a type with its own UnmarshalJSON or
+	// MarshalJSON must be deterministic for it to hold.
 	var typ reflect.Type
 	if rv := reflect.ValueOf(v); r.read != nil && rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Elem().IsZero() &&
 		bytes.Equal(r.Body, r.read.Body) {

@@ -1,6 +1,7 @@
 package git
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,15 +19,36 @@ func FuzzDecodeTreeAndCommit(f *testing.F) {
 	ids := []oid.ID{oid.MustParse(strings.Repeat("1", 40)), oid.MustParse(strings.Repeat("2", 64))}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, id := range ids {
-			if es, err := decodeTree(id, b); err == nil {
+			es, err := decodeTree(id, b)
+			if err == nil {
 				for _, e := range es {
 					if e.Name == "" || e.ID.Format() != id.Format() && !e.ID.IsZero() {
 						t.Fatal("decoded an entry with no name, or of another format")
 					}
 				}
 			}
+			// Two readers of one format: the strict check that adoption
+			// applies to trees from elsewhere (checkTree) and the decoder
+			// every read uses. What the strict one accepts, the decoder
+			// reads to the same entries, and those encode back to the
+			// very bytes (a tree git accepts has one encoding).
+			if strict, problem := checkTree(id.Format(), b); problem == "" {
+				if err != nil {
+					t.Fatalf("checkTree accepts a tree decodeTree refuses: %v", err)
+				}
+				if len(strict) != len(es) {
+					t.Fatalf("checkTree reads %d entries, decodeTree %d", len(strict), len(es))
+				}
+				for i, e := range es {
+					if e.Name != strict[i].name || e.Mode != strict[i].mode || e.ID != strict[i].hash {
+						t.Fatalf("entry %d: decodeTree %q %o %s, checkTree %q %o %s", i, e.Name, e.Mode, e.ID, strict[i].name, strict[i].mode, strict[i].hash)
+					}
+				}
+				if enc, err := EncodeTree(es); err == nil && !bytes.Equal(enc, b) {
+					t.Fatalf("a tree checkTree accepts encodes back differently:\n%q\n%q", b, enc)
+				}
+			}
 			_, _ = decodeCommit(id, b)
-			_, _ = checkTree(id.Format(), b)
 			_, _, _ = checkCommit(id.Format(), b)
 		}
 	})
