@@ -130,12 +130,12 @@ type Ancestry interface {
 }
 
 // Replicator moves refs between clones, each by its declared policy. Only
-// git plays it (gitstore/remote's Replicator, over the git store), so its
-// SwapRemote still gives fn the git store's *Tx: nothing forced a change.
+// git plays it (gitstore/remote's Replicator, over the git store); its
+// SwapRemote gives fn an Edit, as Change does.
 type Replicator interface {
 	Fetch(ctx context.Context, remote string, o SyncOptions) (*SyncReport, error)
 	Push(ctx context.Context, remote string, o SyncOptions) (*SyncReport, error)
-	SwapRemote(ctx context.Context, remote string, ref RefName, old oid.ID, message string, fn func(*Tx) error, o SyncOptions) (oid.ID, error)
+	SwapRemote(ctx context.Context, remote string, ref RefName, old oid.ID, message string, fn func(Edit) error, o SyncOptions) (oid.ID, error)
 	DeleteRemote(ctx context.Context, remote string, ref RefName, old oid.ID, o SyncOptions) error
 }
 

@@ -382,7 +382,7 @@ func (b *Remote) Take(ctx context.Context, label string, l *Lease, decide func(*
 		}
 		var next oid.ID
 		err = b.transport().exclusive(func() (err error) {
-			next, err = remote.New(b.Store).SwapRemote(ctx, b.Name, ref, tip, "take "+label, func(tx *gitstore.Tx) error {
+			next, err = remote.New(b.Store).SwapRemote(ctx, b.Name, ref, tip, "take "+label, func(tx gitstore.Edit) error {
 				rec, err := leaseRecord(l)
 				if err != nil {
 					return err
@@ -404,7 +404,7 @@ func (b *Remote) Take(ctx context.Context, label string, l *Lease, decide func(*
 func (b *Remote) Renew(ctx context.Context, label string, tip oid.ID, l *Lease) (oid.ID, error) {
 	var next oid.ID
 	err := b.transport().exclusive(func() (err error) {
-		next, err = remote.New(b.Store).SwapRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, "renew "+label, func(tx *gitstore.Tx) error {
+		next, err = remote.New(b.Store).SwapRemote(ctx, b.Name, leaseRef(RemoteLeases, label), tip, "renew "+label, func(tx gitstore.Edit) error {
 			rec, err := leaseRecord(l)
 			if err != nil {
 				return err

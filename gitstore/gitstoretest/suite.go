@@ -658,7 +658,7 @@ func localPolicy(t *testing.T, s *suite) {
 func take(t *testing.T, s *suite, st Store, old oid.ID, who string) (oid.ID, error) {
 	rec := record(t, who, 0, nil)
 	return st.SwapRemote(context.Background(), "origin", LeaseRef, old, "lease "+who,
-		func(tx *gitstore.Tx) error { return tx.Put("lease", rec) }, s.sync())
+		func(tx gitstore.Edit) error { return tx.Put("lease", rec) }, s.sync())
 }
 
 func swapPolicy(t *testing.T, s *suite) {
@@ -722,7 +722,7 @@ func swapPolicy(t *testing.T, s *suite) {
 		t.Fatal("fetch did not mirror the remote's lease")
 	}
 	// A function that stages nothing pushes nothing and says so.
-	if _, err := a.SwapRemote(ctx, "origin", LeaseRef, second, "nothing", func(*gitstore.Tx) error { return nil }, s.sync()); !errors.Is(err, gitstore.ErrNothingStaged) {
+	if _, err := a.SwapRemote(ctx, "origin", LeaseRef, second, "nothing", func(gitstore.Edit) error { return nil }, s.sync()); !errors.Is(err, gitstore.ErrNothingStaged) {
 		t.Fatalf("a swap staging nothing: %v", err)
 	}
 	// Releasing is a compare-and-swap too, and the release reaches every
@@ -754,7 +754,7 @@ func swapPolicy(t *testing.T, s *suite) {
 	if _, err := take(t, s, b, oid.Zero, "same"); !errors.Is(err, gitstore.ErrConflict) {
 		t.Fatalf("a second take of an identical lease: %v", err)
 	}
-	if _, err := a.SwapRemote(ctx, "origin", MergeRef, oid.Zero, "x", func(*gitstore.Tx) error { return nil }, s.sync()); named(err) != refusal.PolicyRefused {
+	if _, err := a.SwapRemote(ctx, "origin", MergeRef, oid.Zero, "x", func(gitstore.Edit) error { return nil }, s.sync()); named(err) != refusal.PolicyRefused {
 		t.Fatalf("swap of a merge ref: %v", err)
 	}
 }

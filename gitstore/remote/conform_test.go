@@ -41,7 +41,7 @@ func TestALostSwapInAPartialCloneReadsTheWinnersLeaseWhole(t *testing.T) {
 	take := func(s *remote.Replicator, who string) error {
 		rec, _ := gitstore.NewRecord(gitstoretest.Kind, 1, gitstoretest.Body{Title: who})
 		_, err := s.SwapRemote(ctx, "origin", gitstoretest.LeaseRef, oid.Zero, "take",
-			func(tx *gitstore.Tx) error { return tx.Put("lease", rec) }, o)
+			func(tx gitstore.Edit) error { return tx.Put("lease", rec) }, o)
 		return err
 	}
 	if err := take(full, "full"); err != nil {

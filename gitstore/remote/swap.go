@@ -26,7 +26,7 @@ import (
 // value, which the local and tracking refs then mirror: losing the race is
 // an answer, not a failure to retry. fn returning an error, or staging
 // nothing, pushes nothing.
-func (s *Replicator) SwapRemote(ctx context.Context, remote string, ref gitstore.RefName, old oid.ID, message string, fn func(*gitstore.Tx) error, o gitstore.SyncOptions) (oid.ID, error) {
+func (s *Replicator) SwapRemote(ctx context.Context, remote string, ref gitstore.RefName, old oid.ID, message string, fn func(gitstore.Edit) error, o gitstore.SyncOptions) (oid.ID, error) {
 	next, err := s.swapRemote(ctx, remote, ref, (old), message, fn, false, o)
 	return (next), err
 }
@@ -38,7 +38,7 @@ func (s *Replicator) DeleteRemote(ctx context.Context, remote string, ref gitsto
 	return err
 }
 
-func (s *Replicator) swapRemote(ctx context.Context, remote string, ref gitstore.RefName, old oid.ID, message string, fn func(*gitstore.Tx) error, del bool, o gitstore.SyncOptions) (oid.ID, error) {
+func (s *Replicator) swapRemote(ctx context.Context, remote string, ref gitstore.RefName, old oid.ID, message string, fn func(gitstore.Edit) error, del bool, o gitstore.SyncOptions) (oid.ID, error) {
 	o.Fill()
 	if err := ref.Validate(); err != nil {
 		return oid.Zero, err
@@ -57,7 +57,7 @@ func (s *Replicator) swapRemote(ctx context.Context, remote string, ref gitstore
 	}
 	var next oid.ID
 	if !del {
-		if next, err = s.Prepare(ref, old, message, fn); err != nil {
+		if next, err = s.Prepare(ref, old, message, func(tx *gitstore.Tx) error { return fn(tx) }); err != nil {
 			return oid.Zero, err
 		}
 		if next.IsZero() {
