@@ -264,7 +264,7 @@ func (r *VerifyResult) validate(path string, body []byte) error {
 // CheckRecord is fsck's check of one record of this package's kinds: it
 // decodes it as its reader would and runs the same validation, so that
 // fsck names every record a reader would refuse.
-func CheckRecord(tx *gitstore.Tx, path string, rec *gitstore.Record) error {
+func CheckRecord(tx gitstore.View, path string, rec *gitstore.Record) error {
 	switch rec.Kind {
 	case KindExamination:
 		ex, err := examinationFrom(path, rec)

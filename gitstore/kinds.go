@@ -37,7 +37,7 @@ type KindSpec struct {
 	Version int
 	// Check is fsck's further check of each well-formed record of the kind
 	// (its own invariants), given a view of the commit it was found at.
-	Check func(tx *Tx, path string, r *Record) error
+	Check func(v View, path string, r *Record) error
 	// Merge decides a record of this kind both clones changed (both sides
 	// hold this kind); nil keeps the one whose bytes sort last
 	// (DefaultResolve).

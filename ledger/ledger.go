@@ -623,7 +623,7 @@ func Verify(st Verifier, name string) (*Report, error) {
 
 // check is fsck's check of each entry and the seal: the entry's digest,
 // and its link to the entry before it.
-func check(tx *gitstore.Tx, path string, rec *gitstore.Record) error {
+func check(tx gitstore.View, path string, rec *gitstore.Record) error {
 	if rec.Kind == KindSeal {
 		_, _, err := chain(tx)
 		return err

@@ -155,7 +155,7 @@ func cardRecord(path string, rec *gitstore.Record) (*Queued, error) {
 }
 
 // checkRecord is fsck's check of every swarm record.
-func checkRecord(tx *gitstore.Tx, path string, rec *gitstore.Record) error {
+func checkRecord(tx gitstore.View, path string, rec *gitstore.Record) error {
 	switch rec.Kind {
 	case KindCard:
 		_, err := cardRecord(path, rec)

@@ -480,7 +480,7 @@ func checkStored(at string, rec *gitstore.Record) ([]byte, error) {
 // CheckRecord is fsck's check of a trace.bundle record (KindSpec.Check):
 // the record is where its receipt and size put it, its bundle is the one
 // the receipt names, and validating it again issues the same receipt.
-func CheckRecord(_ *gitstore.Tx, at string, r *gitstore.Record) error {
+func CheckRecord(_ gitstore.View, at string, r *gitstore.Record) error {
 	_, err := checkStored(at, r)
 	return err
 }

@@ -52,7 +52,7 @@ type nonceBody struct {
 	Nonce string `json:"nonce"`
 }
 
-func checkNonce(_ *gitstore.Tx, path string, r *gitstore.Record) error {
+func checkNonce(_ gitstore.View, path string, r *gitstore.Record) error {
 	_, err := decodeNonce(r)
 	return err
 }
