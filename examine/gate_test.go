@@ -525,10 +525,7 @@ func (c *countedJobs) NewJob() (*sandbox.Job, error) {
 
 func TestEveryJobIsRemovedBeforeTheRunReturnsAlsoWhenOneCannotBeMade(t *testing.T) {
 	t.Parallel()
-	contract := gateHead
-	for i := 1; i <= 5; i++ {
-		contract += fmt.Sprintf("E%d. o\n  CHECK: echo ok > left; echo ok\n  EXPECT: ok\n", i)
-	}
+	contract := gateContract(5, "echo ok > left; echo ok")
 	dir, st := gateRepo(t, contract, nil)
 	base := gittest.Git(t, dir, "rev-parse", "HEAD")
 	gateCommit(t, dir, "", map[string]string{"x": "y"})
@@ -557,10 +554,7 @@ func TestEveryJobIsRemovedBeforeTheRunReturnsAlsoWhenOneCannotBeMade(t *testing.
 
 func TestAtMostOneOracleMoreThanRunHasJobsMadeAhead(t *testing.T) {
 	t.Parallel()
-	contract := gateHead
-	for i := 1; i <= 8; i++ {
-		contract += fmt.Sprintf("E%d. o\n  CHECK: echo ok\n  EXPECT: ok\n", i)
-	}
+	contract := gateContract(8, "echo ok")
 	dir, st := gateRepo(t, contract, nil)
 	base := gittest.Git(t, dir, "rev-parse", "HEAD")
 	gateCommit(t, dir, "", map[string]string{"x": "y"})
@@ -631,12 +625,19 @@ func TestAJobThatCannotBeMadeEndsTheRunAtOnce(t *testing.T) {
 	}
 }
 
+// gateContract is gateHead with n expectations E1…En, each one oracle
+// running check and expecting "ok".
+func gateContract(n int, check string) string {
+	contract := gateHead
+	for i := 1; i <= n; i++ {
+		contract += fmt.Sprintf("E%d. o\n  CHECK: %s\n  EXPECT: ok\n", i, check)
+	}
+	return contract
+}
+
 func TestAnOracleWaitingForASlotDoesNotStartOnceTheRunIsCanceled(t *testing.T) {
 	t.Parallel()
-	contract := gateHead
-	for i := 1; i <= 3; i++ {
-		contract += fmt.Sprintf("E%d. o\n  CHECK: sleep 0.2; echo ok\n  EXPECT: ok\n", i)
-	}
+	contract := gateContract(3, "sleep 0.2; echo ok")
 	_, st := gateRepo(t, contract, nil)
 	g := newGates(t, st)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -662,10 +663,7 @@ func TestAnOracleWaitingForASlotDoesNotStartOnceTheRunIsCanceled(t *testing.T) {
 
 func TestOraclesSideBySideCallTheClockOneAtATime(t *testing.T) {
 	t.Parallel()
-	contract := gateHead
-	for i := 1; i <= 6; i++ {
-		contract += fmt.Sprintf("E%d. o\n  CHECK: sleep 0.2; echo ok\n  EXPECT: ok\n", i)
-	}
+	contract := gateContract(6, "sleep 0.2; echo ok")
 	_, st := gateRepo(t, contract, nil)
 	g := newGates(t, st)
 	g.Jobs = 4
