@@ -68,8 +68,7 @@ func BenchmarkFsckInProcess(b *testing.B) {
 			}
 			reg := gitstore.MustRegistry(examine.Register)
 			b.ResetTimer()
-			cpu := gittest.ProcessCPU()
-			defer func() { b.ReportMetric(float64(gittest.ProcessCPU()-cpu)/float64(b.N)/1e6, "cpu-ms/op") }()
+			defer gittest.CPUPerOp(b)()
 			for i := 0; i < b.N; i++ {
 				st, err := gitstore.Open(loc, gitstore.Options{Registry: reg})
 				if err != nil {

@@ -70,11 +70,15 @@ func Alternate(b *testing.B, dir string, env []string, label []string, cmds ...[
 	return wallMS, cpuMS
 }
 
-// ProcessCPU returns the CPU time (user and system) this process has used
-// so far, children not included: an in-process benchmark reports what its
-// loop used with it, a figure a loaded machine inflates far less than the
-// wall time.
-func ProcessCPU() time.Duration {
+// CPUPerOp starts counting this process's processor time (user and
+// system) and returns what reports it as cpu-ms/op when b is done: defer
+// gittest.CPUPerOp(b)() after b.ResetTimer.
+func CPUPerOp(b *testing.B) func() {
+	start := processCPU()
+	return func() { b.ReportMetric(float64(processCPU()-start)/float64(b.N)/1e6, "cpu-ms/op") }
+}
+
+func processCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
