@@ -320,48 +320,16 @@ func BenchmarkExamineShow(b *testing.B) {
 
 // benchAgainstNotesShow runs the command cmd makes (in the fixture's
 // repository, with the test environment and git-nwdes on PATH) alternately
-// with `git notes --ref nwdes show <head>`, so that both see the same
-// machine. Each must succeed and print its marker. It reports both times per
-// run and their ratio, wall and CPU: under load the wall time is mostly
-// waiting for a CPU, the CPU time (user and system, a shell's waited-for
-// children included) is not.
+// with `git notes --ref nwdes show <head>` (gittest.AlternateRuns), each
+// run required to succeed and print its marker, and reports both times,
+// wall and CPU, and their ratios.
 func benchAgainstNotesShow(b *testing.B, name, marker string, cmd func() *exec.Cmd) {
 	env := append(gittest.Env(bench.root), "PATH="+bench.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	run := func(c *exec.Cmd, marker string) (time.Duration, time.Duration) {
-		c.Dir, c.Env = bench.repo, env
-		start := time.Now()
-		out, err := c.CombinedOutput()
-		d := time.Since(start)
-		if err != nil || !bytes.Contains(out, []byte(marker)) {
-			b.Fatalf("%s: %v\n%s", strings.Join(c.Args, " "), err, out)
-		}
-		return d, c.ProcessState.UserTime() + c.ProcessState.SystemTime()
-	}
-	runNwdes := func() (time.Duration, time.Duration) { return run(cmd(), marker) }
-	runNotes := func() (time.Duration, time.Duration) {
-		return run(exec.Command("git", "notes", "--ref", "nwdes", "show", bench.head), bench.head)
-	}
-	runNwdes()
-	runNotes()
-	b.ResetTimer()
-	var nwdesTotal, notesTotal, nwdesCPU, notesCPU time.Duration
-	for i := 0; i < b.N; i++ {
-		w, c := runNwdes()
-		nwdesTotal, nwdesCPU = nwdesTotal+w, nwdesCPU+c
-		w, c = runNotes()
-		notesTotal, notesCPU = notesTotal+w, notesCPU+c
-	}
-	b.StopTimer()
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
-	nwdesMS, notesMS := ms(nwdesTotal), ms(notesTotal)
-	b.ReportMetric(nwdesMS, name+"-ms/op")
-	b.ReportMetric(notesMS, "notes-show-ms/op")
-	b.ReportMetric(nwdesMS/notesMS, "ratio")
-	b.ReportMetric(ms(nwdesCPU), name+"-cpu-ms/op")
-	b.ReportMetric(ms(notesCPU), "notes-show-cpu-ms/op")
-	b.ReportMetric(float64(nwdesCPU)/float64(notesCPU), "cpu-ratio")
+	notes := func() *exec.Cmd { return exec.Command("git", "notes", "--ref", "nwdes", "show", bench.head) }
+	wall, cpu := gittest.AlternateRuns(b, bench.repo, env, []string{name, "notes-show"},
+		gittest.Side{Cmd: cmd, Want: marker}, gittest.Side{Cmd: notes, Want: bench.head})
 	b.Logf("%d objects: %s %.2f ms, git notes show %.2f ms, ratio %.2f; CPU %.2f ms against %.2f ms, ratio %.2f", countObjects(b), name,
-		nwdesMS, notesMS, nwdesMS/notesMS, ms(nwdesCPU), ms(notesCPU), float64(nwdesCPU)/float64(notesCPU))
+		wall[0], wall[1], wall[0]/wall[1], cpu[0], cpu[1], cpu[0]/cpu[1])
 }
 
 // BenchmarkCheckInProcess is the check alone, in a warm process: what the

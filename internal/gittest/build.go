@@ -40,27 +40,50 @@ func BuildNwdes(out string) error {
 // metrics of the caller's own.
 func Alternate(b *testing.B, dir string, env []string, label []string, cmds ...[]string) (wallMS, cpuMS []float64) {
 	b.Helper()
-	wall, cpu := make([]time.Duration, len(cmds)), make([]time.Duration, len(cmds))
+	runs := make([]Side, len(cmds))
+	for j, argv := range cmds {
+		runs[j] = Side{Cmd: func() *exec.Cmd { return exec.Command(argv[0], argv[1:]...) }}
+	}
+	return AlternateRuns(b, dir, env, label, runs...)
+}
+
+// Side is one side of AlternateRuns: Cmd makes the command afresh for each
+// run (its stdin included), and a run whose output lacks Want fails.
+type Side struct {
+	Cmd  func() *exec.Cmd
+	Want string
+}
+
+// AlternateRuns is Alternate for commands that need more than an argv.
+func AlternateRuns(b *testing.B, dir string, env []string, label []string, runs ...Side) (wallMS, cpuMS []float64) {
+	b.Helper()
+	wall, cpu := make([]time.Duration, len(runs)), make([]time.Duration, len(runs))
 	run := func(j int) {
-		cmd := exec.Command(cmds[j][0], cmds[j][1:]...)
+		cmd := runs[j].Cmd()
 		cmd.Dir, cmd.Env = dir, env
 		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("%s: %v\n%s", strings.Join(cmds[j], " "), err, out)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), runs[j].Want) {
+			b.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 		}
 		wall[j] += time.Since(start)
 		cpu[j] += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
+	for k := range runs { // page the binaries in
+		run(k)
+	}
+	clear(wall)
+	clear(cpu)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		for k := range cmds {
-			run((i + k) % len(cmds))
+		for k := range runs {
+			run((i + k) % len(runs))
 		}
 	}
 	b.StopTimer()
 	ms := func(d time.Duration) float64 { return float64(d) / float64(b.N) / 1e6 }
-	wallMS, cpuMS = make([]float64, len(cmds)), make([]float64, len(cmds))
-	for j := range cmds {
+	wallMS, cpuMS = make([]float64, len(runs)), make([]float64, len(runs))
+	for j := range runs {
 		wallMS[j], cpuMS[j] = ms(wall[j]), ms(cpu[j])
 		b.ReportMetric(wallMS[j], label[j]+"-ms/op")
 		b.ReportMetric(cpuMS[j], label[j]+"-cpu-ms/op")
