@@ -800,9 +800,15 @@ func (s *Supervisor) release(ctx context.Context, label string, attempt int, tip
 			wait *= 4
 		}
 		err = s.Book.Release(ctx, label, tip)
+		var notDurable *gitstore.NotDurableError
 		switch {
 		case err == nil:
 			s.emit(Event{Kind: EventReleased, Label: label, Attempt: attempt})
+			return nil
+		case errors.As(err, &notDurable):
+			// The release is applied, its sync failed: trying again
+			// would find the ref gone and call the lease lost.
+			s.emit(Event{Kind: EventReleased, Label: label, Attempt: attempt, Detail: "released, but not synced to disk: " + notDurable.Error()})
 			return nil
 		case errors.Is(err, ErrLost):
 			s.emit(Event{Kind: EventLost, Label: label, Attempt: attempt, Detail: "the lease moved before its release"})
