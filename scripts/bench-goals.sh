@@ -11,9 +11,15 @@ GO=${GO:-go}
 OUT=${OUT:-bench-goals.txt}
 : >"$OUT"
 
+failed=0
 run() { # package, -bench pattern, -benchtime
 	echo "== $1 $2 ($3)"
-	"$GO" test -run '^$' -bench "$2" -benchtime "$3" -timeout 60m "$1" 2>&1 | tee -a "$OUT" | grep -E '^Benchmark|^--- SKIP|FAIL|skip' || true
+	"$GO" test -run '^$' -bench "$2" -benchtime "$3" -timeout 60m "$1" 2>&1 | tee -a "$OUT" | grep -E '^Benchmark|^--- SKIP|FAIL|skip'
+	# A benchmark that fails is a goal not measured: say so in the exit.
+	if [ "${PIPESTATUS[0]}" -ne 0 ]; then
+		echo "== FAILED: $1 $2 (its output is in $OUT)"
+		failed=1
+	fi
 }
 
 fsck='FsckExaminations/1000$|FsckDraft/1000$'
@@ -47,3 +53,4 @@ END {
 	pair("BenchmarkAppendBatch100", "BenchmarkAppendBatch100FastImport", "<= 1")
 	pair("BenchmarkReadLatestLongHistory/warm", "BenchmarkReadLatestLongHistoryGitCLI", "< 1")
 }' "$OUT" | tee -a "$OUT"
+exit $failed
