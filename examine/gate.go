@@ -556,20 +556,28 @@ func (g *Gates) Run(ctx context.Context, t Target) (*GateReport, error) {
 // and returns their evidence in the contract's order. The first error
 // cancels the runs still going and is returned once all have ended.
 //
-// The jobs of the next oracle are made and its trees exported while the
-// current ones run, and each oracle's jobs are removed while the next
-// runs: the directories and the exports are each run's own as before,
-// only no run waits for them. At most g.Jobs+1 oracles have jobs at any
-// time, from the making of the first to the end of the last's removal:
-// those running and the one made ahead. Every job is removed before
-// runAll returns.
+// With Jobs > 1, where oracles were asked to share the machine, the jobs
+// of the next oracle are made and its trees exported while the current
+// ones run, and each oracle's jobs are removed while the next runs: the
+// directories and the exports are each run's own as before, only no run
+// waits for them, and at most Jobs+1 oracles have jobs at any time. With
+// one at a time (the default) nothing is made ahead: an oracle's jobs
+// are made once the last one's are removed, so it has the machine to
+// itself, and no oracle runs while another's export waits on disk (where
+// the wall cannot hide the job directories, one could write into it).
+// Every job is removed before runAll returns.
 func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, base oid.ID) ([]*Evidence, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := max(g.Jobs, 1)
 	// held is taken before an oracle's jobs are made and given back once
-	// they are removed: it bounds the directories and exports on disk.
-	held := make(chan struct{}, jobs+1)
+	// they are removed: it bounds the directories and exports on disk,
+	// to the oracles running and, when they share the machine, one ahead.
+	ahead := 0
+	if jobs > 1 {
+		ahead = 1
+	}
+	held := make(chan struct{}, jobs+ahead)
 	var removing sync.WaitGroup
 	defer removing.Wait()
 	release := func(oj *oracleJobs) {

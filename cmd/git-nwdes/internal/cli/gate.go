@@ -63,9 +63,10 @@ a met verdict on a vacuous or unproven oracle is refused (GateVacuous,
 GateUnproven).
 
 With --jobs N, up to N oracles run at the same time, each still in its
-own export and its own job of the wall: ask for it only for oracles that
-do not need the machine to themselves (timing, load). The evidence and
-the output keep the contract's order.
+own export and its own job of the wall, the next one's made while they
+run: ask for it only for oracles that do not need the machine to
+themselves (timing, load). One at a time (the default), each oracle has
+it to itself. The evidence and the output keep the contract's order.
 
 EXAMPLES
    git nwdes gate run --feature greeting
