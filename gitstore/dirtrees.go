@@ -121,9 +121,10 @@ func decodedTreeCost(d dirEntries) int {
 }
 
 // treeEntries returns the entries of tree h, decoded once per store while
-// the cache keeps them.
+// the cache keeps them and the object database still has the tree (as
+// cachedEnvelope: a tree gone since is read, and found missing).
 func (s *Store) treeEntries(h oid.ID) (dirEntries, error) {
-	if d, ok := s.trees.get(h); ok {
+	if d, ok := s.trees.get(h); ok && s.stillHas(h) {
 		return d, nil
 	}
 	es, err := s.git.ReadTree(h)

@@ -232,14 +232,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 		// again.
 		env, decoded := (*envelope)(nil), false
 		if e.Name == "record.json" {
-			env, decoded = s.records.get(e.ID)
-		}
-		if decoded {
-			// Decoded before, but fsck judges the repository as it is
-			// now: the blob must still be there (a lookup, not a read).
-			if ok, err := s.git.Has(e.ID); err != nil || !ok {
-				decoded = false
-			}
+			env, decoded = s.cachedEnvelope(e.ID)
 		}
 		var blob []byte
 		if !decoded {

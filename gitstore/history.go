@@ -440,9 +440,12 @@ func (s *Store) alteredTrees(old, next oid.ID, dirs []string, alts []oid.ID) (st
 	// Trees are content-addressed, so what one comparison found is what
 	// any other of the same trees finds: a ledger's verification compares
 	// every commit with its parent, and CheckHistory, verifying the same
-	// commits on a first run, asks again.
+	// commits on a first run, asks again. The answer is reused only while
+	// both trees are still in the object database; their subtrees were
+	// read whole when it was found (fsck, which judges what is there now,
+	// reads every tree itself).
 	k := comparison{old: old, next: next, dirs: strings.Join(dirs, "\x00")}
-	if a, ok := s.compared.get(k); ok {
+	if a, ok := s.compared.get(k); ok && s.stillHas(old, next) {
 		return a.path, a.gone, nil
 	}
 	path, gone, err := s.compareTrees(old, next, dirs, nil)
@@ -733,4 +736,15 @@ func (s *Store) verifyIncoming(ref RefName, spec RefSpec, old []oid.ID, to oid.I
 		return first.refusal(fmt.Sprintf("%s as fetched from %s", ref, from))
 	}
 	return nil
+}
+
+// stillHas reports whether the object database has every one of ids now
+// (a lookup each, no read); an unreadable index counts as not.
+func (s *Store) stillHas(ids ...oid.ID) bool {
+	for _, id := range ids {
+		if there, err := s.git.Has(id); err != nil || !there {
+			return false
+		}
+	}
+	return true
 }

@@ -3,7 +3,9 @@ package gitstore_test
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -67,6 +69,78 @@ func TestARecordStagedByAnAbortedChangeIsNotReadLater(t *testing.T) {
 	}
 	if r, err := v.Get("notes/one"); err == nil {
 		t.Errorf("a record whose blob is missing read as %s v%d", r.Kind, r.V)
+	}
+	rep, err := s.Fsck()
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := false
+	for _, p := range rep.Problems {
+		named = named || strings.Contains(p.String(), blob)
+	}
+	if !named {
+		t.Errorf("fsck through the same store did not name the missing blob %s: %+v", blob, rep.Problems)
+	}
+}
+
+// A record this store decoded before, whose blob is gone since (pruned,
+// or damage), reads as missing and fsck names it: the store's caches
+// answer only while the object database still has what they hold.
+func TestARecordWhoseBlobWentSinceItWasReadIsMissing(t *testing.T) {
+	dir := gittest.Init(t, false)
+	rec, err := gitstore.NewRecord("test.note", 1, noteBody{Title: "gone", Tags: []string{}, N: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The record's blob written loose, where the test can remove it.
+	other := gittest.Init(t, false)
+	if _, err := openStore(t, other, gitstore.Options{}).Change(context.Background(), testRef, "put", func(tx gitstore.Edit) error {
+		return tx.Put("notes/one", rec)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	body := gittest.Git(t, other, "cat-file", "blob", string(testRef)+":notes/one/record.json")
+	hash := exec.Command("git", "-C", dir, "hash-object", "-w", "--stdin")
+	hash.Stdin = strings.NewReader(body)
+	out, err := hash.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := strings.TrimSpace(string(out))
+	mktree := func(in string) string {
+		cmd := exec.Command("git", "mktree")
+		cmd.Dir, cmd.Stdin = dir, strings.NewReader(in)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	one := mktree("100644 blob " + blob + "\trecord.json\n")
+	notes := mktree("040000 tree " + one + "\tone\n")
+	root := mktree("040000 tree " + notes + "\tnotes\n")
+	gittest.Git(t, dir, "update-ref", string(testRef), gittest.Git(t, dir, "commit-tree", root, "-m", "one record"))
+
+	s := openStore(t, dir, gitstore.Options{})
+	v, err := s.Records(testRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Get("notes/one"); err != nil {
+		t.Fatalf("the record before its blob went: %v", err)
+	}
+	if rep, err := s.Fsck(); err != nil || len(rep.Problems) != 0 {
+		t.Fatalf("fsck before the blob went: %+v, %v", rep, err)
+	}
+	if err := os.Remove(filepath.Join(dir, ".git", "objects", blob[:2], blob[2:])); err != nil {
+		t.Fatal(err)
+	}
+	v, err = s.Records(testRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := v.Get("notes/one"); err == nil {
+		t.Errorf("a record whose blob went read as %s v%d", r.Kind, r.V)
 	}
 	rep, err := s.Fsck()
 	if err != nil {

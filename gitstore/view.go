@@ -124,6 +124,19 @@ func ReadRecord(v View, path string) (*Record, error) {
 	return r, nil
 }
 
+// cachedEnvelope is the record this store decoded before from blob id,
+// while the object database still has the blob: a record is read from the
+// repository as it is now, and a blob gone since (pruned, damaged) is
+// missing, not the record it once held. Checking costs a lookup in the
+// pack indexes, not a read; where the lookup fails the blob is read again.
+func (s *Store) cachedEnvelope(id oid.ID) (*envelope, bool) {
+	env, ok := s.records.get(id)
+	if !ok || !s.stillHas(id) {
+		return nil, false
+	}
+	return env, true
+}
+
 // readEnvelope reads and decodes path's record.json. Through a Tx, one
 // this store has decoded before (the same blob: fsck checked it, say, and
 // now renders a note from it) is neither read nor checked again.
@@ -136,7 +149,7 @@ func readEnvelope(v View, path string) (*Record, error) {
 		if err != nil {
 			return nil, err
 		}
-		if env, ok := tx.s.records.get(e.ID); ok {
+		if env, ok := tx.s.cachedEnvelope(e.ID); ok {
 			return env.record(), nil
 		}
 		read = func() ([]byte, error) { return tx.readBlobAt(name, e) }

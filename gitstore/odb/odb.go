@@ -261,12 +261,18 @@ func (db *DB) lookup(h oid.ID, depth int) (plumbing.ObjectType, []byte, int, err
 }
 
 func (db *DB) has(h oid.ID) (bool, error) {
+	var skipped []error
 	for i := 0; ; i++ {
 		s, err := db.store(i)
 		if err != nil {
 			return false, err
 		}
 		if s == nil {
+			// As lookup: a broken index does not hide an object held
+			// elsewhere, and is the answer only when none has it.
+			if len(skipped) > 0 {
+				return false, fmt.Errorf("look up %s (skipped unreadable packs): %w", h, errors.Join(skipped...))
+			}
 			return false, nil
 		}
 		packs, err := s.packList()
@@ -274,7 +280,12 @@ func (db *DB) has(h oid.ID) (bool, error) {
 			return false, err
 		}
 		for _, p := range packs {
-			if _, ok, err := p.find(h); err == nil && ok {
+			_, ok, err := p.find(h)
+			if err != nil {
+				skipped = append(skipped, err)
+				continue
+			}
+			if ok {
 				return true, nil
 			}
 		}

@@ -458,6 +458,14 @@ func TestCorruptIdxDoesNotHideOtherObjects(t *testing.T) {
 	if !errors.Is(err, ErrNotFound) || !errors.Is(err, errors.ErrUnsupported) {
 		t.Fatalf("Read(missing) with bad pack = %v, want ErrNotFound naming the bad index", err)
 	}
+	// Has answers alike: present where another store has it, and for an
+	// object none has, the bad index, never a plain "absent".
+	if ok, err := db.Has(oid.MustParse(id)); !ok || err != nil {
+		t.Fatalf("Has(loose beside bad pack) = %v, %v", ok, err)
+	}
+	if ok, err := db.Has(rawID(1)); ok || !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("Has(missing) with bad pack = %v, %v; want the bad index as the error", ok, err)
+	}
 }
 
 // TestConcurrentRepack reads from one DB in several goroutines while git
