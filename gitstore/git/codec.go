@@ -45,8 +45,9 @@ type TreeEntry struct {
 	ID   oid.ID
 }
 
-// IsTree reports a directory entry.
-func (e TreeEntry) IsTree() bool { return e.Mode == ModeTree }
+// IsTree reports a directory entry: git's S_ISDIR, so a mode git only
+// warns about (40755) is a directory too.
+func (e TreeEntry) IsTree() bool { return e.Mode&0o170000 == ModeTree }
 
 // EncodeTree is the content of the tree holding entries, in git's order
 // (by name, a tree's name compared as if it ended in "/"; git fsck

@@ -14,6 +14,9 @@ import (
 func FuzzDecodeTreeAndCommit(f *testing.F) {
 	f.Add([]byte("100644 record.json\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13"))
 	f.Add([]byte("40000 a\x00"))
+	f.Add(treeBytes("40755 a", "100644 a.b")) // git fsck: treeNotSorted
+	f.Add(treeBytes("120000 .gitmodules"))    // git fsck: gitmodulesSymlink
+	f.Add(treeBytes("100644 a.b", "40755 a"))
 	f.Add([]byte("tree 0123456789abcdef0123456789abcdef01234567\nparent 0123456789abcdef0123456789abcdef01234567\nauthor a <a> 1 +0000\ncommitter a <a> 1 +0000\n\nmsg\n"))
 	f.Add([]byte("tree zz\n"))
 	ids := []oid.ID{oid.MustParse(strings.Repeat("1", 40)), oid.MustParse(strings.Repeat("2", 64))}

@@ -426,7 +426,10 @@ const (
 	modeBlob = 0o100644
 )
 
-func (e treeEntry) isTree() bool { return e.mode == modeTree }
+// isTree is git's S_ISDIR on the entry's mode: a tree written with a mode
+// git only warns about (40755, say) is still a directory, for its order
+// and for what a reader sees, as it is for git.
+func (e treeEntry) isTree() bool { return e.mode&0o170000 == modeTree }
 
 // encodeTree writes entries in git's order: by name, with a tree's name
 // compared as if it ended in "/". git fsck --strict checks this order.
@@ -498,6 +501,11 @@ func decodeTree(h oid.ID, raw []byte) ([]TreeEntry, error) {
 			case c < 0:
 				return nil, badTree(h, fmt.Sprintf("is not sorted as git sorts trees: %q comes after %q (git fsck: treeNotSorted)", name, prev.Name))
 			}
+		}
+		// git's own check also knows the HFS+ and NTFS spellings of
+		// the name; this one knows it in any case.
+		if mode&0o170000 == 0o120000 && strings.EqualFold(name, ".gitmodules") {
+			return nil, badTree(h, "has .gitmodules as a symbolic link (git fsck: gitmodulesSymlink)")
 		}
 		if e.IsTree() && fileNamed(out, name) {
 			return nil, badTree(h, fmt.Sprintf("names %q twice, as a file and as a directory (git fsck: duplicateEntries)", name))
