@@ -141,7 +141,7 @@ func (o *objects) reapLocked() {
 	o.graveyard = keep
 }
 
-// read returns an object's type and content.
+// has reports whether the object database holds h (Repo.Has).
 func (o *objects) has(h oid.ID) (bool, error) {
 	db, release, err := o.acquire()
 	if err != nil {
@@ -151,6 +151,7 @@ func (o *objects) has(h oid.ID) (bool, error) {
 	return db.Has(h)
 }
 
+// read returns an object's type and content.
 func (o *objects) read(h oid.ID) (plumbing.ObjectType, []byte, error) {
 	db, release, err := o.acquire()
 	if err != nil {

@@ -598,7 +598,9 @@ func (r *Refs) removePacked(name RefName) error {
 	if err != nil {
 		return fmt.Errorf("read packed-refs: %w", err)
 	}
-	if !bytes.Contains(b, []byte(" "+string(name)+"\n")) {
+	// A cheap look before the line-by-line one below, which also finds
+	// the ref on a last line with no newline (git reads that file too).
+	if !bytes.Contains(b, []byte(" "+string(name))) {
 		return nil
 	}
 	var out bytes.Buffer

@@ -119,3 +119,26 @@ func TestRefNamesAreValidated(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A packed ref on a last line with no newline (git reads such a file) is
+// deleted like any other: the delete once looked for "name\n" only,
+// reported success and left the ref in place.
+func TestDeleteAPackedRefOnAnUnterminatedLastLine(t *testing.T) {
+	const ref = git.RefName("refs/nwdes/last")
+	dir := gittest.Init(t, false)
+	a := gittest.Git(t, dir, "rev-parse", "HEAD")
+	packed := filepath.Join(dir, ".git", "packed-refs")
+	if err := os.WriteFile(packed, []byte("# pack-refs with: peeled fully-peeled sorted \n"+a+" "+string(ref)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refs := git.NewRefs(filepath.Join(dir, ".git"))
+	if h, err := refs.Read(ref); err != nil || h.String() != a {
+		t.Fatalf("before: %v, %v", h, err)
+	}
+	if err := refs.CompareAndSwap(ref, oid.MustParse(a), zero); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := refs.Read(ref); err != nil || !h.IsZero() {
+		t.Fatalf("after the delete: %v, %v; want gone", h, err)
+	}
+}

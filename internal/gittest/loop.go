@@ -114,22 +114,24 @@ func (w *tailWriter) Write(p []byte) (int, error) {
 }
 
 // Rounds bounds a race against a Looping: at least Min rounds, and on
-// until git has ended Runs runs (so that the rounds overlapped many of
-// them), but never more than Max rounds.
+// until git has ended Runs runs that succeeded (so that the rounds
+// overlapped many of them), but never more than Max rounds.
 type Rounds struct{ Min, Runs, Max int }
 
 // Race calls round(0), round(1), … while the loop runs, as r bounds them.
-// Then it stops the loop, logs the counts, and fails the test if git ran
-// fewer than r.Runs times: the race was not run.
+// Then it stops the loop, logs the counts, and fails the test if git
+// succeeded fewer than r.Runs times: a git that failed every run raced
+// nothing, and the race was not run.
 func (l *Looping) Race(r Rounds, round func(i int)) {
 	l.t.Helper()
+	ok := func() int { return l.Runs() - int(l.failed.Load()) }
 	i := 0
-	for ; i < r.Max && (i < r.Min || l.Runs() < r.Runs); i++ {
+	for ; i < r.Max && (i < r.Min || ok() < r.Runs); i++ {
 		round(i)
 	}
-	n, _ := l.Stop()
-	l.t.Logf("%d rounds beside %d runs of git %v", i, n, l.args)
-	if n < r.Runs {
-		l.t.Errorf("git %v ran %d times in %d rounds, want at least %d: the race was not run", l.args, n, i, r.Runs)
+	n, failed := l.Stop()
+	l.t.Logf("%d rounds beside %d runs of git %v (%d failed)", i, n, l.args, failed)
+	if n-failed < r.Runs {
+		l.t.Errorf("git %v succeeded %d times of %d in %d rounds, want at least %d: the race was not run", l.args, n-failed, n, i, r.Runs)
 	}
 }
