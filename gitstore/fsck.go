@@ -143,7 +143,7 @@ func (s *Store) fsckRef(rep *FsckReport, ref RefName, tip oid.ID, seen fsckSeen)
 		if h == tip && spec.CheckNote != nil {
 			at.checkNote = spec.CheckNote(s)
 		}
-		if k := (fsckKey{ref: ref, id: c.Tree}); !seen[k] {
+		if k := (fsckKey{ref: ref, id: c.Tree, tree: true}); !seen[k] {
 			seen[k] = true
 			s.fsckTree(rep, spec, ref, h, c.Tree, "", seen, at)
 		}
@@ -176,11 +176,14 @@ type fsckSeen map[fsckKey]bool
 
 // fsckKey names the path as its directory and its name ("" and "" for a
 // commit's tree, "" and the name at the top), so that a key costs no
-// string built for it.
+// string built for it, and whether the entry says tree: one id at one
+// path named once as a tree and once as a file is two things to check
+// (one of them is damage).
 type fsckKey struct {
 	ref       RefName
 	dir, name string
 	id        oid.ID
+	tree      bool
 	carried   bool
 }
 
@@ -201,7 +204,7 @@ func (s *Store) fsckTree(rep *FsckReport, spec RefSpec, ref RefName, commit, tre
 		return
 	}
 	for _, e := range es {
-		k := fsckKey{ref: ref, dir: dir, name: e.Name, id: e.ID}
+		k := fsckKey{ref: ref, dir: dir, name: e.Name, id: e.ID, tree: e.IsTree()}
 		if e.IsTree() {
 			if spec.Layout != nil && e.Name == recordTreeDir && hasEntry(es, "record.json") {
 				// A tree a record carries holds files of any name: only

@@ -2,6 +2,7 @@ package gitstore_test
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"os"
 	"os/exec"
@@ -152,5 +153,60 @@ func TestARecordWhoseBlobWentSinceItWasReadIsMissing(t *testing.T) {
 	}
 	if !named {
 		t.Errorf("fsck through the same store did not name the missing blob %s: %+v", blob, rep.Problems)
+	}
+}
+
+// One id at one path, named a tree at the tip and a file in an older
+// commit, is checked twice: the older entry is damage (a tree where a file
+// is named), and fsck once skipped it as already seen.
+func TestFsckChecksAPathNamedOnceAsATreeAndOnceAsAFile(t *testing.T) {
+	dir := gittest.Init(t, false)
+	s := openStore(t, dir, gitstore.Options{})
+	rec, err := gitstore.NewRecord("test.note", 1, noteBody{Title: "t", Tags: []string{}, N: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip, err := s.Change(context.Background(), testRef, "put", func(tx gitstore.Edit) error { return tx.Put("notes/one", rec) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := gittest.Git(t, dir, "rev-parse", tip.String()+":notes/one")
+	mktree := func(in string) string {
+		cmd := exec.Command("git", "mktree")
+		cmd.Dir, cmd.Stdin = dir, strings.NewReader(in)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	// An older commit whose notes/one is a file holding the tree's id
+	// (written literally: git mktree checks the entry's type).
+	raw, err := hex.DecodeString(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lit := exec.Command("git", "hash-object", "--literally", "-w", "-t", "tree", "--stdin")
+	lit.Dir, lit.Stdin = dir, strings.NewReader("100644 one\x00"+string(raw))
+	out, err := lit.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.TrimSpace(string(out))
+	root := mktree("040000 tree " + notes + "\tnotes\n")
+	older := gittest.Git(t, dir, "commit-tree", root, "-m", "a tree named as a file")
+	top := gittest.Git(t, dir, "commit-tree", tip.String()+"^{tree}", "-p", older, "-m", "the record")
+	gittest.Git(t, dir, "update-ref", string(testRef), top)
+
+	rep, err := openStore(t, dir, gitstore.Options{}).Fsck()
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := false
+	for _, p := range rep.Problems {
+		named = named || p.Commit == older
+	}
+	if !named {
+		t.Errorf("fsck named nothing in %s, whose notes/one is a tree named as a file: %+v", older[:12], rep.Problems)
 	}
 }
