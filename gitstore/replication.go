@@ -314,11 +314,11 @@ func Diverged(ref RefName, ours, theirs oid.ID) error {
 }
 
 // Prepare writes the commit of fn's edits of ref on base (zero: on
-// nothing) as Update would, without moving any ref: a commit for a
+// nothing) as Change would, without moving any ref: a commit for a
 // compare-and-swap on a remote (gitstore/remote's SwapRemote). Its objects
 // are staged (git.Repo.Stage) for git.Repo.Publish or MoveRef. Zero when
 // fn staged nothing.
-func (s *Store) Prepare(ref RefName, base oid.ID, message string, fn func(*Tx) error) (oid.ID, error) {
+func (s *Store) Prepare(ref RefName, base oid.ID, message string, fn func(Edit) error) (oid.ID, error) {
 	if err := ref.Validate(); err != nil {
 		return oid.Zero, err
 	}
@@ -326,5 +326,5 @@ func (s *Store) Prepare(ref RefName, base oid.ID, message string, fn func(*Tx) e
 	if err != nil {
 		return oid.Zero, err
 	}
-	return s.prepare(ref, spec, base, message, fn)
+	return s.prepare(ref, spec, base, message, func(tx *Tx) error { return fn(tx) })
 }

@@ -63,8 +63,10 @@ var (
 // The Store's methods of its roles that speak View and Edit. Inside the
 // package they are built on the concrete *Tx, which only the git store can
 // make; outside it every reader and writer takes and returns the
-// interfaces, so that a consumer written against the roles runs on any
-// implementation, and there is one name for each way to read or write.
+// interfaces (Prepare, the replication layer's, included), so that a
+// consumer written against the roles runs on any implementation. Commit
+// content has shortcuts beside Files (ReadFile, Walk) that a CommitReader
+// offers without a View.
 
 // Records is a read-only view of the records of ref at its current tip.
 func (s *Store) Records(ref RefName) (View, error) { return asView(s.view(ref)) }

@@ -57,7 +57,7 @@ func (s *Replicator) swapRemote(ctx context.Context, remote string, ref gitstore
 	}
 	var next oid.ID
 	if !del {
-		if next, err = s.Prepare(ref, old, message, func(tx *gitstore.Tx) error { return fn(tx) }); err != nil {
+		if next, err = s.Prepare(ref, old, message, fn); err != nil {
 			return oid.Zero, err
 		}
 		if next.IsZero() {
