@@ -3,6 +3,7 @@ package gitstore
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -62,6 +63,11 @@ func FuzzCanonicalFastPathAgrees(f *testing.F) {
 		"\"\u2028\u2029\x7f\"",
 		`[01]`, `[1,]`, `{"a":1,}`, `tru`, `nulll`, `1 2`, `{"a" 1}`, `[[[[[]]]]]`,
 		`{"\/":"\/","\u0041":"\b\f"}`,
+		// Each refusal of the fast path: literals, numbers, strings cut
+		// short, objects cut at each step, and one nesting too deep.
+		`false`, `[true,false,null]`, `-`, `1.`, `1e`, `-01`, `"ab`, `"é`, `{"a`, `{"a":}`, `{"a":1`, `{"a":1 "b":2}`,
+		strings.Repeat("[", canonMaxDepth+1) + strings.Repeat("]", canonMaxDepth+1),
+		strings.Repeat("[", canonMaxDepth) + strings.Repeat("]", canonMaxDepth),
 	} {
 		f.Add([]byte(s))
 	}
@@ -74,7 +80,7 @@ func FuzzCanonicalFastPathAgrees(f *testing.F) {
 		if fastOK && (err != nil || !bytes.Equal(fast, slow)) {
 			t.Fatalf("%q: fast path %q, tokens %q, %v", raw, fast, slow, err)
 		}
-		if !fastOK && err == nil && len(raw) <= canonMaxDepth {
+		if !fastOK && err == nil && nesting(raw) <= canonMaxDepth {
 			t.Fatalf("%q: the tokens give %q, the fast path does not take it", raw, slow)
 		}
 	})
@@ -98,4 +104,27 @@ func FuzzAppendString(f *testing.F) {
 			t.Fatalf("appendString(%q) = %q, the encoder writes %q", s, got, want)
 		}
 	})
+}
+
+// nesting is how deep raw's arrays and objects nest, outside strings.
+func nesting(raw []byte) int {
+	depth, most, inString, escaped := 0, 0, false, false
+	for _, c := range raw {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case inString:
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			most = max(most, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return most
 }
