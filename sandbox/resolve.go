@@ -55,6 +55,13 @@ func resolve(p string, seen *[]pathName) (string, error) {
 			return "", err
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
+			if !fi.IsDir() && strings.Trim(rest, "/") != "" {
+				// As the kernel and EvalSymlinks: a file is no
+				// directory to go on through (file/../a included).
+				// "file/" cannot be read while it stays a file.
+				*seen = append(*seen, pathName{path: next + "/"})
+				return "", &fs.PathError{Op: "resolve", Path: p, Err: unix.ENOTDIR}
+			}
 			done = next
 			continue
 		}

@@ -17,7 +17,7 @@ func TestResolveAnswersAsEvalSymlinksAndNamesTheLinksItFollowed(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "file"), nil, 0o644)
 	for link, target := range map[string]string{
 		"rel": "a", "abs": filepath.Join(dir, "b"), "chain": "rel", "up": "b/deep/../deep",
-		"dangling": "nowhere", "loop1": "loop2", "loop2": "loop1", "b/deep/parent": "..",
+		"dangling": "nowhere", "loop1": "loop2", "loop2": "loop1", "b/deep/parent": "..", "fileup": "file/../a",
 	} {
 		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
 			t.Fatal(err)
@@ -28,7 +28,7 @@ func TestResolveAnswersAsEvalSymlinksAndNamesTheLinksItFollowed(t *testing.T) {
 		links int // links named in seen, and one more for a name not read
 	}{
 		{"a/bin", 0}, {"rel/bin", 1}, {"abs/deep/bin", 1}, {"chain/bin", 2}, {"up/bin", 1},
-		{"b/deep/parent/deep/bin", 1}, {"dangling/bin", 2}, {"loop1", maxLinks}, {"file/bin", 1}, {"missing/bin", 1},
+		{"b/deep/parent/deep/bin", 1}, {"dangling/bin", 2}, {"loop1", maxLinks}, {"file/bin", 1}, {"missing/bin", 1}, {"fileup/bin", 2},
 	} {
 		t.Run(c.path, func(t *testing.T) {
 			p := filepath.Join(dir, c.path)
