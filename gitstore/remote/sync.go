@@ -131,7 +131,10 @@ func (s *Replicator) SetupRemote(ctx context.Context, remote string, o gitstore.
 	if err := s.checkRemote(ctx, remote, o); err != nil {
 		return nil, err
 	}
-	have, err := s.GitConfig(ctx, "remote."+remote+".fetch", o)
+	// Asked of git, not of the configuration the store read at its
+	// start (GitConfig): this writes the same key, and a second setup
+	// through one store must see the first one's specs.
+	have, err := s.Git().Config(ctx, "remote."+remote+".fetch", o.Run())
 	if err != nil {
 		return nil, err
 	}

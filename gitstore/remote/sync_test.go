@@ -13,6 +13,7 @@ import (
 	"github.com/nwdes/nwdes/gitstore/oid"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/gitrepo"
 	"github.com/nwdes/nwdes/gitstore/remote"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/refusal"
@@ -366,6 +367,34 @@ func TestNotesBothSidesChangedKeepBothTexts(t *testing.T) {
 		if r.Action != gitstore.SyncUpToDate {
 			t.Fatalf("a second fetch moved %s: %s", r.Ref, r.Action)
 		}
+	}
+}
+
+// A store that answers git config from the configuration read when it
+// was opened (Options.Config, as the CLI opens it) still adds each spec
+// once: the second setup sees what the first wrote.
+func TestSetupRemoteThroughAStoreWithTheConfigReadAtOpenAddsEachSpecOnce(t *testing.T) {
+	w := newSyncWorld(t)
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "c")
+	gittest.Git(t, filepath.Dir(dir), "clone", "-q", w.remote, dir)
+	loc, err := gitrepo.Discover(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := gitrepo.ReadConfig(loc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := openStore(t, dir, gitstore.Options{Config: cfg})
+	if res, err := a.SetupRemote(ctx, "origin", w.opts()); err != nil || len(res.Added) != 2 {
+		t.Fatalf("first setup: %+v %v", res, err)
+	}
+	if res, err := a.SetupRemote(ctx, "origin", w.opts()); err != nil || len(res.Added) != 0 || len(res.Present) != 2 {
+		t.Fatalf("second setup through the same store: %+v %v", res, err)
+	}
+	if out := gittest.Git(t, dir, "config", "--get-all", "remote.origin.fetch"); strings.Count(out, "+refs/nwdes/*:") != 1 {
+		t.Fatalf("remote.origin.fetch holds the nwdes spec more than once:\n%s", out)
 	}
 }
 
