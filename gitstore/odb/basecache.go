@@ -8,7 +8,8 @@ import (
 
 // defaultBaseCacheBytes bounds the objects a DB keeps resolved. git keeps
 // 96 MiB (core.deltaBaseCacheLimit); nwdes's objects are records and the
-// trees holding them, so a third of that holds every base of a long walk.
+// trees holding them, small beside a source tree's blobs, so a third of
+// that is the bound chosen (not measured against other bounds).
 const defaultBaseCacheBytes = 32 << 20
 
 // baseEntryOverhead is what an entry costs beyond its bytes (the map slot,

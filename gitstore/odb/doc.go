@@ -19,8 +19,9 @@
 // verification) reads the versions of one tree or record along a history,
 // which a pack stores as one delta chain. A DB keeps the objects it
 // resolves from packs, bounded in bytes and least recently used first, as
-// git's delta_base_cache does, so each link of a chain is inflated and
-// patched once rather than once per object read through it. What a read
+// git's delta_base_cache does, so a link of a chain still cached is not
+// inflated and patched again for the next object read through it
+// (BenchmarkLedgerVerify went from 22.7x to 8.3x git's reads with it). What a read
 // returns is always the caller's own copy. A DB opened with OpenIsolated
 // keeps nothing: its bounds apply to each read whole.
 //
