@@ -210,7 +210,7 @@ func FindResult(jobDir string) ([]byte, error) {
 		return nil, fmt.Errorf("read the report %s: %w", p, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s): %w", p, fi.Mode().Type(), ErrNoResult)
+		return nil, fmt.Errorf("%s is not a regular file (a %s): %w", p, fileKind(fi.Mode()), ErrNoResult)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxResultSize+1))
 	if err != nil {

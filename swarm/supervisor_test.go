@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -392,6 +393,9 @@ func TestAJobThatWritesItsOwnExitRecordIsCaughtAndARewriteLater(t *testing.T) {
 	jobs, _ := swarm.Jobs(st)
 	if len(jobs) != 1 || len(jobs[0].Forged) == 0 || jobs[0].Result != "refused" {
 		t.Fatalf("a job that wrote exit.json: %+v", jobs)
+	}
+	if !slices.Contains(jobs[0].Forged, "exit.json was already there (a regular file the job wrote)") {
+		t.Errorf("forged: %q; want what the job left named for a person", jobs[0].Forged)
 	}
 	if why := swarm.VerifyExit(&jobs[0]); why != "" {
 		t.Fatalf("the supervisor's exit record: %s", why)
