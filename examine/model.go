@@ -109,7 +109,7 @@ var (
 
 // ValidFeature refuses feature names that cannot be a path component.
 func ValidFeature(f string) error {
-	if !names.Valid(f, 100) || strings.Contains(f, "..") {
+	if !names.Component(f, 100) {
 		return refusal.New(refusal.MissingFact, "name the feature with letters, digits, '.', '_' and '-' (--feature NAME)",
 			"feature name %q is not valid", f)
 	}

@@ -47,7 +47,7 @@ func Register(r *gitstore.Registry) error {
 
 // Ref is the ref of ledger name, or a refusal of a name git could not hold.
 func Ref(name string) (gitstore.RefName, error) {
-	if !names.Valid(name, 100) || strings.Contains(name, "..") || strings.HasSuffix(name, ".lock") {
+	if !names.Component(name, 100) || strings.HasSuffix(name, ".lock") {
 		return "", refusal.New(refusal.RefNameInvalid, "name the ledger with letters, digits, '.', '_' and '-'",
 			"%q is not a ledger name", name)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/nwdes/nwdes/internal/names"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -236,7 +237,7 @@ func contractProblems(c *Card, line string) []string {
 		return []string{fmt.Sprintf("%s is not `%s`", q, ContractForm)}
 	}
 	var p []string
-	if validLabel(label, 100) {
+	if names.Component(label, 100) {
 		c.Label = label
 	} else {
 		p = append(p, fmt.Sprintf("the label %s does not match %s without \"..\" (single spaces only)", strconv.Quote(text.Truncate(label, 120)), LabelPattern))

@@ -165,7 +165,7 @@ func parseTest(v string) (*TestRef, string) {
 }
 
 func validFeature(f string) bool {
-	return names.Valid(f, 100) && !strings.Contains(f, "..")
+	return names.Component(f, 100)
 }
 
 // Kind says what a card's job does.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nwdes/nwdes/gitstore"
@@ -65,7 +64,7 @@ func dropFrom(path string, rec *gitstore.Record) (*Drop, error) {
 }
 
 func validCard(label string) bool {
-	return names.Valid(label, maxLabel) && !strings.Contains(label, "..")
+	return names.Component(label, maxLabel)
 }
 
 // Control is what the control ref says of cards besides stop records:

@@ -577,7 +577,7 @@ func stopFrom(path string, rec *gitstore.Record) (*Stop, error) {
 
 // SetStop writes a stop record for card ("all" for every card).
 func SetStop(ctx context.Context, st gitstore.RecordWriter, s Stop) error {
-	if s.Card != "all" && (!names.Valid(s.Card, maxLabel) || strings.Contains(s.Card, "..")) {
+	if s.Card != "all" && !names.Component(s.Card, maxLabel) {
 		return refusal.New(refusal.CardInvalid, "name a card label, or --all", "%q is not a card label", s.Card)
 	}
 	rec, err := gitstore.NewRecord(KindStop, 1, s)

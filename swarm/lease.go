@@ -140,7 +140,7 @@ const maxLabel = 100
 
 func (l *Lease) validate(path string) error {
 	switch {
-	case !names.Valid(l.Label, maxLabel) || strings.Contains(l.Label, ".."):
+	case !names.Component(l.Label, maxLabel):
 		return malformed(path, "label %q is not a card label", l.Label)
 	case l.Nonce == "" || l.Attest == "" || l.Attempt < 1:
 		return malformed(path, "a lease needs a nonce, an attestation hash and an attempt")

@@ -60,7 +60,7 @@ func Reap(ctx context.Context, st gitstore.RecordReader, book Book, jobsDir stri
 	}
 	for _, l := range labels {
 		ldir := filepath.Join(jobsDir, l.Name())
-		if !l.IsDir() || !names.Valid(l.Name(), maxLabel) || strings.Contains(l.Name(), "..") {
+		if !l.IsDir() || !names.Component(l.Name(), maxLabel) {
 			out.Kept = append(out.Kept, ldir+" (not a card's directory)")
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/nwdes/nwdes/internal/lazyre"
+	"github.com/nwdes/nwdes/internal/names"
 	"github.com/nwdes/nwdes/internal/text"
 	"github.com/nwdes/nwdes/refusal"
 )
@@ -414,26 +415,10 @@ func (w *Worker) Validate() error {
 }
 
 func nameProblems(s string) []string {
-	if !validLabel(s, 64) {
+	if !names.Component(s, 64) {
 		return []string{fmt.Sprintf("name: %s does not match %s without \"..\"", strconv.Quote(s), NamePattern)}
 	}
 	return nil
-}
-
-// validLabel reports whether s matches [A-Za-z0-9][A-Za-z0-9._-]{0,max-1}
-// and holds no "..".
-func validLabel(s string, max int) bool {
-	if s == "" || len(s) > max || strings.Contains(s, "..") {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
-			return false
-		}
-	}
-	return true
 }
 
 func hasControl(s string) bool { return strings.IndexFunc(s, unicode.IsControl) >= 0 }

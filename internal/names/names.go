@@ -8,8 +8,8 @@ package names
 
 // Valid reports whether s is 1 to max bytes long, every byte an ASCII
 // letter, digit, '.', '_' or '-', the first a letter or a digit: what
-// ^[A-Za-z0-9][A-Za-z0-9._-]{0,max-1}$ matches. Rules on top of it (no
-// "..", no ".lock" suffix) stay with their callers.
+// ^[A-Za-z0-9][A-Za-z0-9._-]{0,max-1}$ matches. Rules on top of it (a
+// ".lock" suffix) stay with their callers.
 func Valid(s string, max int) bool {
 	if len(s) == 0 || len(s) > max || !alnum(s[0]) {
 		return false
@@ -20,6 +20,22 @@ func Valid(s string, max int) bool {
 		}
 	}
 	return true
+}
+
+// Component is Valid with no ".." in s: a name that becomes one component
+// of a ref or a path (a label, a feature), where ".." is refused by git
+// and would climb out of a directory.
+func Component(s string, max int) bool {
+	return Valid(s, max) && !containsDotDot(s)
+}
+
+func containsDotDot(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == '.' && s[i+1] == '.' {
+			return true
+		}
+	}
+	return false
 }
 
 func alnum(c byte) bool {

@@ -44,3 +44,11 @@ func BenchmarkValid(b *testing.B) {
 		Valid("greet-the-world.v2", 100)
 	}
 }
+
+func TestComponentIsValidWithoutTwoDots(t *testing.T) {
+	for s, want := range map[string]bool{"a": true, "a.b": true, "a..b": false, "a.": true, "a..": false, "..": false, ".a": false, "a_-.9": true} {
+		if got := Component(s, 10); got != want {
+			t.Errorf("Component(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
