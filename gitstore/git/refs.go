@@ -82,6 +82,13 @@ type Refs struct {
 	Durable bool
 	// Now is the clock used for lock ages.
 	Now func() time.Time
+
+	// Test hooks at the two instants a concurrent git pack-refs --prune
+	// could make a ref vanish from a scan or come back after a delete:
+	// between the walk of the loose files and the read of packed-refs,
+	// and between a delete's rewrite of packed-refs and the removal of the
+	// loose file. Nil outside tests (export_test.go sets them).
+	betweenScans, beforeLooseRemove func()
 }
 
 // NewRefs returns the ref mover for a common git directory, of the object
@@ -282,6 +289,9 @@ func (r *Refs) scan(prefix string) (*refScan, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list refs under %s: %w", prefix, err)
+	}
+	if r.betweenScans != nil {
+		r.betweenScans()
 	}
 	f, err := os.Open(filepath.Join(r.dir, "packed-refs"))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -570,6 +580,9 @@ func (r *Refs) deleteLocked(name RefName, lock *refLock) error {
 		// packed-refs no longer names the ref: the loose file must go
 		// too, or the delete would be half done.
 		notDurable = err
+	}
+	if r.beforeLooseRemove != nil {
+		r.beforeLooseRemove()
 	}
 	err = os.Remove(lock.target)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -1,7 +1,10 @@
 package git_test
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"maps"
 	"path/filepath"
 	"strings"
@@ -145,5 +148,94 @@ func freshIDs(t *testing.T, dir string) func() oid.ID {
 		id := ids[0]
 		ids = ids[1:]
 		return id
+	}
+}
+
+// TestListAcrossAPackRefsBetweenItsReads runs git pack-refs --all --prune
+// at the one instant where the order of List's two reads matters: after
+// the loose files were walked and before packed-refs is read. Every ref
+// moves from its loose file into packed-refs there, and List must still
+// give each with the value it held. Read in the other order (packed-refs
+// first) the refs are in neither read. The race tests above find this by
+// chance; this one at the instant, every run.
+func TestListAcrossAPackRefsBetweenItsReads(t *testing.T) {
+	dir := gittest.Init(t, false)
+	fresh := freshIDs(t, dir)
+	refs := git.NewRefs(filepath.Join(dir, ".git"))
+	want := map[git.RefName]oid.ID{}
+	for _, name := range []git.RefName{"refs/nwdes-local/swarm/leases/card", "refs/nwdes-local/x/y/deep"} {
+		old := fresh()
+		if err := refs.CompareAndSwap(name, zero, old); err != nil {
+			t.Fatal(err)
+		}
+		// packed with an older value, loose with the newer one
+		gittest.Git(t, dir, "pack-refs", "--all", "--no-prune")
+		want[name] = fresh()
+		if err := refs.CompareAndSwap(name, old, want[name]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	packed := false
+	refs.SetRaceHooks(func() {
+		gittest.Git(t, dir, "pack-refs", "--all", "--prune")
+		packed = true
+	}, nil)
+	got, err := refs.List("refs/nwdes-local/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !packed {
+		t.Fatal("List did not call the hook between its reads")
+	}
+	for name := range want {
+		if _, err := os.Lstat(filepath.Join(dir, ".git", filepath.FromSlash(string(name)))); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("pack-refs --prune left the loose file of %s (%v): the test raced nothing", name, err)
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("List across a pack-refs gave %v, want %v", got, want)
+	}
+}
+
+// TestDeleteHoldsPackedRefsUntilTheLooseFileIsGone runs git pack-refs
+// --all --prune at the instant a delete has dropped the ref from
+// packed-refs and not yet removed its loose file. The delete still holds
+// packed-refs.lock then, so pack-refs must fail to take it; had the
+// delete released it (by renaming the lock over packed-refs, as it once
+// did), pack-refs would pack the loose value and the deleted ref (a
+// released lease) would come back.
+func TestDeleteHoldsPackedRefsUntilTheLooseFileIsGone(t *testing.T) {
+	dir := gittest.Init(t, false)
+	fresh := freshIDs(t, dir)
+	refs := git.NewRefs(filepath.Join(dir, ".git"))
+	const name git.RefName = "refs/nwdes-local/swarm/leases/card"
+	a, b := fresh(), fresh()
+	if err := refs.CompareAndSwap(name, zero, a); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "pack-refs", "--all", "--no-prune")
+	if err := refs.CompareAndSwap(name, a, b); err != nil {
+		t.Fatal(err)
+	}
+	var packErr error
+	called := false
+	refs.SetRaceHooks(nil, func() {
+		called = true
+		_, packErr = gittest.Pipe(dir, nil, "-c", "core.packedRefsTimeout=0", "pack-refs", "--all", "--prune")
+	})
+	if err := refs.CompareAndSwap(name, b, zero); err != nil {
+		t.Fatal(err)
+	}
+	if !called {
+		t.Fatal("the delete did not call the hook before removing the loose file")
+	}
+	if packErr == nil {
+		t.Error("git pack-refs took packed-refs.lock while a delete held it")
+	}
+	if out := gittest.Git(t, dir, "for-each-ref", string(name)); out != "" {
+		t.Fatalf("the deleted ref came back: %s", out)
+	}
+	if got, err := refs.Read(name); err != nil || !got.IsZero() {
+		t.Fatalf("Read after the delete: %v, %v; want no ref", got, err)
 	}
 }
