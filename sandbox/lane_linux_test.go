@@ -1,0 +1,178 @@
+package sandbox_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/nwdes/nwdes/sandbox"
+)
+
+// mqOpen is a perl line that calls mq_open(2) on "nwdes-q" with flags
+// (no C library wrapper is needed, nor any program outside the roots).
+func mqOpen(flags string) string {
+	return `perl -MPOSIX -e 'my $n = {x86_64 => 240, aarch64 => 180}->{(POSIX::uname())[4]} or die "arch"; my $q = "nwdes-q"; my $r = syscall($n, $q, ` + flags + `, 0600, 0); print $r >= 0 ? "mq found\n" : "mq none\n"'`
+}
+
+// helperStart is a shell line printing when the job's pid 1, its helper,
+// started (clock ticks since boot): two jobs that print the same ran in
+// one helper.
+const helperStart = `echo helper $(sed 's/.*) //' /proc/1/stat | cut -d' ' -f20)`
+
+func requireLanes(t *testing.T) {
+	t.Helper()
+	requireWall(t)
+	if abi, err := ll.LandlockGetABIVersion(); err != nil || abi < 6 {
+		t.Skip("a lane shares its helper only where Landlock scopes signals (ABI 6)")
+	}
+}
+
+func laneRun(t *testing.T, l *sandbox.Lane, j *sandbox.Job, c sandbox.Command, line string) sandbox.Result {
+	t.Helper()
+	c.Args = sandbox.Shell(line)
+	res, err := l.Run(context.Background(), j, c)
+	if err != nil {
+		t.Fatalf("run %q: %v", line, err)
+	}
+	return res
+}
+
+func field(out, name string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func TestAJobOfALaneLeavesNothingToTheNext(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	defer lane.Close()
+	first, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	// Made ahead: the next job's directory is on disk while the first runs.
+	next, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	mark := sleeperMark()
+	c := sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}
+	res := laneRun(t, lane, first, c, helperStart+`
+		setsid sh -c '(sleep `+mark+`.25 &) ; sleep `+mark+`.5 &' ; sleep `+mark+`.75 &
+		echo left > $TMPDIR/left; echo left > $HOME/left; echo left > left
+		(echo left > /tmp/left; echo left > `+next.Work+`/left; echo left > /proc/1/root`+next.Work+`/left) 2>/dev/null
+		ipcmk -Q >/dev/null && ipcmk -M 4096 >/dev/null && ipcmk -S 1 >/dev/null && echo sysv made
+		`+mqOpen("0100|02")+` # the wall refuses it (EACCES) with a helper of its own too
+		ipcs -q -m -s | grep -c '^0x'`)
+	out := string(res.Stdout.Tail)
+	if res.End != sandbox.EndExit || res.Survivors != 0 || !strings.Contains(out, "sysv made\n") || !strings.HasSuffix(out, "\n3\n") {
+		t.Fatalf("the first job: end %s survivors %d\n%s%s", res.End, res.Survivors, out, res.Stderr.Tail)
+	}
+	if pids := processesNamed("sleep " + mark); len(pids) > 0 {
+		t.Fatalf("sleepers %v outlived the first job", pids)
+	}
+	if exists(filepath.Join(next.Work, "left")) {
+		t.Fatal("the first job wrote into the next job's directory")
+	}
+	res = laneRun(t, lane, next, c, helperStart+`
+		ls -A $TMPDIR $HOME . 2>&1
+		for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline; echo; done
+		echo sysv $(ipcs -q -m -s | grep -c '^0x')
+		`+mqOpen("0"))
+	out2 := string(res.Stdout.Tail) + string(res.Stderr.Tail)
+	if res.End != sandbox.EndExit || res.Survivors != 0 {
+		t.Fatalf("the next job: end %s survivors %d\n%s", res.End, res.Survivors, out2)
+	}
+	if h := field(out, "helper"); h == "" || field(out2, "helper") != h {
+		t.Fatalf("the two jobs ran in helpers started at %q and %q, not in the lane's one", h, field(out2, "helper"))
+	}
+	if strings.Contains(out2, "left") || strings.Contains(out2, "sleep") || !strings.Contains(out2, "sysv 0\n") || !strings.Contains(out2, "mq none\n") {
+		t.Fatalf("the next job found what the first left:\n%s", out2)
+	}
+}
+
+func TestALaneRunsAJobAsItsOwnHelperDoes(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	defer lane.Close()
+	line := `id -u; pwd; echo $HOME $TMPDIR $PATH; ls -A / /nwdes/job; ls /proc/1/root 2>&1
+		grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):' /proc/self/status; sort /proc/self/limits
+		awk '{print $5, $6}' /proc/self/mountinfo; ipcs -q -m -s | grep -c '^0x'; echo x > /etc/x; exit 3`
+	var results [2][]sandbox.Result
+	for i := 0; i < 4; i++ {
+		j, err := w.NewJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}
+		if i%2 == 0 {
+			results[0] = append(results[0], laneRun(t, lane, j, c, line))
+		} else {
+			c.Args = sandbox.Shell(line)
+			res, err := j.Run(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			results[1] = append(results[1], res)
+		}
+		j.Close()
+	}
+	for k := range 2 {
+		l, a := results[0][k], results[1][k]
+		if l.End != a.End || l.ExitCode != a.ExitCode || l.Survivors != a.Survivors || l.Stdout.SHA256 != a.Stdout.SHA256 ||
+			l.Stderr.SHA256 != a.Stderr.SHA256 || !reflect.DeepEqual(l.Enforced, a.Enforced) || !reflect.DeepEqual(l.Refused, a.Refused) {
+			t.Fatalf("through the lane:\n%+v\n%s%s\nwith a helper of its own:\n%+v\n%s%s", l, l.Stdout.Tail, l.Stderr.Tail, a, a.Stdout.Tail, a.Stderr.Tail)
+		}
+	}
+	if r := results[0][0]; r.End != sandbox.EndWall || r.ExitCode != 3 || !r.Enforced.View || !r.Enforced.Signals || len(r.Enforced.Missing) != 0 {
+		t.Fatalf("end %s exit %d enforced %+v", r.End, r.ExitCode, r.Enforced)
+	}
+}
+
+func TestALaneEndsItsHelperAfterAJobItHadToEnd(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	defer lane.Close()
+	run := func(c sandbox.Command, line string) sandbox.Result {
+		j, err := w.NewJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		return laneRun(t, lane, j, c, line)
+	}
+	a := run(sandbox.Command{}, helperStart)
+	b := run(sandbox.Command{}, helperStart)
+	d := run(sandbox.Command{Deadline: 2 * time.Second}, helperStart+"; trap '' TERM; sleep 30")
+	e := run(sandbox.Command{}, helperStart)
+	ha, hb, hd, he := field(string(a.Stdout.Tail), "helper"), field(string(b.Stdout.Tail), "helper"), field(string(d.Stdout.Tail), "helper"), field(string(e.Stdout.Tail), "helper")
+	if d.End != sandbox.EndDeadline || d.Survivors != 0 {
+		t.Fatalf("the job at its deadline: end %s survivors %d", d.End, d.Survivors)
+	}
+	if ha == "" || hb != ha || hd != ha || he == "" || he == ha {
+		t.Fatalf("helpers started at %q %q %q, then %q: want one for the first three, another after the deadline", ha, hb, hd, he)
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
