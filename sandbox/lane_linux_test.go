@@ -137,7 +137,8 @@ func TestALaneRunsAJobAsItsOwnHelperDoes(t *testing.T) {
 		l, a := results[0][k], results[1][k]
 		if l.End != a.End || l.ExitCode != a.ExitCode || l.Survivors != a.Survivors || l.Stdout.SHA256 != a.Stdout.SHA256 ||
 			l.Stderr.SHA256 != a.Stderr.SHA256 || !reflect.DeepEqual(l.Enforced, a.Enforced) || !reflect.DeepEqual(l.Refused, a.Refused) {
-			t.Fatalf("through the lane:\n%+v\n%s%s\nwith a helper of its own:\n%+v\n%s%s", l, l.Stdout.Tail, l.Stderr.Tail, a, a.Stdout.Tail, a.Stderr.Tail)
+			t.Fatalf("through the lane: %s %d, %d survivors, refused %+v, enforced %+v\n%s%s\nwith a helper of its own: %s %d, %d survivors, refused %+v, enforced %+v\n%s%s",
+				l.End, l.ExitCode, l.Survivors, l.Refused, l.Enforced, l.Stdout.Tail, l.Stderr.Tail, a.End, a.ExitCode, a.Survivors, a.Refused, a.Enforced, a.Stdout.Tail, a.Stderr.Tail)
 		}
 	}
 	if r := results[0][0]; r.End != sandbox.EndWall || r.ExitCode != 3 || !r.Enforced.View || !r.Enforced.Signals || len(r.Enforced.Missing) != 0 {
