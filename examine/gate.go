@@ -612,8 +612,13 @@ func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, ba
 	var lanes chan *sandbox.Lane
 	if ls, ok := g.Wall.(sandbox.Lanes); ok {
 		lanes = make(chan *sandbox.Lane, jobs)
-		for range jobs {
-			lanes <- ls.NewLane()
+		for i := range jobs {
+			l := ls.NewLane()
+			if i < countRun(rep) {
+				// Its helper starts while the first oracles are exported.
+				l.Warm(true)
+			}
+			lanes <- l
 		}
 		defer func() {
 			for range jobs {

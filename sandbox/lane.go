@@ -42,9 +42,10 @@ import (
 // A Lane runs one job at a time (Run waits for the one before); Close
 // ends its helper.
 type Lane struct {
-	wall *Wall
-	mu   sync.Mutex
-	h    *laneHelper // nil until a job needs it, and once it is ended
+	wall   *Wall
+	mu     sync.Mutex
+	h      *laneHelper // nil until a job needs it, and once it is ended
+	closed bool
 }
 
 // Lanes makes lanes: a Wall does. A caller that runs many jobs of one
@@ -78,10 +79,28 @@ func (l *Lane) Run(ctx context.Context, j *Job, c Command) (Result, error) {
 	return res, err
 }
 
-// Close ends the lane's helper, if it has one.
+// Warm starts the lane's helper now, in the background, for jobs with
+// NoNetwork as given and the wall's limits, so that the first job does not
+// wait for its start: a caller warms the lane while it prepares that job
+// (a gate run exports the candidate). It starts nothing where the lane
+// could run no such job, nor once the lane is closed; a job the helper
+// does not fit gets another, as always.
+func (l *Lane) Warm(noNetwork bool) {
+	go func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if !l.closed && l.h == nil {
+			l.warm(noNetwork)
+		}
+	}()
+}
+
+// Close ends the lane's helper, if it has one; a Warm after it starts
+// nothing.
 func (l *Lane) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.closed = true
 	l.retire()
 	return nil
 }

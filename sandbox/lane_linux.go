@@ -51,6 +51,18 @@ func (l *Lane) serves(spec *helperSpec) bool {
 	return err == nil && abi >= laneSignalScope
 }
 
+// warm starts the helper for jobs with noNetwork and the wall's limits,
+// where the lane would run them.
+func (l *Lane) warm(noNetwork bool) {
+	spec := &helperSpec{NoNetwork: noNetwork, Limits: l.wall.Limits.withDefaults()}
+	if !l.serves(spec) {
+		return
+	}
+	if h, err := l.wall.startLane(spec); err == nil {
+		l.h = h
+	}
+}
+
 // supervise is Wall.supervise through the lane's helper.
 func (l *Lane) supervise(ctx context.Context, p *Process, spec *helperSpec, res Result,
 	stdout, stderr *capture, watches []*lineWatch, det *detector) error {

@@ -177,3 +177,29 @@ func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
 }
+
+// Not parallel: it counts the lane helpers of this process.
+func TestAWarmedLaneHasItsHelperBeforeItsFirstJobAndCloseEndsIt(t *testing.T) {
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	lane.Warm(true)
+	if !awaitProcessNamed("git-nwdes __nwdes-wall-lane", 10*time.Second) {
+		t.Fatal("Warm started no helper")
+	}
+	j, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	res := laneRun(t, lane, j, sandbox.Command{NoNetwork: true}, "echo ok")
+	if res.End != sandbox.EndExit || string(res.Stdout.Tail) != "ok\n" || !res.Enforced.View {
+		t.Fatalf("end %s %q enforced %+v", res.End, res.Stdout.Tail, res.Enforced)
+	}
+	if err := lane.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if pids := processesNamed("git-nwdes __nwdes-wall-lane"); len(pids) > 0 {
+		t.Fatalf("lane helpers %v outlived Close", pids)
+	}
+}

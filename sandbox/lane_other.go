@@ -6,3 +6,5 @@ package sandbox
 type laneHelper struct{}
 
 func (l *Lane) retire() {}
+
+func (l *Lane) warm(bool) {}
