@@ -203,3 +203,35 @@ func TestAWarmedLaneHasItsHelperBeforeItsFirstJobAndCloseEndsIt(t *testing.T) {
 		t.Fatalf("lane helpers %v outlived Close", pids)
 	}
 }
+
+func TestAJobOfALaneWritesItsOwnCopyOfASharedCacheAndTheNextSeesNoneOfIt(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	dir, file := sharedCache(t)
+	w.Caches = []string{dir}
+	lane := w.NewLane()
+	defer lane.Close()
+	run := func(line string) sandbox.Result {
+		j, err := w.NewJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		return laneRun(t, lane, j, sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}, helperStart+"; "+line)
+	}
+	first := run("chmod u+w " + file + "; echo planted >> " + file + "; echo planted > " + dir + "/new; cat " + file + " " + dir + "/new")
+	next := run("cat " + file + "; ls " + dir)
+	if b, _ := os.ReadFile(file); string(b) != "package m\n" || exists(filepath.Join(dir, "new")) {
+		t.Fatalf("the host's cache was changed: %q", b)
+	}
+	if h := field(string(first.Stdout.Tail), "helper"); h == "" || field(string(next.Stdout.Tail), "helper") != h {
+		t.Fatalf("not one helper: %q %q", first.Stdout.Tail, next.Stdout.Tail)
+	}
+	if len(first.Enforced.Caches) != 1 || first.Enforced.Caches[0].Mode != sandbox.CacheOverlay || !strings.Contains(string(first.Stdout.Tail), "package m\nplanted\nplanted\n") {
+		t.Fatalf("the first job: %+v\n%s%s", first.Enforced.Caches, first.Stdout.Tail, first.Stderr.Tail)
+	}
+	if strings.Contains(string(next.Stdout.Tail), "planted") || strings.Contains(string(next.Stdout.Tail), "new") {
+		t.Fatalf("the next job saw the first's copy:\n%s", next.Stdout.Tail)
+	}
+}
