@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -108,14 +109,14 @@ func (l *Lane) hold(ctx context.Context, p *Process, spec *helperSpec, res Resul
 	spec.PIDNS, spec.NetNS = true, spec.NoNetwork
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		started <- err
+		started <- fmt.Errorf("run %s: %w", spec.Args[0], err)
 		return
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		started <- err
+		started <- fmt.Errorf("run %s: %w", spec.Args[0], err)
 		return
 	}
 	null, err := os.Open(os.DevNull)
@@ -124,7 +125,7 @@ func (l *Lane) hold(ctx context.Context, p *Process, spec *helperSpec, res Resul
 		outW.Close()
 		errR.Close()
 		errW.Close()
-		started <- err
+		started <- fmt.Errorf("run %s: %w", spec.Args[0], err)
 		return
 	}
 	h.seq++
