@@ -115,7 +115,7 @@ func TestALaneRunsAJobAsItsOwnHelperDoes(t *testing.T) {
 	// first depends on which stream is read first.
 	line := `id -u; pwd; echo $HOME $TMPDIR $PATH; ls -A /nwdes/job; ls /proc/1/root >/dev/null 2>&1 || echo denied
 		grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):' /proc/self/status; sort /proc/self/limits
-		awk '{print $5, $6}' /proc/self/mountinfo; ipcs -q -m -s | grep -c '^0x'; echo x > /etc/x; exit 3`
+		awk '{print $5, $6}' /proc/self/mountinfo; ipcs -q -m -s | grep -c '^0x'; ` + helperStart + `; echo x > /etc/x; exit 3`
 	var results [2][]sandbox.Result
 	for i := 0; i < 4; i++ {
 		j, err := w.NewJob()
@@ -135,9 +135,22 @@ func TestALaneRunsAJobAsItsOwnHelperDoes(t *testing.T) {
 		}
 		j.Close()
 	}
+	// All the same but the helper's start: one for the lane's jobs,
+	// another for each job run alone.
+	withoutHelper := func(r sandbox.Result) string {
+		h := field(string(r.Stdout.Tail), "helper")
+		if h == "" || r.Stdout.Truncated() {
+			t.Fatalf("no whole output with the helper's start: %q", r.Stdout.Tail)
+		}
+		return strings.Replace(string(r.Stdout.Tail), "helper "+h+"\n", "", 1)
+	}
+	if h0, h1 := field(string(results[0][0].Stdout.Tail), "helper"), field(string(results[0][1].Stdout.Tail), "helper"); h0 != h1 ||
+		h0 == field(string(results[1][0].Stdout.Tail), "helper") {
+		t.Fatalf("helpers started at %q and %q through the lane, %q alone", h0, h1, field(string(results[1][0].Stdout.Tail), "helper"))
+	}
 	for k := range 2 {
 		l, a := results[0][k], results[1][k]
-		if l.End != a.End || l.ExitCode != a.ExitCode || l.Survivors != a.Survivors || l.Stdout.SHA256 != a.Stdout.SHA256 ||
+		if l.End != a.End || l.ExitCode != a.ExitCode || l.Survivors != a.Survivors || withoutHelper(l) != withoutHelper(a) ||
 			l.Stderr.SHA256 != a.Stderr.SHA256 || !reflect.DeepEqual(l.Enforced, a.Enforced) || !reflect.DeepEqual(l.Refused, a.Refused) {
 			t.Fatalf("through the lane: %s %d, %d survivors, refused %+v, enforced %+v\n%s%s\nwith a helper of its own: %s %d, %d survivors, refused %+v, enforced %+v\n%s%s",
 				l.End, l.ExitCode, l.Survivors, l.Refused, l.Enforced, l.Stdout.Tail, l.Stderr.Tail, a.End, a.ExitCode, a.Survivors, a.Refused, a.Enforced, a.Stdout.Tail, a.Stderr.Tail)
