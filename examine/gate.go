@@ -605,6 +605,27 @@ func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, ba
 
 	evs := make([]*Evidence, len(rep.Rows))
 	slots := make(chan struct{}, jobs)
+	// A lane for each run at once, where the wall makes them: one helper
+	// runs its oracles in turn, each still in its own job, view and IPC
+	// namespace, and nothing of one left when the next starts
+	// (sandbox.Lane).
+	var lanes chan *sandbox.Lane
+	if ls, ok := g.Wall.(sandbox.Lanes); ok {
+		lanes = make(chan *sandbox.Lane, jobs)
+		for i := range jobs {
+			l := ls.NewLane()
+			if i < countRun(rep) {
+				// Its helper starts while the first oracles are exported.
+				l.Warm(true)
+			}
+			lanes <- l
+		}
+		defer func() {
+			for range jobs {
+				(<-lanes).Close()
+			}
+		}()
+	}
 	var progress, clock sync.Mutex
 	now := func() time.Time {
 		clock.Lock()
@@ -637,7 +658,12 @@ func (g *Gates) runAll(ctx context.Context, cand *Candidate, rep *GateReport, ba
 			defer release(oj)
 			tell(oj.row, false, 0)
 			began := time.Now()
-			ev, err := g.runOne(ctx, cand, oj, base)
+			var lane *sandbox.Lane
+			if lanes != nil {
+				lane = <-lanes
+				defer func() { lanes <- lane }()
+			}
+			ev, err := g.runOne(ctx, cand, oj, base, lane)
 			if err == nil {
 				err = ev.name(now())
 			}
@@ -799,20 +825,21 @@ func (g *Gates) observe(ctx context.Context, cand *Candidate, rep *GateReport) e
 }
 
 // runOne runs one oracle in its jobs: at base (first, the same way), when
-// base is not zero, then at the candidate, and returns the evidence, not
-// yet named. Its caller removes the jobs.
-func (g *Gates) runOne(ctx context.Context, cand *Candidate, oj *oracleJobs, base oid.ID) (*Evidence, error) {
+// base is not zero, then at the candidate, through lane when it is not
+// nil, and returns the evidence, not yet named. Its caller removes the
+// jobs.
+func (g *Gates) runOne(ctx context.Context, cand *Candidate, oj *oracleJobs, base oid.ID, lane *sandbox.Lane) (*Evidence, error) {
 	row := oj.row
 	ev := &Evidence{Feature: cand.Feature, Expectation: row.Expectation, Candidate: cand.Commit.String(),
 		ContractPath: cand.ContractPath, Check: row.Check, Expect: row.Expect}
 	if !base.IsZero() {
-		run, err := g.runAt(ctx, oj.base, row)
+		run, err := g.runAt(ctx, lane, oj.base, row)
 		if err != nil {
 			return nil, fmt.Errorf("at base %s: %w", base.Short(), err)
 		}
 		ev.Base = &BaseRun{Commit: base.String(), OracleRun: *run}
 	}
-	run, err := g.runAt(ctx, oj.at, row)
+	run, err := g.runAt(ctx, lane, oj.at, row)
 	if err != nil {
 		return nil, err
 	}
@@ -833,16 +860,24 @@ func (e *Evidence) name(at time.Time) error {
 }
 
 // runAt runs one oracle in job, which holds the export of a commit's
-// tree: the candidate and the base are run by this one path.
-func (g *Gates) runAt(ctx context.Context, job *sandbox.Job, row *GateRow) (*OracleRun, error) {
+// tree, through lane when it is not nil: the candidate and the base are
+// run by this one path.
+func (g *Gates) runAt(ctx context.Context, lane *sandbox.Lane, job *sandbox.Job, row *GateRow) (*OracleRun, error) {
 	timeout := g.Timeout
 	if timeout <= 0 {
 		timeout = DefaultGateTimeout
 	}
 	out, errOut := newMarkerWatch(row.Expect), newMarkerWatch(row.Expect)
-	res, err := job.Run(ctx, sandbox.Command{
+	cmd := sandbox.Command{
 		Args: sandbox.Shell(row.Check), Dir: job.Work, JobAt: sandbox.FixedJobDir, NoNetwork: true, Deadline: timeout, Stdout: out, Stderr: errOut,
-	})
+	}
+	var res sandbox.Result
+	var err error
+	if lane != nil {
+		res, err = lane.Run(ctx, job, cmd)
+	} else {
+		res, err = job.Run(ctx, cmd)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -688,5 +689,47 @@ func TestOraclesSideBySideCallTheClockOneAtATime(t *testing.T) {
 	}
 	if calls != 6 || len(stamps) != 6 {
 		t.Fatalf("%d calls of the clock for 6 oracles, %d stamps: %v", calls, len(stamps), stamps)
+	}
+}
+
+func TestOraclesOfALaneSeeNothingTheOneBeforeLeftAndRecordWhatTheirOwnHelpersWould(t *testing.T) {
+	t.Parallel()
+	contract := gateHead +
+		"E1. leaves what it can\n  CHECK: (setsid sleep 3000 &); sleep 3001 & echo left > $TMPDIR/left; echo left > $HOME/left; echo left > left; ipcmk -Q >/dev/null && ipcmk -M 4096 >/dev/null && ipcmk -S 1 >/dev/null && echo ok\n  EXPECT: ok\n" +
+		"E2. finds none of it\n  CHECK: n=0; ls -A $TMPDIR $HOME . | grep -q left && n=1; for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done | grep -q '^sleep ' && n=$((n+2)); test \"$(ipcs -q -m -s | grep -c '^0x')\" = 0 || n=$((n+4)); echo clean-$n\n  EXPECT: clean-0\n" +
+		"E3. its helper\n  CHECK: echo helper-$(sed 's/.*) //' /proc/1/stat | cut -d' ' -f20)\n  EXPECT: helper-\n" +
+		"E4. its helper\n  CHECK: echo helper-$(sed 's/.*) //' /proc/1/stat | cut -d' ' -f20)\n  EXPECT: helper-\n"
+	_, st := gateRepo(t, contract, nil)
+	lanes := newGates(t, st)
+	if _, ok := lanes.Wall.(sandbox.Lanes); !ok {
+		t.Fatal("the wall makes no lanes")
+	}
+	alone := newGates(t, st)
+	alone.Wall = struct{ sandbox.Jobs }{alone.Wall} // no NewLane: a helper for each oracle
+	inLanes, byItself := runGates(t, lanes), runGates(t, alone)
+	for _, rep := range []*examine.GateReport{inLanes, byItself} {
+		for _, r := range rep.Rows {
+			if r.State != examine.GateMet {
+				t.Fatalf("%s %s: %s\n%s%s", r.Expectation, r.State, r.Note, r.Evidence.StdoutTail, r.Evidence.StderrTail)
+			}
+		}
+	}
+	if !row(t, inLanes, "E1").Evidence.Enforced.Signals {
+		t.Skip("a lane shares its helper only where Landlock scopes signals (ABI 6)")
+	}
+	helper := func(rep *examine.GateReport, id examine.ExpectationID) string {
+		return string(row(t, rep, id).Evidence.StdoutTail)
+	}
+	if helper(inLanes, "E3") != helper(inLanes, "E4") || helper(byItself, "E3") == helper(byItself, "E4") {
+		t.Fatalf("helpers %q %q in a lane, %q %q each its own: want one in the lane, two otherwise",
+			helper(inLanes, "E3"), helper(inLanes, "E4"), helper(byItself, "E3"), helper(byItself, "E4"))
+	}
+	for _, id := range []examine.ExpectationID{"E1", "E2"} {
+		l, a := row(t, inLanes, id).Evidence, row(t, byItself, id).Evidence
+		if l.State != a.State || l.End != a.End || l.ExitStatus != a.ExitStatus || l.MarkerFound != a.MarkerFound ||
+			l.Stdout != a.Stdout || l.Stderr != a.Stderr || l.Survivors != a.Survivors || l.OutputCut != a.OutputCut ||
+			!reflect.DeepEqual(l.Wall, a.Wall) || !reflect.DeepEqual(l.Enforced, a.Enforced) {
+			t.Fatalf("%s in a lane: %+v\neach its own helper: %+v", id, l.OracleRun, a.OracleRun)
+		}
 	}
 }

@@ -49,6 +49,31 @@ func benchWall(b *testing.B, noNetwork bool) {
 	}
 }
 
+// BenchmarkLaneTrueNoNetwork is BenchmarkWallTrueNoNetwork through a
+// lane: one helper for every run, each run still in its own thread,
+// namespaces, view and wall (sandbox.Lane). The difference of the two is
+// what a lane saves a job.
+func BenchmarkLaneTrueNoNetwork(b *testing.B) {
+	if err := sandbox.Available(true); err != nil {
+		b.Skip(err)
+	}
+	w := &sandbox.Wall{Path: "/usr/bin:/bin", TempRoot: b.TempDir(), Strict: true, Limits: sandbox.Limits{AddressSpace: sandbox.Unlimited}}
+	j, err := w.NewJob()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer j.Close()
+	lane := w.NewLane()
+	defer lane.Close()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := lane.Run(context.Background(), j, sandbox.Command{Args: []string{"/bin/true"}, NoNetwork: true})
+		if err != nil || res.End != sandbox.EndExit || res.ExitCode != 0 {
+			b.Fatalf("%+v %v", res, err)
+		}
+	}
+}
+
 // BenchmarkWallJob is the cost of the job directory the wall makes and
 // removes around a run (Wall.Run does both; gate run makes one per oracle).
 func BenchmarkWallJob(b *testing.B) {

@@ -204,3 +204,20 @@ func (c *pidsCgroup) remove() {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// readPids lists the processes in the cgroup, or says why it cannot.
+func (c *pidsCgroup) readPids() ([]int, error) {
+	b, err := os.ReadFile(filepath.Join(c.dir, "cgroup.procs"))
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("cgroup.procs: %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

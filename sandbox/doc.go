@@ -17,6 +17,20 @@
 // back to the supervisor. Every binary that runs a Wall must call
 // HelperMain when IsHelper(os.Args) says so.
 //
+// A Lane runs jobs in turn through one helper (gate run gives one to each
+// oracle it runs at once), which saves a start of this binary per job and
+// weakens nothing: each job's program is forked from a thread of the
+// helper made for it, which unshares a mount, filesystem and IPC
+// namespace, builds that job's view (its own job directory only) and the
+// wall on itself alone, and is never given back; the helper, init of the
+// lane's pid namespace, kills and reaps every process of a job before the
+// next starts, the supervisor checks from outside (the pids cgroup, else
+// the namespace) that only the helper is left, and a job that left
+// anything, or that had to be ended, ends the helper with it. A job the
+// lane cannot share (other limits needing a second stage, a program
+// started through its descriptor, no namespaces, Landlock without signal
+// scoping, a view the lane could not build) runs with a helper of its own.
+//
 // It imports the standard library, golang.org/x/sys, golang.org/x/net/bpf,
 // go-landlock and refusal; it knows nothing of git, contracts or records.
 package sandbox

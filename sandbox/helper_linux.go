@@ -112,6 +112,9 @@ func HelperMain() int {
 	if len(os.Args) > 1 && os.Args[1] == execVerb {
 		return execMain()
 	}
+	if len(os.Args) > 1 && os.Args[1] == laneVerb {
+		return laneMain()
+	}
 	// The second stage's parent-death signal is tied to the thread that
 	// forks it: that thread is never given back.
 	runtime.LockOSThread()
@@ -182,7 +185,7 @@ func HelperMain() int {
 	if err != nil {
 		return 3 // the failure is reported
 	}
-	sendStatus(reap(pid, sigs, controls))
+	sendStatus(reap(pid, 0, sigs, controls))
 	return 0
 }
 
@@ -679,17 +682,17 @@ func rlimit(v uint64) syscall.Rlimit {
 }
 
 // reap waits for the program, forwards the supervisor's TERM (with a CONT,
-// for a stopped job) and the signals it asks for on the control pipe to
-// every process of the job, kills them all on USR1, and once the program
-// has ended kills and reaps whatever it left. It returns the end to
-// report.
-func reap(pid int, sigs <-chan os.Signal, controls <-chan helperControl) helperStatus {
+// for a stopped job) and the signals it asks for on the control pipe for
+// job seq to every process of the job, kills them all on USR1, and once
+// the program has ended kills and reaps whatever it left. It returns the
+// end to report.
+func reap(pid, seq int, sigs <-chan os.Signal, controls <-chan helperControl) helperStatus {
 	end := helperStatus{Stage: "end", Exit: -1}
 	for {
 		var sig os.Signal
 		select {
 		case c := <-controls:
-			if c.Signal > 0 {
+			if c.Signal > 0 && c.Seq == seq {
 				signalJob(unix.Signal(c.Signal))
 			}
 			continue
@@ -715,7 +718,7 @@ func reap(pid int, sigs <-chan os.Signal, controls <-chan helperControl) helperS
 		}
 		for {
 			var ws unix.WaitStatus
-			p, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+			p, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WALL, nil)
 			if p <= 0 || err != nil {
 				break
 			}
@@ -741,7 +744,10 @@ func (s *helperStatus) setStatus(ws unix.WaitStatus) {
 // finish kills every process of the job and reaps them. The helper is
 // the job's init or its subreaper, so every process of the job is its
 // descendant and comes back to it when its parent dies: once wait4 says
-// there are no children left (ECHILD), nothing of the job is alive. It
+// there are no children left (ECHILD), nothing of the job is alive.
+// __WALL, because without it wait4 neither reaps nor counts a child made
+// by clone with an exit signal other than SIGCHLD, and says ECHILD while
+// one is alive. It
 // returns how many are still alive after a bounded effort (expected 0),
 // and tells reaped, when not nil, of each process it reaps.
 func finish(reaped func(pid int, ws unix.WaitStatus)) int {
@@ -750,7 +756,7 @@ func finish(reaped func(pid int, ws unix.WaitStatus)) int {
 		signalJob(unix.SIGKILL)
 		for {
 			var ws unix.WaitStatus
-			p, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+			p, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WALL, nil)
 			if errors.Is(err, unix.ECHILD) {
 				return 0
 			}

@@ -44,6 +44,8 @@ type Process struct {
 	specSent chan struct{}
 	ctlMu    sync.Mutex
 	ctl      *os.File
+	// seq is the job's number in its lane (0 when its helper is its own).
+	seq int
 }
 
 func newProcess(name string, started time.Time, cleanup func()) *Process {
@@ -102,7 +104,7 @@ func (p *Process) Signal(sig syscall.Signal) error {
 	case <-p.done:
 		return fmt.Errorf("signal %s: %w", p.name, ErrEnded)
 	}
-	b, _ := json.Marshal(helperControl{Signal: int(sig)})
+	b, _ := json.Marshal(helperControl{Signal: int(sig), Seq: p.seq})
 	p.ctlMu.Lock()
 	defer p.ctlMu.Unlock()
 	if p.ctl == nil {

@@ -352,7 +352,7 @@ func (w *Wall) Start(ctx context.Context, cmd Command) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := j.start(ctx, cmd, func() { j.Close() })
+	p, err := j.start(ctx, cmd, func() { j.Close() }, nil)
 	if err != nil {
 		j.Close()
 		return nil, err
@@ -386,7 +386,7 @@ func (j *Job) Run(ctx context.Context, c Command) (Result, error) {
 // returns). What the helper reports after it started (the wall could not
 // be built, or not strictly) comes from Wait, as from Run.
 func (j *Job) Start(ctx context.Context, c Command) (*Process, error) {
-	return j.start(ctx, c, nil)
+	return j.start(ctx, c, nil, nil)
 }
 
 func unavailable(what string) error {

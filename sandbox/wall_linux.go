@@ -23,7 +23,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func (j *Job) start(ctx context.Context, c Command, cleanup func()) (*Process, error) {
+// start starts c in j, through lane's helper when lane is not nil and can
+// run it, else with a helper of its own.
+func (j *Job) start(ctx context.Context, c Command, cleanup func(), lane *Lane) (*Process, error) {
 	w := j.wall
 	if len(c.Args) == 0 {
 		return nil, errors.New("run: no program given")
@@ -93,7 +95,11 @@ func (j *Job) start(ctx context.Context, c Command, cleanup func()) (*Process, e
 		return failed(EndStartFailed, fmt.Sprintf("working directory %s is outside the wall (name it with --read or --write)", c.Dir), 0)
 	}
 	spec.Program, spec.Args = prog, c.Args
-	if err := w.supervise(ctx, p, spec.helperSpec, res, stdout, stderr, []*lineWatch{outW, errW}, det); err != nil {
+	supervise := w.supervise
+	if lane != nil && lane.serves(spec.helperSpec) {
+		supervise = lane.supervise
+	}
+	if err := supervise(ctx, p, spec.helperSpec, res, stdout, stderr, []*lineWatch{outW, errW}, det); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -495,101 +501,16 @@ func (w *Wall) hold(ctx context.Context, p *Process, spec *helperSpec, res Resul
 		cgroupSurvivors = len(cg.pids())
 		cg.end(grace)
 	}
-	drained := make(chan struct{})
-	go func() { readers.Wait(); close(drained) }()
-	if !waitFor(drained, grace) {
-		res.OutputCut = true
-		outR.Close()
-		errR.Close()
-		<-drained
-	}
-	outR.Close()
-	errR.Close()
-	for _, lw := range watches {
-		lw.flush()
-	}
-	var ready, failed, end *helperStatus
-	for _, s := range <-statuses {
-		s := s
-		switch s.Stage {
-		case "ready":
-			ready = &s
-		case "failed":
-			failed = &s
-		case "end":
-			end = &s
-		}
-	}
-	statusR.Close()
-	res.Stdout, res.Stderr = stdout.stream(), stderr.stream()
-	res.Refused, res.Step = det.result()
-	for _, s := range []*helperStatus{failed, ready} {
-		if s != nil && s.Enforced != nil {
-			res.Enforced = *s.Enforced
-		}
-	}
-	if res.Enforced.Limits.Processes != 0 {
-		// RLIMIT_NPROC does not bind root outside a user namespace.
-		res.Enforced.Limits.ProcessesIgnored = os.Geteuid() == 0
-		res.Enforced.PidsCgroup = cg != nil
-		if res.Enforced.Limits.ProcessesIgnored && cg == nil {
-			res.Enforced.Missing = append(res.Enforced.Missing,
-				"process count: RLIMIT_NPROC does not bind root and no pids cgroup could be made")
-		}
-	}
-	switch {
-	case failed != nil && failed.Cause == "unavailable":
-		p.finish(res, unavailable(failed.Detail))
-		return
-	case failed != nil && failed.Cause == "exec":
-		res.End, res.Err, res.Errno = EndStartFailed, failed.Detail, syscall.Errno(failed.Errno)
-	case failed != nil:
-		p.finish(res, fmt.Errorf("run %s: the wall could not be built: %s", spec.Args[0], failed.Detail))
-		return
-	case ready == nil && (deadlineHit || stopped || canceled):
-		// The deadline (or a stop, or the caller's cancel) came before
-		// the program started, on a machine too loaded to start it in
-		// time: that is how it ended, not a failure of the wall (a
-		// cancel is still the caller's error, below).
-		res.Err = "the program had not started when it was ended"
-	case ready == nil:
-		p.finish(res, fmt.Errorf("run %s: the wall's helper ended before starting the program (%v)", spec.Args[0], cmd.ProcessState))
-		return
-	}
-	if end != nil {
-		res.Survivors = end.Survivors
-		if res.End == "" {
-			res.ExitCode, res.Signal = end.Exit, end.Signal
-		}
-	}
-	res.Survivors = max(res.Survivors, cgroupSurvivors)
+	var nsCount func() int
 	if nsIno != 0 {
-		// The kernel kills a namespace with its init; count what it holds
-		// now, as an outside check of the helper's own count (the pids
-		// cgroup is that check where there is one).
-		res.Survivors = max(res.Survivors, countInNamespace(nsIno))
+		nsCount = func() int { return countInNamespace(nsIno) }
 	}
-	if res.End == "" {
-		switch {
-		case stopped:
-			res.End, res.StopReason = EndStopped, p.stopReason
-		case deadlineHit || canceled:
-			res.End = EndDeadline
-		case res.Refused != nil:
-			res.End = EndWall
-		case res.Signal != "":
-			res.End = EndSignal
-		case end == nil:
-			res.End, res.Signal = EndSignal, "helper ended without a report"
-		default:
-			res.End = EndExit
-		}
-	}
-	if canceled {
-		p.finish(res, fmt.Errorf("run %s: %w", spec.Args[0], ctx.Err()))
-		return
-	}
-	p.finish(res, nil)
+	w.conclude(ctx, p, spec, res, concluding{
+		stdout: stdout, stderr: stderr, outR: outR, errR: errR, readers: &readers, watches: watches, det: det,
+		statuses: func() []helperStatus { all := <-statuses; statusR.Close(); return all }, pidsCgroup: cg != nil,
+		cgroupSurvivors: cgroupSurvivors, nsCount: nsCount, helperState: cmd.ProcessState,
+		deadlineHit: deadlineHit, canceled: canceled, stopped: stopped,
+	})
 }
 
 // startHelper starts the helper in new namespaces where the kernel allows
@@ -683,4 +604,121 @@ func countInNamespace(ino uint64) int {
 		}
 	}
 	return n
+}
+
+// concluding is what conclude needs of a run whose helper has ended (or,
+// in a lane, whose end the helper has reported).
+type concluding struct {
+	stdout, stderr  *capture
+	outR, errR      *os.File
+	readers         *sync.WaitGroup
+	watches         []*lineWatch
+	det             *detector
+	statuses        func() []helperStatus
+	pidsCgroup      bool
+	cgroupSurvivors int
+	// nsCount, when set, counts what the job's pid namespace still holds
+	// besides its helper: the outside check where no pids cgroup is.
+	nsCount                        func() int
+	helperState                    any
+	deadlineHit, canceled, stopped bool
+}
+
+// conclude drains the output, reads the helper's statuses and finishes p
+// with the Result they make.
+func (w *Wall) conclude(ctx context.Context, p *Process, spec *helperSpec, res Result, c concluding) {
+	drained := make(chan struct{})
+	go func() { c.readers.Wait(); close(drained) }()
+	if !waitFor(drained, orDefault(w.Grace, DefaultGrace)) {
+		res.OutputCut = true
+		c.outR.Close()
+		c.errR.Close()
+		<-drained
+	}
+	c.outR.Close()
+	c.errR.Close()
+	for _, lw := range c.watches {
+		lw.flush()
+	}
+	var ready, failed, end *helperStatus
+	for _, s := range c.statuses() {
+		s := s
+		switch s.Stage {
+		case "ready":
+			ready = &s
+		case "failed":
+			failed = &s
+		case "end":
+			end = &s
+		}
+	}
+	res.Stdout, res.Stderr = c.stdout.stream(), c.stderr.stream()
+	res.Refused, res.Step = c.det.result()
+	for _, s := range []*helperStatus{failed, ready} {
+		if s != nil && s.Enforced != nil {
+			res.Enforced = *s.Enforced
+		}
+	}
+	if res.Enforced.Limits.Processes != 0 {
+		// RLIMIT_NPROC does not bind root outside a user namespace.
+		res.Enforced.Limits.ProcessesIgnored = os.Geteuid() == 0
+		res.Enforced.PidsCgroup = c.pidsCgroup
+		if res.Enforced.Limits.ProcessesIgnored && !c.pidsCgroup {
+			res.Enforced.Missing = append(res.Enforced.Missing,
+				"process count: RLIMIT_NPROC does not bind root and no pids cgroup could be made")
+		}
+	}
+	switch {
+	case failed != nil && failed.Cause == "unavailable":
+		p.finish(res, unavailable(failed.Detail))
+		return
+	case failed != nil && failed.Cause == "exec":
+		res.End, res.Err, res.Errno = EndStartFailed, failed.Detail, syscall.Errno(failed.Errno)
+	case failed != nil:
+		p.finish(res, fmt.Errorf("run %s: the wall could not be built: %s", spec.Args[0], failed.Detail))
+		return
+	case ready == nil && (c.deadlineHit || c.stopped || c.canceled):
+		// The deadline (or a stop, or the caller's cancel) came before
+		// the program started, on a machine too loaded to start it in
+		// time: that is how it ended, not a failure of the wall (a
+		// cancel is still the caller's error, below).
+		res.Err = "the program had not started when it was ended"
+	case ready == nil:
+		p.finish(res, fmt.Errorf("run %s: the wall's helper ended before starting the program (%v)", spec.Args[0], c.helperState))
+		return
+	}
+	if end != nil {
+		res.Survivors = end.Survivors
+		if res.End == "" {
+			res.ExitCode, res.Signal = end.Exit, end.Signal
+		}
+	}
+	res.Survivors = max(res.Survivors, c.cgroupSurvivors)
+	if c.nsCount != nil {
+		// The kernel kills a namespace with its init; count what it holds
+		// now, as an outside check of the helper's own count (the pids
+		// cgroup is that check where there is one).
+		res.Survivors = max(res.Survivors, c.nsCount())
+	}
+	if res.End == "" {
+		switch {
+		case c.stopped:
+			res.End, res.StopReason = EndStopped, p.stopReason
+		case c.deadlineHit || c.canceled:
+			res.End = EndDeadline
+		case res.Refused != nil:
+			res.End = EndWall
+		case res.Signal != "":
+			res.End = EndSignal
+		case end == nil:
+			res.End, res.Signal = EndSignal, "helper ended without a report"
+		default:
+			res.End = EndExit
+		}
+	}
+	if c.canceled {
+		p.finish(res, fmt.Errorf("run %s: %w", spec.Args[0], ctx.Err()))
+		return
+	}
+	p.finish(res, nil)
 }

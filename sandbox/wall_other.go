@@ -11,7 +11,7 @@ import (
 // nwdes builds and runs every verb that runs nothing of the candidate's, and
 // refuses every one that would (SandboxUnavailable): nothing the candidate
 // wrote runs unwalled, and no gate is met without its oracle.
-func (j *Job) start(ctx context.Context, c Command, cleanup func()) (*Process, error) {
+func (j *Job) start(ctx context.Context, c Command, cleanup func(), _ *Lane) (*Process, error) {
 	return nil, Available(c.NoNetwork) // the caller removes the job, as after any refused start
 }
 

@@ -1,0 +1,266 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// laneRequest is one message of the supervisor to a lane's helper, on its
+// request socket (specFD, SOCK_SEQPACKET: a message is a request): a job
+// to run (Spec, with the program's standard input, output and error
+// passed beside it as SCM_RIGHTS), or a signal for the job numbered Seq.
+type laneRequest struct {
+	Seq    int         `json:"seq"`
+	Spec   *helperSpec `json:"spec,omitempty"`
+	Signal int         `json:"signal,omitempty"`
+}
+
+// laneJob is a job a lane's helper was sent.
+type laneJob struct {
+	seq  int
+	spec *helperSpec
+	fds  []int // the program's 0, 1 and 2
+}
+
+// laneViewCause is a failed start's cause when a lane's helper could not
+// build a job's view: nothing ran, and the supervisor runs the job again
+// with a helper of its own, which reports the failure (or, in best
+// effort, runs without the view) as every job's does.
+const laneViewCause = "lane-view"
+
+// laneMain is the helper of a Lane: the init of a pid namespace (and in
+// the IPC and network namespaces the lane was started in) that runs the
+// jobs it is sent one after another, each from a thread of its own that
+// is given its own mount, filesystem and IPC namespaces, builds that job's
+// view and wall, forks the program, and is never given back. Between two
+// jobs every process of the first is killed and reaped (finish): with no
+// child left, nothing of it is alive in the namespace. The helper ends
+// when the supervisor closes the request socket, or after a job that left
+// survivors.
+func laneMain() int {
+	// The main thread is never restricted; each job's thread is.
+	runtime.LockOSThread()
+	if os.Getpid() != 1 {
+		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: "a lane's helper must be the init of a pid namespace of its own"})
+		return 3
+	}
+	_ = unix.SetNonblock(specFD, true)
+	sock := os.NewFile(specFD, "lane")
+	requests := make(chan laneJob)
+	controls := make(chan helperControl, 16)
+	go readLaneRequests(sock, requests, controls)
+	sigs := make(chan os.Signal, 64)
+	signal.Notify(sigs, unix.SIGCHLD, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+	var limits *Limits
+	for job := range requests {
+		if limits == nil {
+			// The limits bind the helper, and every job forked from it:
+			// a lane's jobs share them (the supervisor starts a lane
+			// again for other limits).
+			if err := setLimits(job.spec.Limits, true); err != nil {
+				closeFDs(job.fds)
+				sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: err.Error()})
+				sendStatus(helperStatus{Stage: "end", Exit: -1})
+				return 3
+			}
+			l := job.spec.Limits
+			limits = &l
+		} else if job.spec.Limits != *limits {
+			closeFDs(job.fds)
+			sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: "a lane's jobs run under the limits of its first"})
+			sendStatus(helperStatus{Stage: "end", Exit: -1})
+			continue
+		}
+		if !runLaneJob(job, sigs, controls) {
+			return 3
+		}
+	}
+	return 0
+}
+
+// runLaneJob runs one job and reports its end; false when something of it
+// survived the reaping, and the lane must end.
+func runLaneJob(job laneJob, sigs chan os.Signal, controls <-chan helperControl) bool {
+	// A signal left from between jobs is no one's.
+	for drained := false; !drained; {
+		select {
+		case <-sigs:
+		default:
+			drained = true
+		}
+	}
+	type laneStart struct {
+		pid int
+		err error
+	}
+	started := make(chan laneStart, 1)
+	reaped := make(chan struct{})
+	go func() {
+		// Never unlocked: this thread takes the job's namespaces and
+		// restrictions, and ends with the goroutine (the runtime ends a
+		// thread whose goroutine exits locked), never running anything
+		// else. It lives until the program is reaped: the program's
+		// parent-death signal is tied to it.
+		runtime.LockOSThread()
+		pid, err := startLaneProgram(job.spec, job.fds)
+		started <- laneStart{pid, err}
+		if err == nil {
+			<-reaped
+		}
+	}()
+	st := <-started
+	// The program holds its own copies; the helper keeps none, so that
+	// the supervisor sees the end of the output when the job ends.
+	closeFDs(job.fds)
+	var end helperStatus
+	if st.err != nil {
+		end = helperStatus{Stage: "end", Exit: -1, Survivors: finish(nil)}
+	} else {
+		end = reap(st.pid, job.seq, sigs, controls)
+	}
+	close(reaped)
+	sendStatus(end)
+	return end.Survivors == 0
+}
+
+// startLaneProgram gives the calling thread (locked, never given back)
+// mount, filesystem and IPC namespaces of its own, builds the job's view
+// in them and the wall around the thread (buildWall: capabilities,
+// no_new_privs, Landlock, seccomp, all of the thread only), and forks the
+// program from it, which inherits all of it. It reports the start.
+func startLaneProgram(spec *helperSpec, fds []int) (int, error) {
+	if err := unix.Unshare(unix.CLONE_NEWNS | unix.CLONE_FS | unix.CLONE_NEWIPC); err != nil {
+		sendStatus(helperStatus{Stage: "failed", Cause: laneViewCause, Detail: "unshare the job's mount and IPC namespaces: " + err.Error()})
+		return 0, err
+	}
+	spec.Proc = "pid-namespace"
+	if err := makeView(spec); err != nil {
+		sendStatus(helperStatus{Stage: "failed", Cause: laneViewCause, Detail: "filesystem view: " + err.Error()})
+		return 0, err
+	}
+	spec.View = true
+	spec.relocate()
+	spec.placeCaches()
+	enf, err := buildWall(spec)
+	if err != nil {
+		reportBuildFailure(err, enf)
+		return 0, err
+	}
+	files := make([]uintptr, len(fds))
+	for i, fd := range fds {
+		files[i] = uintptr(fd)
+	}
+	pid, err := syscall.ForkExec(spec.Program, spec.Args, &syscall.ProcAttr{
+		Dir: spec.Dir, Env: spec.Env, Files: files,
+		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		errno, _ := err.(syscall.Errno)
+		sendStatus(helperStatus{Stage: "failed", Cause: "exec", Errno: int(errno),
+			Detail: fmt.Sprintf("%s: %v", spec.Program, err), Enforced: enf})
+		return 0, err
+	}
+	sendStatus(helperStatus{Stage: "ready", Enforced: enf})
+	return pid, nil
+}
+
+// readLaneRequests reads the supervisor's requests until it closes the
+// socket: jobs on requests (which it then closes), signals on controls. A
+// message it cannot read whole ends the lane.
+func readLaneRequests(sock *os.File, requests chan<- laneJob, controls chan<- helperControl) {
+	defer close(requests)
+	rc, err := sock.SyscallConn()
+	if err != nil {
+		return
+	}
+	buf := make([]byte, maxLaneRequest)
+	oob := make([]byte, unix.CmsgSpace(4*laneFDs))
+	for {
+		var n, oobn, flags int
+		var rerr error
+		err := rc.Read(func(fd uintptr) bool {
+			n, oobn, flags, _, rerr = unix.Recvmsg(int(fd), buf, oob, unix.MSG_CMSG_CLOEXEC)
+			return rerr != unix.EAGAIN
+		})
+		if err != nil || rerr != nil || n == 0 {
+			return
+		}
+		fds, ferr := rightsOf(oob[:oobn])
+		if ferr != nil || flags&(unix.MSG_TRUNC|unix.MSG_CTRUNC) != 0 {
+			closeFDs(fds)
+			return
+		}
+		var r laneRequest
+		dec := json.NewDecoder(bytes.NewReader(buf[:n]))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&r); err != nil {
+			closeFDs(fds)
+			return
+		}
+		if r.Spec == nil {
+			closeFDs(fds)
+			select {
+			case controls <- helperControl{Signal: r.Signal, Seq: r.Seq}:
+			default: // a job that is sent more than it takes loses some
+			}
+			continue
+		}
+		if err := checkSpec(r.Spec); err != nil || len(fds) != laneFDs {
+			closeFDs(fds)
+			return
+		}
+		requests <- laneJob{seq: r.Seq, spec: r.Spec, fds: fds}
+	}
+}
+
+// laneFDs is how many descriptors come with a job: its 0, 1 and 2.
+const laneFDs = 3
+
+// maxLaneRequest bounds one request (a spec is a few kilobytes).
+const maxLaneRequest = 1 << 20
+
+// rightsOf is the descriptors an SCM_RIGHTS message carried.
+func rightsOf(oob []byte) ([]int, error) {
+	if len(oob) == 0 {
+		return nil, nil
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, err
+	}
+	var fds []int
+	for _, m := range msgs {
+		r, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			closeFDs(fds)
+			return nil, err
+		}
+		fds = append(fds, r...)
+	}
+	return fds, nil
+}
+
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// checkSpec refuses a spec that names no program or directory.
+func checkSpec(s *helperSpec) error {
+	if (s.Program == "" && !s.ExecFD) || len(s.Args) == 0 || s.Dir == "" {
+		return errors.New("the wall's spec names no program or directory")
+	}
+	if s.ExecFD {
+		return errors.New("a lane does not start a program through its descriptor")
+	}
+	return nil
+}

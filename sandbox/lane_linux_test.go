@@ -1,0 +1,253 @@
+package sandbox_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/nwdes/nwdes/sandbox"
+)
+
+// mqOpen is a perl line that calls mq_open(2) on "nwdes-q" with flags
+// (no C library wrapper is needed, nor any program outside the roots).
+func mqOpen(flags string) string {
+	return `perl -MPOSIX -e 'my $n = {x86_64 => 240, aarch64 => 180}->{(POSIX::uname())[4]} or die "arch"; my $q = "nwdes-q"; my $r = syscall($n, $q, ` + flags + `, 0600, 0); print $r >= 0 ? "mq found\n" : "mq none\n"'`
+}
+
+// helperStart is a shell line printing when the job's pid 1, its helper,
+// started (clock ticks since boot): two jobs that print the same ran in
+// one helper.
+const helperStart = `echo helper $(sed 's/.*) //' /proc/1/stat | cut -d' ' -f20)`
+
+func requireLanes(t *testing.T) {
+	t.Helper()
+	requireWall(t)
+	if abi, err := ll.LandlockGetABIVersion(); err != nil || abi < 6 {
+		t.Skip("a lane shares its helper only where Landlock scopes signals (ABI 6)")
+	}
+}
+
+func laneRun(t *testing.T, l *sandbox.Lane, j *sandbox.Job, c sandbox.Command, line string) sandbox.Result {
+	t.Helper()
+	c.Args = sandbox.Shell(line)
+	res, err := l.Run(context.Background(), j, c)
+	if err != nil {
+		t.Fatalf("run %q: %v", line, err)
+	}
+	return res
+}
+
+func field(out, name string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func TestAJobOfALaneLeavesNothingToTheNext(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	defer lane.Close()
+	first, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	// Made ahead: the next job's directory is on disk while the first runs.
+	next, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	mark := sleeperMark()
+	c := sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}
+	res := laneRun(t, lane, first, c, helperStart+`
+		setsid sh -c '(sleep `+mark+`.25 &) ; sleep `+mark+`.5 &' ; sleep `+mark+`.75 &
+		echo left > $TMPDIR/left; echo left > $HOME/left; echo left > left
+		(echo left > /tmp/left; echo left > `+next.Work+`/left; echo left > /proc/1/root`+next.Work+`/left) 2>/dev/null
+		ipcmk -Q >/dev/null && ipcmk -M 4096 >/dev/null && ipcmk -S 1 >/dev/null && echo sysv made
+		`+mqOpen("0100|02")+` # the wall refuses it (EACCES) with a helper of its own too
+		ipcs -q -m -s | grep -c '^0x'`)
+	out := string(res.Stdout.Tail)
+	if res.End != sandbox.EndExit || res.Survivors != 0 || !strings.Contains(out, "sysv made\n") || !strings.HasSuffix(out, "\n3\n") {
+		t.Fatalf("the first job: end %s survivors %d\n%s%s", res.End, res.Survivors, out, res.Stderr.Tail)
+	}
+	if pids := processesNamed("sleep " + mark); len(pids) > 0 {
+		t.Fatalf("sleepers %v outlived the first job", pids)
+	}
+	if exists(filepath.Join(next.Work, "left")) {
+		t.Fatal("the first job wrote into the next job's directory")
+	}
+	res = laneRun(t, lane, next, c, helperStart+`
+		ls -A $TMPDIR $HOME . 2>&1
+		for p in /proc/[0-9]*; do tr '\0' ' ' < $p/cmdline; echo; done
+		echo sysv $(ipcs -q -m -s | grep -c '^0x')
+		`+mqOpen("0"))
+	out2 := string(res.Stdout.Tail) + string(res.Stderr.Tail)
+	if res.End != sandbox.EndExit || res.Survivors != 0 {
+		t.Fatalf("the next job: end %s survivors %d\n%s", res.End, res.Survivors, out2)
+	}
+	if h := field(out, "helper"); h == "" || field(out2, "helper") != h {
+		t.Fatalf("the two jobs ran in helpers started at %q and %q, not in the lane's one", h, field(out2, "helper"))
+	}
+	if strings.Contains(out2, "left") || strings.Contains(out2, "sleep") || !strings.Contains(out2, "sysv 0\n") || !strings.Contains(out2, "mq none\n") {
+		t.Fatalf("the next job found what the first left:\n%s", out2)
+	}
+}
+
+func TestALaneRunsAJobAsItsOwnHelperDoes(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	defer lane.Close()
+	// One refusal only (the write to /etc): which of two the wall names
+	// first depends on which stream is read first.
+	line := `id -u; pwd; echo $HOME $TMPDIR $PATH; ls -A /nwdes/job; ls /proc/1/root >/dev/null 2>&1 || echo denied
+		grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):' /proc/self/status; sort /proc/self/limits
+		awk '{print $5, $6}' /proc/self/mountinfo; ipcs -q -m -s | grep -c '^0x'; ` + helperStart + `; echo x > /etc/x; exit 3`
+	var results [2][]sandbox.Result
+	for i := 0; i < 4; i++ {
+		j, err := w.NewJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}
+		if i%2 == 0 {
+			results[0] = append(results[0], laneRun(t, lane, j, c, line))
+		} else {
+			c.Args = sandbox.Shell(line)
+			res, err := j.Run(context.Background(), c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			results[1] = append(results[1], res)
+		}
+		j.Close()
+	}
+	// All the same but the helper's start: one for the lane's jobs,
+	// another for each job run alone.
+	withoutHelper := func(r sandbox.Result) string {
+		h := field(string(r.Stdout.Tail), "helper")
+		if h == "" || r.Stdout.Truncated() {
+			t.Fatalf("no whole output with the helper's start: %q", r.Stdout.Tail)
+		}
+		return strings.Replace(string(r.Stdout.Tail), "helper "+h+"\n", "", 1)
+	}
+	if h0, h1 := field(string(results[0][0].Stdout.Tail), "helper"), field(string(results[0][1].Stdout.Tail), "helper"); h0 != h1 ||
+		h0 == field(string(results[1][0].Stdout.Tail), "helper") {
+		t.Fatalf("helpers started at %q and %q through the lane, %q alone", h0, h1, field(string(results[1][0].Stdout.Tail), "helper"))
+	}
+	for k := range 2 {
+		l, a := results[0][k], results[1][k]
+		if l.End != a.End || l.ExitCode != a.ExitCode || l.Survivors != a.Survivors || withoutHelper(l) != withoutHelper(a) ||
+			l.Stderr.SHA256 != a.Stderr.SHA256 || !reflect.DeepEqual(l.Enforced, a.Enforced) || !reflect.DeepEqual(l.Refused, a.Refused) {
+			t.Fatalf("through the lane: %s %d, %d survivors, refused %+v, enforced %+v\n%s%s\nwith a helper of its own: %s %d, %d survivors, refused %+v, enforced %+v\n%s%s",
+				l.End, l.ExitCode, l.Survivors, l.Refused, l.Enforced, l.Stdout.Tail, l.Stderr.Tail, a.End, a.ExitCode, a.Survivors, a.Refused, a.Enforced, a.Stdout.Tail, a.Stderr.Tail)
+		}
+	}
+	if r := results[0][0]; r.End != sandbox.EndWall || r.ExitCode != 3 || !r.Enforced.View || !r.Enforced.Signals || len(r.Enforced.Missing) != 0 ||
+		!strings.Contains(string(r.Stdout.Tail), "\ndenied\n") {
+		t.Fatalf("end %s exit %d enforced %+v\n%s", r.End, r.ExitCode, r.Enforced, r.Stdout.Tail)
+	}
+}
+
+func TestALaneEndsItsHelperAfterAJobItHadToEnd(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	defer lane.Close()
+	run := func(c sandbox.Command, line string) sandbox.Result {
+		j, err := w.NewJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		return laneRun(t, lane, j, c, line)
+	}
+	a := run(sandbox.Command{}, helperStart)
+	b := run(sandbox.Command{}, helperStart)
+	d := run(sandbox.Command{Deadline: 2 * time.Second}, helperStart+"; trap '' TERM; sleep 30")
+	e := run(sandbox.Command{}, helperStart)
+	ha, hb, hd, he := field(string(a.Stdout.Tail), "helper"), field(string(b.Stdout.Tail), "helper"), field(string(d.Stdout.Tail), "helper"), field(string(e.Stdout.Tail), "helper")
+	if d.End != sandbox.EndDeadline || d.Survivors != 0 {
+		t.Fatalf("the job at its deadline: end %s survivors %d", d.End, d.Survivors)
+	}
+	if ha == "" || hb != ha || hd != ha || he == "" || he == ha {
+		t.Fatalf("helpers started at %q %q %q, then %q: want one for the first three, another after the deadline", ha, hb, hd, he)
+	}
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// Not parallel: it counts the lane helpers of this process.
+func TestAWarmedLaneHasItsHelperBeforeItsFirstJobAndCloseEndsIt(t *testing.T) {
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	lane.Warm(true)
+	if !awaitProcessNamed("git-nwdes __nwdes-wall-lane", 10*time.Second) {
+		t.Fatal("Warm started no helper")
+	}
+	j, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	res := laneRun(t, lane, j, sandbox.Command{NoNetwork: true}, "echo ok")
+	if res.End != sandbox.EndExit || string(res.Stdout.Tail) != "ok\n" || !res.Enforced.View {
+		t.Fatalf("end %s %q enforced %+v", res.End, res.Stdout.Tail, res.Enforced)
+	}
+	if err := lane.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if pids := processesNamed("git-nwdes __nwdes-wall-lane"); len(pids) > 0 {
+		t.Fatalf("lane helpers %v outlived Close", pids)
+	}
+}
+
+func TestAJobOfALaneWritesItsOwnCopyOfASharedCacheAndTheNextSeesNoneOfIt(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	dir, file := sharedCache(t)
+	w.Caches = []string{dir}
+	lane := w.NewLane()
+	defer lane.Close()
+	run := func(line string) sandbox.Result {
+		j, err := w.NewJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		return laneRun(t, lane, j, sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}, helperStart+"; "+line)
+	}
+	first := run("chmod u+w " + file + "; echo planted >> " + file + "; echo planted > " + dir + "/new; cat " + file + " " + dir + "/new")
+	next := run("cat " + file + "; ls " + dir)
+	if b, _ := os.ReadFile(file); string(b) != "package m\n" || exists(filepath.Join(dir, "new")) {
+		t.Fatalf("the host's cache was changed: %q", b)
+	}
+	if h := field(string(first.Stdout.Tail), "helper"); h == "" || field(string(next.Stdout.Tail), "helper") != h {
+		t.Fatalf("not one helper: %q %q", first.Stdout.Tail, next.Stdout.Tail)
+	}
+	if len(first.Enforced.Caches) != 1 || first.Enforced.Caches[0].Mode != sandbox.CacheOverlay || !strings.Contains(string(first.Stdout.Tail), "package m\nplanted\nplanted\n") {
+		t.Fatalf("the first job: %+v\n%s%s", first.Enforced.Caches, first.Stdout.Tail, first.Stderr.Tail)
+	}
+	if strings.Contains(string(next.Stdout.Tail), "planted") || strings.Contains(string(next.Stdout.Tail), "new") {
+		t.Fatalf("the next job saw the first's copy:\n%s", next.Stdout.Tail)
+	}
+}
