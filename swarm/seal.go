@@ -141,7 +141,9 @@ func sealJob(dir string, sg stagedGit, m machine) ([]string, error) {
 			return changed, err
 		}
 	}
-	for _, d := range []string{"objects/info", "refs/heads"} {
+	// git takes the directory for a repository only with refs/ in it; the
+	// branch may be in packed-refs (as staged), so refs/heads need not be.
+	for _, d := range []string{"objects/info", "refs"} {
 		if err := mkdirAllIn(g, d); err != nil {
 			return changed, err
 		}
