@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -236,7 +237,10 @@ func minimalRoots(roots []string) []string {
 
 // Job is a directory the wall owns and makes writable: Work (the program's
 // tree, e.g. an exported candidate), Home and Tmp (its HOME and TMPDIR).
-// Close removes it all.
+// Work is made with the job; Home and Tmp when a command that gives no
+// HOME or TMPDIR of its own starts (ownDirs): a swarm job gives both, and
+// making a directory it would not use costs as much as any other file
+// where the file system makes them slowly. Close removes it all.
 type Job struct {
 	Root, Work, Home, Tmp string
 	wall                  *Wall
@@ -271,13 +275,26 @@ func (w *Wall) NewJob() (*Job, error) {
 		root = r
 	}
 	j := &Job{Root: root, Work: filepath.Join(root, "work"), Home: filepath.Join(root, "home"), Tmp: filepath.Join(root, "tmp"), wall: w}
-	for _, d := range []string{j.Work, j.Home, j.Tmp} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			RemoveAll(root)
-			return nil, fmt.Errorf("make job directory: %w", err)
-		}
+	if err := os.Mkdir(j.Work, 0o700); err != nil {
+		RemoveAll(root)
+		return nil, fmt.Errorf("make job directory: %w", err)
 	}
 	return j, nil
+}
+
+// ownDirs makes the job's Home and Tmp for a command that gives no HOME
+// or TMPDIR of its own; one an earlier command of the job made is left as
+// it is, as NewJob's were before every command.
+func (j *Job) ownDirs(c Command) error {
+	for _, d := range []struct{ given, dir string }{{c.Home, j.Home}, {c.Tmp, j.Tmp}} {
+		if d.given != "" {
+			continue
+		}
+		if err := os.Mkdir(d.dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("make job directory: %w", err)
+		}
+	}
+	return nil
 }
 
 const jobPrefix = "nwdes-job-"

@@ -39,6 +39,9 @@ func (j *Job) start(ctx context.Context, c Command, cleanup func(), lane *Lane) 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("run %s: %w", c.Args[0], err)
 	}
+	if err := j.ownDirs(c); err != nil {
+		return nil, err
+	}
 	spec, err := w.spec(j, c)
 	if err != nil {
 		return nil, err

@@ -943,3 +943,45 @@ func TestAWallSeesItsPathsLinksSwitched(t *testing.T) {
 		}
 	}
 }
+
+// TestAJobMakesItsOwnHomeAndTmpOnlyForACommandThatGivesNone: a command
+// that gives its own HOME and TMPDIR (a swarm job's) runs with them, and
+// the job's home and tmp are not made (two directories a job, where
+// making one is slow); a later command of the same job that gives none
+// gets the job's own, made then.
+func TestAJobMakesItsOwnHomeAndTmpOnlyForACommandThatGivesNone(t *testing.T) {
+	w := newWall(t)
+	mine := t.TempDir()
+	for _, d := range []string{"h", "t"} {
+		if err := os.Mkdir(filepath.Join(mine, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	res, err := j.Run(t.Context(), sandbox.Command{Args: sandbox.Shell(`echo "$HOME $TMPDIR"`), Write: []string{mine},
+		Home: filepath.Join(mine, "h"), Tmp: filepath.Join(mine, "t")})
+	if err != nil || res.End != sandbox.EndExit || res.ExitCode != 0 {
+		t.Fatalf("%+v %v\n%s", res, err, res.Stderr.Tail)
+	}
+	if got, want := string(res.Stdout.Tail), filepath.Join(mine, "h")+" "+filepath.Join(mine, "t")+"\n"; got != want {
+		t.Fatalf("the command saw %q, want %q", got, want)
+	}
+	for _, d := range []string{j.Home, j.Tmp} {
+		if _, err := os.Lstat(d); !os.IsNotExist(err) {
+			t.Fatalf("%s was made for a command that gave its own HOME and TMPDIR (%v)", d, err)
+		}
+	}
+	res, err = j.Run(t.Context(), sandbox.Command{Args: sandbox.Shell(`touch "$HOME/h" "$TMPDIR/t"`)})
+	if err != nil || res.End != sandbox.EndExit || res.ExitCode != 0 {
+		t.Fatalf("a command with the job's own HOME and TMPDIR: %+v %v\n%s", res, err, res.Stderr.Tail)
+	}
+	for _, f := range []string{filepath.Join(j.Home, "h"), filepath.Join(j.Tmp, "t")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("the job's own HOME or TMPDIR was not made and writable: %v", err)
+		}
+	}
+}

@@ -9,11 +9,12 @@ import (
 )
 
 // machineFiles are the files the supervisor writes in a job directory
-// after the job has ended, whatever the card (the last two are what
-// sealing writes again in repo/.git: config and objects/info/alternates):
+// after the job has ended, whatever the card (the last is what sealing
+// writes again in repo/.git: config, made bare; the alternates are
+// written again only when the job changed them, so none waits for them):
 // a spare holds each made empty, beside (never inside) the job directory
 // it becomes.
-var machineFiles = []string{"exit.json", "usage.tsv", "timeline.tsv", "config", "alternates"}
+var machineFiles = []string{"exit.json", "usage.tsv", "timeline.tsv", "config"}
 
 // machine is where a job's premade machine files wait: beside its spare,
 // outside every job's write set, named <spare>.<name> (prefix is the

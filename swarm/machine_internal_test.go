@@ -76,7 +76,7 @@ func TestMachineFilesReplaceWhatTheJobLeftAndNeverWriteThroughIt(t *testing.T) {
 					t.Errorf("the file a planted link leads to was written through: %q, %v", b, err)
 				}
 				if premade {
-					for _, f := range []string{"usage.tsv", "alternates", "config"} {
+					for _, f := range []string{"usage.tsv", "config"} {
 						if _, err := os.Lstat(m.premade(f)); !os.IsNotExist(err) {
 							t.Errorf("the premade %s was not the one used: %v", f, err)
 						}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"sort"
+	"syscall"
 )
 
 // stagedGit is what stage wrote into the job repository's git directory
@@ -58,8 +59,9 @@ func sealedConfig(staged []byte) []byte {
 // ended, one in which git runs nothing the job wrote: the git directory
 // of repo/ keeps only HEAD (when it still names a ref or an object),
 // objects, refs, packed-refs and logs, each tree of those holding only
-// directories and regular files; config (made bare) and the alternates
-// are written again from what stage wrote; a .git or HEAD the job left at
+// directories and regular files; config (made bare) is written again from
+// what stage wrote, and the alternates when they are not the file stage
+// wrote, untouched (asStaged); a .git or HEAD the job left at
 // the top of dir, which would make dir itself a repository to git's
 // discovery, is removed. The work tree's files stay as the job left them.
 //
@@ -141,7 +143,9 @@ func sealJob(dir string, sg stagedGit, m machine) ([]string, error) {
 			return changed, err
 		}
 	}
-	for _, d := range []string{"objects/info", "refs/heads"} {
+	// git takes the directory for a repository only with refs/ in it; the
+	// branch may be in packed-refs (as staged), so refs/heads need not be.
+	for _, d := range []string{"objects/info", "refs"} {
 		if err := mkdirAllIn(g, d); err != nil {
 			return changed, err
 		}
@@ -152,11 +156,15 @@ func sealJob(dir string, sg stagedGit, m machine) ([]string, error) {
 			return changed, err
 		}
 	}
-	if b, err := readSmall(g, "objects/info/alternates", len(sg.Alternates)+1); err != nil || !bytes.Equal(b, sg.Alternates) {
+	// The alternates are written again only when they are not what stage
+	// wrote, as HEAD is: a file that holds those bytes, is no other name's
+	// (one link) and only its owner may write, is left in place. Writing
+	// it again would make a file and remove one a card for nothing.
+	if !asStaged(g, "objects/info/alternates", sg.Alternates) {
 		changed = append(changed, "repo/.git/objects/info/alternates (rewritten)")
-	}
-	if err := m.replaceIn(g, "objects/info/alternates", sg.Alternates); err != nil {
-		return changed, err
+		if err := m.replaceIn(g, "objects/info/alternates", sg.Alternates); err != nil {
+			return changed, err
+		}
 	}
 	if _, err := g.Lstat("objects/info/http-alternates"); err == nil {
 		if err := g.RemoveAll("objects/info/http-alternates"); err != nil {
@@ -282,6 +290,21 @@ func (m machine) replaceIn(r *os.Root, name string, body []byte) error {
 	}
 	_, err = f.Write(body)
 	return errors.Join(err, f.Close())
+}
+
+// asStaged reports whether name in r is a regular file holding exactly
+// body, with one link and no write permission for group or others: one
+// the machinery may leave as it is.
+func asStaged(r *os.Root, name string, body []byte) bool {
+	fi, err := r.Lstat(name)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o022 != 0 {
+		return false
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Nlink != 1 {
+		return false
+	}
+	b, err := readSmall(r, name, len(body)+1)
+	return err == nil && bytes.Equal(b, body)
 }
 
 // readSmall reads at most max bytes of the regular file name in r.

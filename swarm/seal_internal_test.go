@@ -71,3 +71,50 @@ func TestSealingReplacesWhatTheJobPutInPlaceOfTheRepositoryWithoutTouchingWhatIt
 		})
 	}
 }
+
+// TestSealingLeavesAlternatesTheJobLeftAsStagedAndRewritesAnyOther: the
+// alternates stage wrote, untouched, stay the same file (no file is made
+// for them); the same bytes in a file with a second link or that others
+// may write, or other bytes, are written again as staged.
+func TestSealingLeavesAlternatesTheJobLeftAsStagedAndRewritesAnyOther(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		setup func(alt string)
+		kept  bool
+	}{
+		{"untouched", func(string) {}, true},
+		{"other bytes", func(alt string) { os.WriteFile(alt, []byte("/elsewhere/objects\n"), 0o644) }, false},
+		{"a second link", func(alt string) { os.Link(alt, filepath.Join(filepath.Dir(alt), "twin")) }, false},
+		{"writable by others", func(alt string) { os.Chmod(alt, 0o666) }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			job := t.TempDir()
+			g := filepath.Join(job, "repo", ".git")
+			os.MkdirAll(filepath.Join(g, "objects", "info"), 0o755)
+			os.MkdirAll(filepath.Join(g, "refs"), 0o755)
+			os.WriteFile(filepath.Join(g, "HEAD"), testStaged.HEAD, 0o644)
+			os.WriteFile(filepath.Join(g, "config"), testStaged.Config, 0o644)
+			alt := filepath.Join(g, "objects", "info", "alternates")
+			os.WriteFile(alt, testStaged.Alternates, 0o644)
+			var before syscall.Stat_t
+			syscall.Stat(alt, &before)
+			c.setup(alt)
+			changed, err := sealJob(job, testStaged, machine{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var after syscall.Stat_t
+			if err := syscall.Stat(alt, &after); err != nil {
+				t.Fatal(err)
+			}
+			named := strings.Contains(strings.Join(changed, ", "), "alternates (rewritten)")
+			if kept := after.Ino == before.Ino && !named; kept != c.kept {
+				t.Fatalf("alternates kept: %v (inode %d, was %d; sealed %v), want %v", kept, after.Ino, before.Ino, changed, c.kept)
+			}
+			fi, _ := os.Lstat(alt)
+			if b, _ := os.ReadFile(alt); string(b) != string(testStaged.Alternates) || fi.Mode().Perm()&0o022 != 0 || after.Nlink != 1 {
+				t.Fatalf("sealed alternates: %q, mode %v, %d links", b, fi.Mode(), after.Nlink)
+			}
+		})
+	}
+}

@@ -32,15 +32,18 @@ import (
 
 // spareDirs are the directories of a job directory (relative to it) that
 // stage makes whatever the card: its own, then the git directory's
-// (gitstore/stage makes these with MkdirAll, so made ones are no change).
+// (gitstore/stage makes these with MkdirAll, so made ones are no change;
+// it writes the job's branch into packed-refs, so no refs/heads/worker/
+// is needed).
 var spareDirs = []string{"repo", "scratch", "home", "data", "repo/.git", "repo/.git/objects", "repo/.git/objects/info",
-	"repo/.git/refs", "repo/.git/refs/heads", "repo/.git/refs/heads/worker"}
+	"repo/.git/refs"}
 
 // spareFiles are the files stage writes whatever the card (gitstore/stage
 // writes them with os.WriteFile, which truncates a file that is there;
 // stage writes the prompt and opens the log the same way): made empty in
 // a spare, writing them makes no file.
-var spareFiles = []string{"repo/.git/HEAD", "repo/.git/config", "repo/.git/objects/info/alternates", "prompt.md", "harness.log"}
+var spareFiles = []string{"repo/.git/HEAD", "repo/.git/config", "repo/.git/objects/info/alternates", "repo/.git/packed-refs",
+	"prompt.md", "harness.log"}
 
 // spares is a supervisor's pool of spare job directories.
 type spares struct {

@@ -141,3 +141,53 @@ func TestACommitOfAnotherFormatIsRefusedNeverCut(t *testing.T) {
 		t.Fatalf("a refused staging left %d entries", len(ents))
 	}
 }
+
+// TestAStagedBranchIsPackedSoNoDirectoryIsMadeForIt: the checkout's
+// branch is the one line of its packed-refs (no refs/heads/ is made for
+// it, which is two directories made a staging), and git holds it as a
+// branch all the same: rev-parse answers it, git branch lists it, git
+// fsck --strict accepts the repository, and a commit there writes it
+// loose on top of the staged commit.
+func TestAStagedBranchIsPackedSoNoDirectoryIsMadeForIt(t *testing.T) {
+	src := gittest.Init(t, false)
+	head := gittest.Git(t, src, "rev-parse", "HEAD")
+	loc, err := gitrepo.Discover(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := git.Open(loc, git.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	id, err := oid.ParseOf(r.Format(), head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	export := func(d string) error { return os.WriteFile(filepath.Join(d, "README"), []byte("hello\n"), 0o644) }
+	if err := stage.Repository(r, id, dir, "worker/card", export); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, ".git", "refs", "heads")); !os.IsNotExist(err) {
+		t.Fatalf("refs/heads in the staged repository: %v, want none (the branch is packed)", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, ".git", "packed-refs")); err != nil || !strings.Contains(string(b), head+" refs/heads/worker/card\n") {
+		t.Fatalf("packed-refs: %q, %v; want the line %s refs/heads/worker/card", b, err, head)
+	}
+	if got := gittest.Git(t, dir, "rev-parse", "refs/heads/worker/card"); got != head {
+		t.Fatalf("git rev-parse worker/card: %s, want %s", got, head)
+	}
+	if got := gittest.Git(t, dir, "branch", "--show-current"); got != "worker/card" {
+		t.Fatalf("git branch --show-current: %q, want worker/card", got)
+	}
+	if out, err := gittest.Run(dir, "fsck", "--strict", "--no-dangling"); err != nil {
+		t.Fatalf("git fsck --strict: %v %s", err, out)
+	}
+	gittest.WriteFile(t, dir, "new.txt", "work\n")
+	gittest.Git(t, dir, "add", "new.txt")
+	gittest.Git(t, dir, "commit", "-q", "-m", "work")
+	if got := gittest.Git(t, dir, "rev-parse", "worker/card^"); got != head {
+		t.Fatalf("the branch's commit has parent %s, want the staged %s", got, head)
+	}
+}

@@ -20,6 +20,13 @@ import (
 // made there has commit as its parent. What the program commits is
 // written to dir/.git/objects, never to s.
 //
+// The branch is written as the one line of dir/.git/packed-refs, as git
+// pack-refs would leave it, not as a loose file under refs/heads/: git
+// reads it the same way (and writes it loose at the first commit), and
+// the two directories a loose branch needs (refs/heads and the branch's
+// own, worker/ for the swarm's) are not made. Making a directory is the
+// dearest thing staging does where making files is slow.
+//
 // write exports the files (the examine package's ExportTree, which checks
 // every tree path); it is given so that there is one exporter.
 func Repository(s *git.Repo, commit oid.ID, dir, branch string, write func(dir string) error) error {
@@ -43,10 +50,11 @@ func Repository(s *git.Repo, commit oid.ID, dir, branch string, write func(dir s
 	}
 	gitDir := filepath.Join(dir, ".git")
 	// What git init writes and git needs not (description, info/exclude,
-	// an empty objects/pack and refs/tags, which git makes when it first
-	// writes there) is left out: a file or directory made is a cost of
-	// every staging.
-	for _, d := range []string{"objects/info", "refs/heads/" + filepath.Dir(branch)} {
+	// an empty objects/pack, refs/heads and refs/tags, which git makes
+	// when it first writes there) is left out: a file or directory made
+	// is a cost of every staging. git takes a directory for a repository
+	// only with refs/ in it.
+	for _, d := range []string{"objects/info", "refs"} {
 		if err := os.MkdirAll(filepath.Join(gitDir, filepath.FromSlash(d)), 0o755); err != nil {
 			return err
 		}
@@ -62,7 +70,9 @@ func Repository(s *git.Repo, commit oid.ID, dir, branch string, write func(dir s
 		"HEAD":                    "ref: refs/heads/" + branch + "\n",
 		"config":                  config,
 		"objects/info/alternates": objects + "\n",
-		"refs/heads/" + branch:    commit.String() + "\n",
+		// git pack-refs' header: the file is sorted, and a branch needs
+		// no peeled line.
+		"packed-refs": "# pack-refs with: peeled fully-peeled sorted \n" + commit.String() + " refs/heads/" + branch + "\n",
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(gitDir, filepath.FromSlash(name)), []byte(body), 0o644); err != nil {
