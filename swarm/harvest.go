@@ -171,11 +171,21 @@ func packedRef(g *os.Root, name string) ([]byte, error) {
 	if len(b) > maxPackedRefs {
 		return nil, fmt.Errorf("packed-refs is larger than %d bytes", maxPackedRefs)
 	}
+	var found []byte
 	for _, line := range strings.Split(string(b), "\n") {
 		id, ref, ok := strings.Cut(line, " ")
 		if ok && ref == name && !strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "^") {
-			return []byte(id + "\n"), nil
+			// git answers a ref named twice with the line its binary
+			// search lands on (the last of two), not the first: the job
+			// must not choose what git shows and what is harvested apart.
+			if found != nil {
+				return nil, fmt.Errorf("packed-refs names %s more than once", name)
+			}
+			found = []byte(id + "\n")
 		}
+	}
+	if found != nil {
+		return found, nil
 	}
 	return nil, fmt.Errorf("%s has no commit (an unborn branch): %w", name, fs.ErrNotExist)
 }

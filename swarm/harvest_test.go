@@ -53,6 +53,9 @@ func TestJobHeadFollowsHEADThroughLooseAndPackedRefsOnly(t *testing.T) {
 	}{
 		{"a loose branch", map[string]string{"HEAD": "ref: refs/heads/w\n", "refs/heads/w": a + "\n"}, a},
 		{"a packed branch", map[string]string{"HEAD": "ref: refs/heads/w\n", "packed-refs": "# pack-refs with: peeled\n" + b + " refs/heads/w\n^" + a + "\n"}, b},
+		// git 2.39 reads the second of two lines, a first-match reader the
+		// first: a job could show one head to git and have another harvested.
+		{"a branch packed twice", map[string]string{"HEAD": "ref: refs/heads/w\n", "packed-refs": "# pack-refs with: peeled fully-peeled sorted\n" + a + " refs/heads/w\n" + b + " refs/heads/w\n"}, "more than once"},
 		{"a detached HEAD", map[string]string{"HEAD": a + "\n"}, a},
 		{"an unborn branch", map[string]string{"HEAD": "ref: refs/heads/none\n"}, "unborn"},
 		{"a ref outside refs/", map[string]string{"HEAD": "ref: ../../config\n"}, "which is no ref"},

@@ -61,7 +61,7 @@ func sealedConfig(staged []byte) []byte {
 // objects, refs, packed-refs and logs, each tree of those holding only
 // directories and regular files; config (made bare) is written again from
 // what stage wrote, and the alternates when they are not the file stage
-// wrote, untouched (asStaged); a .git or HEAD the job left at
+// wrote, or one equivalent to it (asStaged); a .git or HEAD the job left at
 // the top of dir, which would make dir itself a repository to git's
 // discovery, is removed. The work tree's files stay as the job left them.
 //
@@ -86,9 +86,19 @@ func sealJob(dir string, sg stagedGit, m machine) ([]string, error) {
 			changed = append(changed, name)
 		}
 	}
+	// The job could have opened the directories above objects/ to every
+	// user (0777): another user of the host could then rename objects/
+	// away or plant a config or hooks git trusts (they are ours), undoing
+	// the seal. They get the mode staging gave them.
+	if err := root.Chmod(".", 0o755); err != nil {
+		return changed, err
+	}
 	for _, name := range []string{"repo", "repo/.git"} {
 		fi, err := root.Lstat(name)
 		if err == nil && fi.IsDir() {
+			if err := root.Chmod(name, 0o755); err != nil {
+				return changed, err
+			}
 			continue
 		}
 		if err == nil {
@@ -293,11 +303,13 @@ func (m machine) replaceIn(r *os.Root, name string, body []byte) error {
 }
 
 // asStaged reports whether name in r is a regular file holding exactly
-// body, with one link and no write permission for group or others: one
-// the machinery may leave as it is.
+// body, with one link and the mode staging gives (0644: no write for
+// group or others, no set-id bits, readable by the user's git): one the
+// machinery may leave as it is. The job may have made it anew with those
+// bytes; it is then equivalent to staging's, not staging's.
 func asStaged(r *os.Root, name string, body []byte) bool {
 	fi, err := r.Lstat(name)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o022 != 0 {
+	if err != nil || fi.Mode() != 0o644 {
 		return false
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Nlink != 1 {
@@ -316,11 +328,16 @@ func readSmall(r *os.Root, name string, max int) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is a %s", name, fileKind(fi.Mode()))
 	}
-	f, err := r.Open(name)
+	// Not following a link, and not blocking on a FIFO, put there since
+	// the lstat; what is read must be the file the lstat saw.
+	f, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if ofi, err := f.Stat(); err != nil || !os.SameFile(fi, ofi) {
+		return nil, fmt.Errorf("%s changed while it was read", name)
+	}
 	return io.ReadAll(io.LimitReader(f, int64(max)))
 }
 

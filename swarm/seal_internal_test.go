@@ -1,6 +1,8 @@
 package swarm
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,47 +76,109 @@ func TestSealingReplacesWhatTheJobPutInPlaceOfTheRepositoryWithoutTouchingWhatIt
 
 // TestSealingLeavesAlternatesTheJobLeftAsStagedAndRewritesAnyOther: the
 // alternates stage wrote, untouched, stay the same file (no file is made
-// for them); the same bytes in a file with a second link or that others
-// may write, or other bytes, are written again as staged.
+// for them); the same bytes in a file with a second link, that others may
+// write, that its owner alone may read, or that is set-id, or other
+// bytes, are written again as staged. The file stage wrote is held open
+// across the seal, so "the same file" is its identity, not an inode
+// number a file system may give again.
 func TestSealingLeavesAlternatesTheJobLeftAsStagedAndRewritesAnyOther(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		setup func(alt string)
+		setup func(alt string) error
 		kept  bool
 	}{
-		{"untouched", func(string) {}, true},
-		{"other bytes", func(alt string) { os.WriteFile(alt, []byte("/elsewhere/objects\n"), 0o644) }, false},
-		{"a second link", func(alt string) { os.Link(alt, filepath.Join(filepath.Dir(alt), "twin")) }, false},
-		{"writable by others", func(alt string) { os.Chmod(alt, 0o666) }, false},
+		{"untouched", func(string) error { return nil }, true},
+		{"other bytes", func(alt string) error { return os.WriteFile(alt, []byte("/elsewhere/objects\n"), 0o644) }, false},
+		{"a second link", func(alt string) error { return os.Link(alt, filepath.Join(filepath.Dir(alt), "twin")) }, false},
+		{"writable by others", func(alt string) error { return os.Chmod(alt, 0o666) }, false},
+		{"readable by its owner alone", func(alt string) error { return os.Chmod(alt, 0o600) }, false},
+		{"set-user-id", func(alt string) error { return os.Chmod(alt, 0o644|fs.ModeSetuid) }, false},
+		{"a link to a file that holds the same bytes", func(alt string) error {
+			twin := filepath.Join(filepath.Dir(alt), "twin")
+			return errors.Join(os.Rename(alt, twin), os.Symlink("twin", alt))
+		}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			job := t.TempDir()
 			g := filepath.Join(job, "repo", ".git")
-			os.MkdirAll(filepath.Join(g, "objects", "info"), 0o755)
-			os.MkdirAll(filepath.Join(g, "refs"), 0o755)
-			os.WriteFile(filepath.Join(g, "HEAD"), testStaged.HEAD, 0o644)
-			os.WriteFile(filepath.Join(g, "config"), testStaged.Config, 0o644)
+			for _, d := range []string{filepath.Join(g, "objects", "info"), filepath.Join(g, "refs")} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
 			alt := filepath.Join(g, "objects", "info", "alternates")
-			os.WriteFile(alt, testStaged.Alternates, 0o644)
-			var before syscall.Stat_t
-			syscall.Stat(alt, &before)
-			c.setup(alt)
+			for _, f := range []struct {
+				path string
+				body []byte
+			}{{filepath.Join(g, "HEAD"), testStaged.HEAD}, {filepath.Join(g, "config"), testStaged.Config}, {alt, testStaged.Alternates}} {
+				if err := os.WriteFile(f.path, f.body, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Chmod(alt, 0o644); err != nil { // as staging makes it, whatever the umask
+				t.Fatal(err)
+			}
+			staged, err := os.Open(alt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer staged.Close()
+			before, err := staged.Stat()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.setup(alt); err != nil {
+				t.Fatal(err)
+			}
 			changed, err := sealJob(job, testStaged, machine{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			var after syscall.Stat_t
-			if err := syscall.Stat(alt, &after); err != nil {
+			after, err := os.Lstat(alt)
+			if err != nil {
 				t.Fatal(err)
 			}
 			named := strings.Contains(strings.Join(changed, ", "), "alternates (rewritten)")
-			if kept := after.Ino == before.Ino && !named; kept != c.kept {
-				t.Fatalf("alternates kept: %v (inode %d, was %d; sealed %v), want %v", kept, after.Ino, before.Ino, changed, c.kept)
+			if kept := os.SameFile(before, after) && !named; kept != c.kept {
+				t.Fatalf("alternates kept: %v (sealed %v), want %v", kept, changed, c.kept)
 			}
-			fi, _ := os.Lstat(alt)
-			if b, _ := os.ReadFile(alt); string(b) != string(testStaged.Alternates) || fi.Mode().Perm()&0o022 != 0 || after.Nlink != 1 {
-				t.Fatalf("sealed alternates: %q, mode %v, %d links", b, fi.Mode(), after.Nlink)
+			st, _ := after.Sys().(*syscall.Stat_t)
+			if b, _ := os.ReadFile(alt); string(b) != string(testStaged.Alternates) || after.Mode() != 0o644 || st == nil || st.Nlink != 1 {
+				t.Fatalf("sealed alternates: %q, mode %v, %v", b, after.Mode(), st)
 			}
 		})
+	}
+}
+
+// TestSealingGivesTheDirectoriesAboveTheObjectsTheirStagedMode: a job
+// that opened its directory, repo/ and repo/.git to every user of the
+// host (who could then rename objects/ away or plant a config git would
+// trust) finds them 0755 again after the seal.
+func TestSealingGivesTheDirectoriesAboveTheObjectsTheirStagedMode(t *testing.T) {
+	job := t.TempDir()
+	g := filepath.Join(job, "repo", ".git")
+	if err := os.MkdirAll(filepath.Join(g, "objects", "info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(g, "HEAD"), testStaged.HEAD, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{job, filepath.Join(job, "repo"), g}
+	for _, d := range dirs {
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := sealJob(job, testStaged, machine{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		fi, err := os.Lstat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o755 {
+			t.Errorf("%s is %v after the seal, want 0755", d, fi.Mode().Perm())
+		}
 	}
 }
