@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -60,6 +61,9 @@ func laneMain() int {
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs, unix.SIGCHLD, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
 	var limits *Limits
+	// held is every resource limit of the helper as it found or set
+	// them; a job must find them so.
+	var held []unix.Rlimit
 	for job := range requests {
 		if limits == nil {
 			// The limits bind the helper, and every job forked from it:
@@ -73,18 +77,44 @@ func laneMain() int {
 			}
 			l := job.spec.Limits
 			limits = &l
+			held = heldLimits()
 		} else if job.spec.Limits != *limits {
 			closeFDs(job.fds)
 			sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: "a lane's jobs run under the limits of its first"})
 			sendStatus(helperStatus{Stage: "end", Exit: -1})
 			continue
+		} else if now := heldLimits(); now == nil || !slices.Equal(now, held) {
+			// Something changed them (the kernel lets any process of
+			// the helper's user): the helper ends without taking the
+			// job, and the supervisor runs it with a helper of its own.
+			closeFDs(job.fds)
+			return 3
 		}
+		// From here the job is the helper's: the supervisor runs it
+		// elsewhere only when the helper ends before saying so.
+		sendStatus(helperStatus{Stage: "took", Seq: job.seq})
 		if !runLaneJob(job, sigs, controls) {
 			return 3
 		}
 	}
 	return 0
 }
+
+// heldLimits reads every resource limit of the helper (nil where one
+// cannot be read: the helper then ends before its next job).
+func heldLimits() []unix.Rlimit {
+	out := make([]unix.Rlimit, rlimitCount)
+	for r := range out {
+		if err := unix.Prlimit(0, r, nil, &out[r]); err != nil {
+			return nil
+		}
+	}
+	return out
+}
+
+// rlimitCount is RLIM_NLIMITS, the number of resource limits Linux has
+// had since 2.6.25.
+const rlimitCount = 16
 
 // runLaneJob runs one job and reports its end; false when something of it
 // survived the reaping, and the lane must end.

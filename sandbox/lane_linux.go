@@ -141,6 +141,7 @@ func (l *Lane) hold(ctx context.Context, p *Process, spec *helperSpec, res Resul
 		return
 	}
 	p.pid, p.seq = h.cmd.Process.Pid, h.seq
+	took := false
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); io.Copy(stdout, outR) }()
@@ -169,9 +170,25 @@ wait:
 	for {
 		select {
 		case s, ok := <-h.statuses:
+			if !ok && !took && !sent {
+				// The helper ended before it took the job (it found its
+				// limits changed, or could not read the request): nothing
+				// of the job ran, and it runs with a helper of its own.
+				readers.Wait()
+				outR.Close()
+				errR.Close()
+				l.retire()
+				p.seq = 0
+				alone()
+				return
+			}
 			if !ok {
 				gone = true
 				break wait
+			}
+			if s.Stage == "took" {
+				took = took || s.Seq == h.seq
+				continue
 			}
 			if s.Stage == "failed" && s.Cause == laneViewCause && !sent {
 				// Nothing ran: the job's own helper builds its view, or

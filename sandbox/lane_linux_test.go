@@ -1,15 +1,18 @@
 package sandbox_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 
 	"github.com/nwdes/nwdes/sandbox"
 )
@@ -249,5 +252,99 @@ func TestAJobOfALaneWritesItsOwnCopyOfASharedCacheAndTheNextSeesNoneOfIt(t *test
 	}
 	if strings.Contains(string(next.Stdout.Tail), "planted") || strings.Contains(string(next.Stdout.Tail), "new") {
 		t.Fatalf("the next job saw the first's copy:\n%s", next.Stdout.Tail)
+	}
+}
+
+// laneHelperPid finds the lane helper (on the host) that a job's
+// helperStart line names.
+func laneHelperPid(t *testing.T, start string) int {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if !bytes.Contains(b, []byte("__nwdes-wall-lane")) {
+			continue
+		}
+		st, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if i := bytes.LastIndexByte(st, ')'); i >= 0 {
+			if f := strings.Fields(string(st[i+1:])); len(f) > 19 && f[19] == start {
+				return pid
+			}
+		}
+	}
+	t.Fatalf("no lane helper started at %s", start)
+	return 0
+}
+
+func TestAJobOfALaneCannotChangeTheLimitsOfItsHelper(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	defer lane.Close()
+	run := func(line string) sandbox.Result {
+		j, err := w.NewJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		return laneRun(t, lane, j, sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}, helperStart+"; "+line)
+	}
+	first := run(`prlimit --pid 1 --nofile=20:20 --fsize=2:2 --stack=65536 && echo lowered; ulimit -S -n 100 && echo own $(ulimit -S -n)`)
+	next := run(`echo limits $(ulimit -n) $(ulimit -f) $(ulimit -s)`)
+	if strings.Contains(string(first.Stdout.Tail), "lowered") || !strings.Contains(string(first.Stdout.Tail), "own 100\n") {
+		t.Fatalf("the first job: %s%s", first.Stdout.Tail, first.Stderr.Tail)
+	}
+	var stack unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_STACK, &stack); err != nil {
+		t.Fatal(err)
+	}
+	d := sandbox.DefaultLimits()
+	want := strconv.FormatUint(d.OpenFiles, 10) + " " + strconv.FormatUint(d.FileSize/512, 10) + " " + strconv.FormatUint(stack.Cur/1024, 10)
+	if got := field(string(next.Stdout.Tail), "limits"); got != want {
+		t.Fatalf("the next job has limits %q, want %q", got, want)
+	}
+	if h := field(string(first.Stdout.Tail), "helper"); h == "" || field(string(next.Stdout.Tail), "helper") != h {
+		t.Fatalf("not one helper: %q %q", first.Stdout.Tail, next.Stdout.Tail)
+	}
+}
+
+func TestALaneWhoseHelperLimitsChangedRunsTheNextJobElsewhereUnderItsOwn(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	defer lane.Close()
+	c := sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}
+	j, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	first := laneRun(t, lane, j, c, helperStart)
+	h := field(string(first.Stdout.Tail), "helper")
+	// What another process of the user may do (the kernel allows it):
+	// the lane must not run a job under it, nor fail the job for it.
+	low := unix.Rlimit{Cur: 1024, Max: 1024}
+	if err := unix.Prlimit(laneHelperPid(t, h), unix.RLIMIT_FSIZE, &low, nil); err != nil {
+		t.Fatal(err)
+	}
+	next := laneRun(t, lane, j, c, helperStart+"; echo fsize $(ulimit -f); head -c 4096 /dev/zero > big && wc -c < big")
+	d := sandbox.DefaultLimits()
+	out := string(next.Stdout.Tail)
+	if next.End != sandbox.EndExit || field(out, "fsize") != strconv.FormatUint(d.FileSize/512, 10) || !strings.HasSuffix(out, "\n4096\n") ||
+		next.Enforced.Limits.FileSize != d.FileSize {
+		t.Fatalf("the next job: end %s enforced %+v\n%s%s", next.End, next.Enforced.Limits, out, next.Stderr.Tail)
+	}
+	if field(out, "helper") == h {
+		t.Fatal("the next job ran in the helper whose limits changed")
+	}
+	again := laneRun(t, lane, j, c, helperStart)
+	if a := field(string(again.Stdout.Tail), "helper"); a == "" || a == h {
+		t.Fatalf("the job after runs in %q, want a new lane helper", a)
 	}
 }
