@@ -60,6 +60,18 @@ func laneMain() int {
 	go readLaneRequests(sock, requests, controls)
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs, unix.SIGCHLD, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+	// Every other signal sent to the helper is received and dropped: by
+	// default the runtime ends a Go program on QUIT, ABRT, ILL, TRAP, SYS
+	// and more, even sent with tgkill, and the one thread of the helper a
+	// job may signal (see startLaneProgram) could end it under the job.
+	// Received, not ignored: an ignored signal would stay ignored in the
+	// programs the helper starts.
+	dropped := make(chan os.Signal, 1)
+	signal.Notify(dropped)
+	go func() {
+		for range dropped {
+		}
+	}()
 	var limits *Limits
 	// held is every resource limit of the helper as it found or set
 	// them; a job must find them so.
@@ -198,6 +210,18 @@ func startLaneProgram(spec *helperSpec, fds []int) (int, error) {
 			Detail: fmt.Sprintf("%s: %v", spec.Program, err), Enforced: enf})
 		return 0, err
 	}
+	// The job may signal this thread, the one thread of the helper in
+	// its Landlock domain (ABI 6 scoping allows that): blocked, a signal
+	// it sends stays pending here until the thread ends, and can neither
+	// crash the helper (QUIT), make it forward a TERM (to this job or,
+	// late, to the next) nor make it spend the CPU time its limit counts
+	// across jobs. Only now: the fork above gives the program the mask
+	// the thread had, and the runtime keeps none of this one.
+	all := unix.Sigset_t{}
+	for i := range all.Val {
+		all.Val[i] = ^all.Val[i]
+	}
+	_ = unix.PthreadSigmask(unix.SIG_BLOCK, &all, nil)
 	sendStatus(helperStatus{Stage: "ready", Enforced: enf})
 	return pid, nil
 }

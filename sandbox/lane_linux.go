@@ -2,14 +2,18 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -91,8 +95,18 @@ func (l *Lane) hold(ctx context.Context, p *Process, spec *helperSpec, res Resul
 	stdout, stderr *capture, watches []*lineWatch, det *detector, started chan<- error) {
 	w := l.wall
 	alone := func() { w.hold(ctx, p, spec, res, stdout, stderr, watches, det, started) }
+	// A helper whose CPU time could reach its RLIMIT_CPU while it holds
+	// this job would be killed by the kernel under it: such a job goes to
+	// a new helper, or to one of its own when not even a new one could
+	// hold it (see cpuFor).
+	need := cpuFor(res.Deadline, orDefault(w.Grace, DefaultGrace))
+	if need >= spec.Limits.CPUSeconds {
+		alone()
+		return
+	}
 	h := l.h
-	if h != nil && (h.noNetwork != spec.NoNetwork || h.limits != spec.Limits || isClosed(h.exited)) {
+	if h != nil && (h.noNetwork != spec.NoNetwork || h.limits != spec.Limits || isClosed(h.exited) ||
+		h.cpuUsed()+need >= spec.Limits.CPUSeconds) {
 		l.retire()
 		h = nil
 	}
@@ -455,6 +469,44 @@ func (w *Wall) startLaneHelper(spec *helperSpec) (*laneHelper, error) {
 		}
 	}()
 	return h, nil
+}
+
+// cpuFor is the CPU time a lane's helper may spend while it holds a job
+// that may run for deadline, then grace: at most all of the CPUs it may
+// run on for all of that time. Whatever a job does (every orphan it
+// makes is reaped by the helper), the helper cannot spend more; and the
+// helper's RLIMIT_CPU, which its jobs inherit so that each process of a
+// job is held to it exactly, counts the helper's own time across all of
+// its jobs.
+func cpuFor(deadline, grace time.Duration) uint64 {
+	s := (deadline + grace).Seconds() * float64(runtime.NumCPU())
+	return uint64(math.Ceil(s))
+}
+
+// cpuUsed is the CPU time the helper has spent, in whole seconds rounded
+// up; unreadable, it is taken as too much (math.MaxInt32), so that the
+// helper is ended.
+func (h *laneHelper) cpuUsed() uint64 {
+	const too = math.MaxInt32
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(h.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return too
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return too
+	}
+	// utime and stime, fields 14 and 15, in USER_HZ (100 on Linux).
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return too
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	s, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return too
+	}
+	return (u + s + 99) / 100
 }
 
 func isClosed(ch <-chan struct{}) bool {

@@ -3,9 +3,11 @@ package sandbox_test
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -346,5 +348,91 @@ func TestALaneWhoseHelperLimitsChangedRunsTheNextJobElsewhereUnderItsOwn(t *test
 	again := laneRun(t, lane, j, c, helperStart)
 	if a := field(string(again.Stdout.Tail), "helper"); a == "" || a == h {
 		t.Fatalf("the job after runs in %q, want a new lane helper", a)
+	}
+}
+
+// helperTicks is the CPU time a process has spent, in clock ticks.
+func helperTicks(t *testing.T, pid int) uint64 {
+	t.Helper()
+	st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
+	u, _ := strconv.ParseUint(f[11], 10, 64)
+	s, _ := strconv.ParseUint(f[12], 10, 64)
+	return u + s
+}
+
+// tgkill is a perl line that sends each signal of sigs to every thread
+// of pid 1 the job may signal (its own helper thread, in a lane).
+func tgkill(sigs string) string {
+	return `perl -MPOSIX -e 'my $n = {x86_64 => 234, aarch64 => 131}->{(POSIX::uname())[4]} or die "arch"; my $k = 0; opendir D, "/proc/1/task"; for my $t (readdir D) { next unless $t =~ /^\d+$/; for my $s (` + sigs + `) { $k++ if syscall($n, 1, $t+0, $s) == 0 } } print "signalled $k\n"'`
+}
+
+func TestAJobOfALaneSignallingItsHelperThreadLeavesTheHelperToTheNext(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	defer lane.Close()
+	run := func(line string) sandbox.Result {
+		j, err := w.NewJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		return laneRun(t, lane, j, sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}, helperStart+"; "+line)
+	}
+	// QUIT, ILL, TRAP, ABRT, SYS, USR2, TERM, CHLD: each would end the
+	// helper, or make it forward a TERM or reap.
+	first := run(tgkill("3, 4, 5, 6, 31, 12, 15, 17") + "; echo done")
+	next := run("echo ok")
+	if first.End != sandbox.EndExit || !strings.Contains(string(first.Stdout.Tail), "signalled 8\ndone\n") {
+		t.Fatalf("the first job: end %s signal %q %s%s", first.End, first.Signal, first.Stdout.Tail, first.Stderr.Tail)
+	}
+	if h := field(string(first.Stdout.Tail), "helper"); h == "" || field(string(next.Stdout.Tail), "helper") != h || next.End != sandbox.EndExit {
+		t.Fatalf("the next job: end %s\n%s", next.End, next.Stdout.Tail)
+	}
+}
+
+func TestALaneEndsItsHelperBeforeItsCPUTimeCouldReachItsLimit(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	deadline := time.Second
+	// What a helper may spend while it holds one job, and a second.
+	need := uint64(math.Ceil((deadline + w.Grace).Seconds() * float64(runtime.NumCPU())))
+	w.Limits.CPUSeconds = need + 1
+	lane := w.NewLane()
+	defer lane.Close()
+	run := func(c sandbox.Command, line string) sandbox.Result {
+		j, err := w.NewJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		c.JobAt, c.NoNetwork = sandbox.FixedJobDir, true
+		return laneRun(t, lane, j, c, helperStart+"; "+line)
+	}
+	// Orphans, each reaped by the helper: until it has spent a tick.
+	orphans := "for i in $(seq 200); do (true &); done"
+	first := run(sandbox.Command{Deadline: deadline}, orphans)
+	h := field(string(first.Stdout.Tail), "helper")
+	for pid := laneHelperPid(t, h); helperTicks(t, pid) == 0; {
+		if r := run(sandbox.Command{Deadline: deadline}, orphans); field(string(r.Stdout.Tail), "helper") != h {
+			t.Fatalf("a job ran in another helper before the first had spent any CPU time")
+		}
+	}
+	next := run(sandbox.Command{Deadline: deadline}, "echo ok")
+	if n := field(string(next.Stdout.Tail), "helper"); n == "" || n == h || next.End != sandbox.EndExit {
+		t.Fatalf("the job after the helper spent CPU time ran in %q (the first in %q), end %s", n, h, next.End)
+	}
+	// One whose deadline alone could reach the limit runs with a helper
+	// of its own (/proc/1 is then not a lane helper).
+	long := run(sandbox.Command{Deadline: 10 * deadline}, `tr '\0' ' ' < /proc/1/cmdline`)
+	if long.End != sandbox.EndExit || strings.Contains(string(long.Stdout.Tail), "__nwdes-wall-lane") ||
+		long.Enforced.Limits.CPUSeconds != need+1 {
+		t.Fatalf("the long job: end %s limits %+v\n%s%s", long.End, long.Enforced.Limits, long.Stdout.Tail, long.Stderr.Tail)
 	}
 }
