@@ -257,10 +257,15 @@ func TestAJobOfALaneWritesItsOwnCopyOfASharedCacheAndTheNextSeesNoneOfIt(t *test
 	}
 }
 
-// laneHelperPid finds the lane helper (on the host) that a job's
-// helperStart line names.
-func laneHelperPid(t *testing.T, start string) int {
+// pidNS is a shell line printing the job's pid namespace, whose init is
+// its helper.
+const pidNS = `echo pidns $(readlink /proc/self/ns/pid)`
+
+// laneHelperPid finds the lane helper (on the host) that is the init of
+// the pid namespace a job's pidNS line names.
+func laneHelperPid(t *testing.T, out string) int {
 	t.Helper()
+	ns := field(out, "pidns")
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -271,14 +276,11 @@ func laneHelperPid(t *testing.T, start string) int {
 		if !bytes.Contains(b, []byte("__nwdes-wall-lane")) {
 			continue
 		}
-		st, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if i := bytes.LastIndexByte(st, ')'); i >= 0 {
-			if f := strings.Fields(string(st[i+1:])); len(f) > 19 && f[19] == start {
-				return pid
-			}
+		if l, _ := os.Readlink("/proc/" + e.Name() + "/ns/pid"); ns != "" && l == ns {
+			return pid
 		}
 	}
-	t.Fatalf("no lane helper started at %s", start)
+	t.Fatalf("no lane helper is the init of %q", ns)
 	return 0
 }
 
@@ -327,12 +329,12 @@ func TestALaneWhoseHelperLimitsChangedRunsTheNextJobElsewhereUnderItsOwn(t *test
 		t.Fatal(err)
 	}
 	defer j.Close()
-	first := laneRun(t, lane, j, c, helperStart)
+	first := laneRun(t, lane, j, c, helperStart+"; "+pidNS)
 	h := field(string(first.Stdout.Tail), "helper")
 	// What another process of the user may do (the kernel allows it):
 	// the lane must not run a job under it, nor fail the job for it.
 	low := unix.Rlimit{Cur: 1024, Max: 1024}
-	if err := unix.Prlimit(laneHelperPid(t, h), unix.RLIMIT_FSIZE, &low, nil); err != nil {
+	if err := unix.Prlimit(laneHelperPid(t, string(first.Stdout.Tail)), unix.RLIMIT_FSIZE, &low, nil); err != nil {
 		t.Fatal(err)
 	}
 	next := laneRun(t, lane, j, c, helperStart+"; echo fsize $(ulimit -f); head -c 4096 /dev/zero > big && wc -c < big")
@@ -417,9 +419,9 @@ func TestALaneEndsItsHelperBeforeItsCPUTimeCouldReachItsLimit(t *testing.T) {
 	}
 	// Orphans, each reaped by the helper: until it has spent a tick.
 	orphans := "for i in $(seq 200); do (true &); done"
-	first := run(sandbox.Command{Deadline: deadline}, orphans)
+	first := run(sandbox.Command{Deadline: deadline}, pidNS+"; "+orphans)
 	h := field(string(first.Stdout.Tail), "helper")
-	for pid := laneHelperPid(t, h); helperTicks(t, pid) == 0; {
+	for pid := laneHelperPid(t, string(first.Stdout.Tail)); helperTicks(t, pid) == 0; {
 		if r := run(sandbox.Command{Deadline: deadline}, orphans); field(string(r.Stdout.Tail), "helper") != h {
 			t.Fatalf("a job ran in another helper before the first had spent any CPU time")
 		}
