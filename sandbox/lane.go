@@ -67,6 +67,11 @@ func (l *Lane) Run(ctx context.Context, j *Job, c Command) (Result, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		// A closed lane starts no helper nobody would end: the job runs
+		// with a helper of its own.
+		return j.Run(ctx, c)
+	}
 	p, err := j.start(ctx, c, nil, l)
 	if err != nil {
 		return Result{}, err

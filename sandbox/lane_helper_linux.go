@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"syscall"
 
@@ -72,6 +73,9 @@ func laneMain() int {
 		for range dropped {
 		}
 	}()
+	// The helper lives for many jobs: its heap is collected (HelperMain,
+	// which lives for one, runs without).
+	debug.SetGCPercent(100)
 	var limits *Limits
 	// held is every resource limit of the helper as it found or set
 	// them; a job must find them so.

@@ -216,6 +216,7 @@ wait:
 				outR.Close()
 				errR.Close()
 				l.retire()
+				p.seq = 0
 				alone()
 				return
 			}
@@ -274,8 +275,9 @@ wait:
 		cgroupSurvivors, left = h.others()
 	}
 	if gone || end == nil || end.Survivors > 0 || left || deadlineHit || canceled || stopped {
-		// Counted as Wall.hold counts them: what outlived the helper.
-		cgroupSurvivors = l.retireCounting()
+		// Counted as Wall.hold counts them: what outlived the helper,
+		// or what the check above found, whichever is more.
+		cgroupSurvivors = max(cgroupSurvivors, l.retireCounting())
 	}
 	l.conclude(ctx, p, spec, res, concluding{
 		stdout: stdout, stderr: stderr, outR: outR, errR: errR, readers: &readers, watches: watches, det: det,

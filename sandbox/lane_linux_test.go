@@ -438,3 +438,20 @@ func TestALaneEndsItsHelperBeforeItsCPUTimeCouldReachItsLimit(t *testing.T) {
 		t.Fatalf("the long job: end %s limits %+v\n%s%s", long.End, long.Enforced.Limits, long.Stdout.Tail, long.Stderr.Tail)
 	}
 }
+
+func TestALaneRunAfterCloseStartsNoLaneHelper(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	lane.Close()
+	j, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	res, err := lane.Run(context.Background(), j, sandbox.Command{Args: sandbox.Shell(`tr '\0' ' ' < /proc/1/cmdline`), NoNetwork: true})
+	if err != nil || res.End != sandbox.EndExit || strings.Contains(string(res.Stdout.Tail), "__nwdes-wall-lane") {
+		t.Fatalf("err %v end %s: %s%s", err, res.End, res.Stdout.Tail, res.Stderr.Tail)
+	}
+}
