@@ -46,6 +46,9 @@ type Lane struct {
 	mu     sync.Mutex
 	h      *laneHelper // nil until a job needs it, and once it is ended
 	closed bool
+	// rootless: a helper of the lane could not make its own root, so
+	// every job runs with a helper of its own.
+	rootless bool
 }
 
 // Lanes makes lanes: a Wall does. A caller that runs many jobs of one

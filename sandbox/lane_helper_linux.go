@@ -23,6 +23,10 @@ type laneRequest struct {
 	Seq    int         `json:"seq"`
 	Spec   *helperSpec `json:"spec,omitempty"`
 	Signal int         `json:"signal,omitempty"`
+	// Root, the first request and only the first, gives the roots of
+	// the helper's own root (see makeLaneRoot) as a spec's read and
+	// write sets.
+	Root *helperSpec `json:"root,omitempty"`
 }
 
 // laneJob is a job a lane's helper was sent.
@@ -30,6 +34,7 @@ type laneJob struct {
 	seq  int
 	spec *helperSpec
 	fds  []int // the program's 0, 1 and 2
+	root bool  // spec is the helper's root, not a job
 }
 
 // laneViewCause is a failed start's cause when a lane's helper could not
@@ -37,6 +42,11 @@ type laneJob struct {
 // with a helper of its own, which reports the failure (or, in best
 // effort, runs without the view) as every job's does.
 const laneViewCause = "lane-view"
+
+// laneRootCause is a lane helper's failure to make its own root: it ends
+// before taking any job, and the supervisor runs the lane's jobs each
+// with a helper of its own.
+const laneRootCause = "lane-root"
 
 // laneMain is the helper of a Lane: the init of a pid namespace (and in
 // the IPC and network namespaces the lane was started in) that runs the
@@ -80,7 +90,25 @@ func laneMain() int {
 	// held is every resource limit of the helper as it found or set
 	// them; a job must find them so.
 	var held []unix.Rlimit
+	// Its own root first, before anything of a job: the host's mount
+	// table and root stay out of the namespace the jobs are made from.
+	root, ok := <-requests
+	if !ok {
+		return 0
+	}
+	if !root.root {
+		closeFDs(root.fds)
+		sendStatus(helperStatus{Stage: "failed", Cause: laneRootCause, Detail: "the first request gives no root"})
+		return 3
+	}
+	if err := makeLaneRoot(root.spec); err != nil {
+		sendStatus(helperStatus{Stage: "failed", Cause: laneRootCause, Detail: "the lane's root: " + err.Error()})
+		return 3
+	}
 	for job := range requests {
+		if job.root {
+			return 3
+		}
 		if limits == nil {
 			// The limits bind the helper, and every job forked from it:
 			// a lane's jobs share them (the supervisor starts a lane
@@ -262,6 +290,11 @@ func readLaneRequests(sock *os.File, requests chan<- laneJob, controls chan<- he
 		if err := dec.Decode(&r); err != nil {
 			closeFDs(fds)
 			return
+		}
+		if r.Root != nil {
+			closeFDs(fds)
+			requests <- laneJob{spec: r.Root, root: true}
+			continue
 		}
 		if r.Spec == nil {
 			closeFDs(fds)

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -38,6 +39,9 @@ type laneHelper struct {
 	noNetwork bool
 	limits    Limits
 	seq       int
+	// root is what the helper's own root holds (see makeLaneRoot): a
+	// job that needs anything else runs with a helper of its own.
+	root *helperSpec
 }
 
 // laneSignalScope is the Landlock ABI whose scoping keeps a job from
@@ -104,6 +108,10 @@ func (l *Lane) hold(ctx context.Context, p *Process, spec *helperSpec, res Resul
 		alone()
 		return
 	}
+	if l.rootless {
+		alone()
+		return
+	}
 	h := l.h
 	if h != nil && (h.noNetwork != spec.NoNetwork || h.limits != spec.Limits || isClosed(h.exited) ||
 		h.cpuUsed()+need >= spec.Limits.CPUSeconds) {
@@ -119,6 +127,10 @@ func (l *Lane) hold(ctx context.Context, p *Process, spec *helperSpec, res Resul
 			return
 		}
 		l.h = h
+	}
+	if !h.holds(spec) {
+		alone()
+		return
 	}
 	spec.PIDNS, spec.NetNS = true, spec.NoNetwork
 	outR, outW, err := os.Pipe()
@@ -199,6 +211,13 @@ wait:
 			if !ok {
 				gone = true
 				break wait
+			}
+			if s.Stage == "failed" && s.Cause == laneRootCause {
+				// It ends without a root of its own, as every helper of
+				// this lane would: its jobs run each with a helper of its
+				// own.
+				l.rootless = true
+				continue
 			}
 			if s.Stage == "took" {
 				took = took || s.Seq == h.seq
@@ -455,6 +474,12 @@ func (w *Wall) startLaneHelper(spec *helperSpec) (*laneHelper, error) {
 	}
 	h := &laneHelper{cmd: cmd, reqs: reqs, statuses: make(chan helperStatus, 8), exited: make(chan struct{}),
 		cg: cg, noNetwork: spec.NoNetwork, limits: spec.Limits}
+	// Its root first: the helper makes it before it takes any job. If the
+	// request cannot be sent the helper ends, and its first job runs with
+	// a helper of its own.
+	if root := w.laneRootSpec(); h.send(laneRequest{Root: root}) == nil {
+		h.root = root
+	}
 	if cg == nil {
 		h.nsIno = namespaceInode(cmd.Process.Pid)
 	}
@@ -471,6 +496,73 @@ func (w *Wall) startLaneHelper(spec *helperSpec) (*laneHelper, error) {
 		}
 	}()
 	return h, nil
+}
+
+// laneRootSpec is what a lane helper's own root holds: the wall's roots
+// and caches, read-only, its temporary root (every job directory), and
+// the device files, each as it exists now.
+func (w *Wall) laneRootSpec() *helperSpec {
+	exists := func(ps []string) []string {
+		var out []string
+		for _, p := range ps {
+			if _, err := os.Lstat(p); err == nil {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	read := w.roots()
+	for _, c := range w.Caches {
+		if d, err := walkDir("cache", c); err == nil {
+			read = append(read, d)
+		}
+	}
+	var write []string
+	if d, err := filepath.EvalSymlinks(orDefault(w.TempRoot, DefaultTempRoot)); err == nil {
+		write = append(write, d)
+	}
+	return &helperSpec{Read: exists(read), Write: exists(write), DevRW: exists(devRW), DevRO: exists(devRO)}
+}
+
+// holds reports whether the helper's own root holds everything spec's
+// view binds: each path of its read set in the root's read or write set,
+// of its write set and its caches' layers in the root's write set, its
+// caches in the root's read set, and its device files. A path that does
+// not exist is bound by no view.
+func (h *laneHelper) holds(spec *helperSpec) bool {
+	r := h.root
+	if r == nil {
+		return false
+	}
+	all := append(append([]string{}, r.Read...), r.Write...)
+	in := func(p string, dirs []string) bool {
+		if within2(p, dirs) {
+			return true
+		}
+		_, err := os.Lstat(p)
+		return err != nil
+	}
+	for _, p := range spec.Read {
+		if p != "/proc" && !in(p, all) {
+			return false
+		}
+	}
+	for _, p := range spec.Write {
+		if !in(p, r.Write) {
+			return false
+		}
+	}
+	for _, c := range spec.Caches {
+		if !in(c.Path, r.Read) || !in(c.Upper, r.Write) || !in(c.Work, r.Write) {
+			return false
+		}
+	}
+	for _, p := range append(append([]string{}, spec.DevRW...), spec.DevRO...) {
+		if !in(p, append(append([]string{}, r.DevRW...), r.DevRO...)) {
+			return false
+		}
+	}
+	return true
 }
 
 // cpuFor is the CPU time a lane's helper may spend while it holds a job

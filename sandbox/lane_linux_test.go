@@ -455,3 +455,67 @@ func TestALaneRunAfterCloseStartsNoLaneHelper(t *testing.T) {
 		t.Fatalf("err %v end %s: %s%s", err, res.End, res.Stdout.Tail, res.Stderr.Tail)
 	}
 }
+
+func TestTheHelperOfALaneShowsItsJobsNothingOfTheHostButTheWallsRoots(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	defer lane.Close()
+	j, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	res := laneRun(t, lane, j, sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true},
+		helperStart+`; awk '{print "mount", $5}' /proc/1/mountinfo; ls /proc/1/root/ >/dev/null 2>&1 || echo root denied`)
+	out := string(res.Stdout.Tail)
+	if res.End != sandbox.EndExit || res.Stdout.Truncated() || !strings.Contains(out, "\nroot denied\n") {
+		t.Fatalf("end %s\n%s%s", res.End, out, res.Stderr.Tail)
+	}
+	temp, err := filepath.EvalSymlinks(w.TempRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	devices := map[string]bool{"/dev/null": true, "/dev/zero": true, "/dev/full": true, "/dev/random": true, "/dev/urandom": true}
+	n := 0
+	for _, l := range strings.Split(out, "\n") {
+		mp, ok := strings.CutPrefix(l, "mount ")
+		if !ok {
+			continue
+		}
+		n++
+		if mp != "/" && !devices[mp] && !w.Holds(mp, []string{temp, "/proc"}) {
+			t.Errorf("the lane's helper shows %s, outside the wall's roots", mp)
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no mount of the helper read:\n%s", out)
+	}
+}
+
+func TestAJobOfALaneThatWritesOutsideTheWallsTemporaryRootRunsWithAHelperOfItsOwn(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	defer lane.Close()
+	j, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	c := sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}
+	first := laneRun(t, lane, j, c, helperStart)
+	out := t.TempDir()
+	c.Write = []string{out}
+	res := laneRun(t, lane, j, c, helperStart+"; echo made > "+out+"/made; tr '\\0' ' ' < /proc/1/cmdline")
+	if res.End != sandbox.EndExit || strings.Contains(string(res.Stdout.Tail), "__nwdes-wall-lane") || !exists(filepath.Join(out, "made")) {
+		t.Fatalf("end %s\n%s%s", res.End, res.Stdout.Tail, res.Stderr.Tail)
+	}
+	c.Write = nil
+	again := laneRun(t, lane, j, c, helperStart)
+	if h := field(string(first.Stdout.Tail), "helper"); h == "" || field(string(again.Stdout.Tail), "helper") != h {
+		t.Fatalf("the lane's helper did not serve the job after: %q %q", first.Stdout.Tail, again.Stdout.Tail)
+	}
+}
