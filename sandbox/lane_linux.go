@@ -45,7 +45,8 @@ type laneHelper struct {
 }
 
 // laneSignalScope is the Landlock ABI whose scoping keeps a job from
-// signalling a process outside its domain, the helper it shares included.
+// signalling a process or thread outside its domain: of the helper it
+// shares, every thread but the one that forked it, which blocks signals.
 const laneSignalScope = 6
 
 // serves reports whether the lane can run the job spec is for (see Lane).
