@@ -23,13 +23,20 @@
 // helper made for it, which unshares a mount, filesystem and IPC
 // namespace, builds that job's view (its own job directory only) and the
 // wall on itself alone, and is never given back; the helper, init of the
-// lane's pid namespace, kills and reaps every process of a job before the
-// next starts, the supervisor checks from outside (the pids cgroup, else
-// the namespace) that only the helper is left, and a job that left
-// anything, or that had to be ended, ends the helper with it. A job the
-// lane cannot share (other limits needing a second stage, a program
-// started through its descriptor, no namespaces, Landlock without signal
-// scoping, a view the lane could not build) runs with a helper of its own.
+// lane's pid namespace and pivoted into a root of the wall's roots and
+// job directories only, kills and reaps every process of a job before
+// the next starts, the supervisor checks from outside (the pids cgroup,
+// else the namespace) that only the helper is left, and a job that left
+// anything, or that had to be ended, ends the helper with it. A job
+// cannot change the helper's limits (the seccomp filter refuses prlimit64
+// on another process, and the helper checks them before each job) nor
+// end it by signalling the one thread of it in its domain (blocked). A
+// job the lane cannot share (other limits needing a second stage, a
+// program started through its descriptor, no namespaces, Landlock
+// without signal scoping, a path outside the helper's root, a deadline
+// whose CPU time the helper's limit could not hold, a view the lane
+// could not build, a helper that ended before it took the job) runs with
+// a helper of its own.
 //
 // It imports the standard library, golang.org/x/sys, golang.org/x/net/bpf,
 // go-landlock and refusal; it knows nothing of git, contracts or records.

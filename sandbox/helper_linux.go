@@ -85,8 +85,10 @@ type cacheSpec struct {
 type helperStatus struct {
 	// Stage is "ready" (the program is about to be executed, Enforced
 	// says how), "failed" (it never ran: Cause and Detail say why) or
-	// "end".
+	// "end"; a lane's helper says "took" with the job's Seq before it
+	// does anything of a job.
 	Stage    string    `json:"stage"`
+	Seq      int       `json:"seq,omitempty"`
 	Enforced *Enforced `json:"enforced,omitempty"`
 	// Cause names a failed start: "unavailable" (strict, and the kernel
 	// could not enforce something), "setup" (the wall could not be built),

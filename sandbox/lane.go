@@ -23,29 +23,48 @@ import (
 //     nothing of it is alive in the namespace), and the supervisor checks
 //     from outside (the pids cgroup, else the namespace) that only the
 //     helper is left;
+//   - the helper's own root holds the wall's roots, caches and temporary
+//     root (where job directories are made) and nothing else of the host,
+//     so what a job reads of it (/proc/1/mountinfo) shows no more;
+//   - a job cannot change the helper's resource limits (the seccomp
+//     filter refuses prlimit64 on another process), and the helper ends
+//     before taking a job when it finds them changed all the same;
+//   - the thread of the helper that forked a job, the one thread of the
+//     helper a job may signal (ABI 6 scoping allows a domain to signal
+//     itself), blocks every signal once the job is forked, and the helper
+//     drops every signal it does not act on, so a job can neither end
+//     the helper nor make it forward a TERM or spend its CPU time;
 //   - a job that left survivors, was ended at its deadline, stopped or
 //     canceled, whose output was cut, or whose helper failed, ends the
 //     lane's helper (the kernel then kills its namespace), and the next job
-//     gets a new one.
+//     gets a new one; so does a job the helper's RLIMIT_CPU, which counts
+//     the helper's own time across its jobs, might not hold to its end.
 //
 // The jobs of a lane share its helper's pid and network namespaces (an
 // empty one when NoNetwork) and its resource limits. A job the lane
 // cannot run so runs with a helper of its own, as Job.Run runs it: one
 // whose limits need a second stage (an address-space limit under 8 GiB),
-// one started through a descriptor (Command.Exec), one whose view the
-// lane could not build (the helper of its own then reports or tolerates
-// that as Job.Run does), and every job where the kernel gives no
+// one started through a descriptor (Command.Exec), one whose view needs a
+// path the helper's root does not hold, one whose deadline (with the
+// grace, times the CPUs) reaches the CPU limit, one whose view the lane
+// could not build or whose helper ended before it took the job (nothing
+// ran; the helper of its own then reports or tolerates a view it cannot
+// build as Job.Run does), and every job where the kernel gives no
 // namespaces or no Landlock signal scoping (ABI 6: without it a job could
-// signal the helper it shares with the next). A job that asks for other
-// namespaces or limits than the lane's helper has gets a new helper.
+// signal the helper's other threads, which serve the next job). A job
+// that asks for other namespaces or limits than the lane's helper has
+// gets a new helper.
 //
 // A Lane runs one job at a time (Run waits for the one before); Close
-// ends its helper.
+// ends its helper, and a job run after it runs with a helper of its own.
 type Lane struct {
 	wall   *Wall
 	mu     sync.Mutex
 	h      *laneHelper // nil until a job needs it, and once it is ended
 	closed bool
+	// rootless: a helper of the lane could not make its own root, so
+	// every job runs with a helper of its own.
+	rootless bool
 }
 
 // Lanes makes lanes: a Wall does. A caller that runs many jobs of one
@@ -67,6 +86,11 @@ func (l *Lane) Run(ctx context.Context, j *Job, c Command) (Result, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		// A closed lane starts no helper nobody would end: the job runs
+		// with a helper of its own.
+		return j.Run(ctx, c)
+	}
 	p, err := j.start(ctx, c, nil, l)
 	if err != nil {
 		return Result{}, err

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -21,6 +23,10 @@ type laneRequest struct {
 	Seq    int         `json:"seq"`
 	Spec   *helperSpec `json:"spec,omitempty"`
 	Signal int         `json:"signal,omitempty"`
+	// Root, the first request and only the first, gives the roots of
+	// the helper's own root (see makeLaneRoot) as a spec's read and
+	// write sets.
+	Root *helperSpec `json:"root,omitempty"`
 }
 
 // laneJob is a job a lane's helper was sent.
@@ -28,6 +34,7 @@ type laneJob struct {
 	seq  int
 	spec *helperSpec
 	fds  []int // the program's 0, 1 and 2
+	root bool  // spec is the helper's root, not a job
 }
 
 // laneViewCause is a failed start's cause when a lane's helper could not
@@ -35,6 +42,11 @@ type laneJob struct {
 // with a helper of its own, which reports the failure (or, in best
 // effort, runs without the view) as every job's does.
 const laneViewCause = "lane-view"
+
+// laneRootCause is a lane helper's failure to make its own root: it ends
+// before taking any job, and the supervisor runs the lane's jobs each
+// with a helper of its own.
+const laneRootCause = "lane-root"
 
 // laneMain is the helper of a Lane: the init of a pid namespace (and in
 // the IPC and network namespaces the lane was started in) that runs the
@@ -59,8 +71,44 @@ func laneMain() int {
 	go readLaneRequests(sock, requests, controls)
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs, unix.SIGCHLD, unix.SIGTERM, unix.SIGINT, unix.SIGHUP)
+	// Every other signal sent to the helper is received and dropped: by
+	// default the runtime ends a Go program on QUIT, ABRT, ILL, TRAP, SYS
+	// and more, even sent with tgkill, and the one thread of the helper a
+	// job may signal (see startLaneProgram) could end it under the job.
+	// Received, not ignored: an ignored signal would stay ignored in the
+	// programs the helper starts.
+	dropped := make(chan os.Signal, 1)
+	signal.Notify(dropped)
+	go func() {
+		for range dropped {
+		}
+	}()
+	// The helper lives for many jobs: its heap is collected (HelperMain,
+	// which lives for one, runs without).
+	debug.SetGCPercent(100)
 	var limits *Limits
+	// held is every resource limit of the helper as it found or set
+	// them; a job must find them so.
+	var held []unix.Rlimit
+	// Its own root first, before anything of a job: the host's mount
+	// table and root stay out of the namespace the jobs are made from.
+	root, ok := <-requests
+	if !ok {
+		return 0
+	}
+	if !root.root {
+		closeFDs(root.fds)
+		sendStatus(helperStatus{Stage: "failed", Cause: laneRootCause, Detail: "the first request gives no root"})
+		return 3
+	}
+	if err := makeLaneRoot(root.spec); err != nil {
+		sendStatus(helperStatus{Stage: "failed", Cause: laneRootCause, Detail: "the lane's root: " + err.Error()})
+		return 3
+	}
 	for job := range requests {
+		if job.root {
+			return 3
+		}
 		if limits == nil {
 			// The limits bind the helper, and every job forked from it:
 			// a lane's jobs share them (the supervisor starts a lane
@@ -73,18 +121,44 @@ func laneMain() int {
 			}
 			l := job.spec.Limits
 			limits = &l
+			held = heldLimits()
 		} else if job.spec.Limits != *limits {
 			closeFDs(job.fds)
 			sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: "a lane's jobs run under the limits of its first"})
 			sendStatus(helperStatus{Stage: "end", Exit: -1})
 			continue
+		} else if now := heldLimits(); now == nil || !slices.Equal(now, held) {
+			// Something changed them (the kernel lets any process of
+			// the helper's user): the helper ends without taking the
+			// job, and the supervisor runs it with a helper of its own.
+			closeFDs(job.fds)
+			return 3
 		}
+		// From here the job is the helper's: the supervisor runs it
+		// elsewhere only when the helper ends before saying so.
+		sendStatus(helperStatus{Stage: "took", Seq: job.seq})
 		if !runLaneJob(job, sigs, controls) {
 			return 3
 		}
 	}
 	return 0
 }
+
+// heldLimits reads every resource limit of the helper (nil where one
+// cannot be read: the helper then ends before its next job).
+func heldLimits() []unix.Rlimit {
+	out := make([]unix.Rlimit, rlimitCount)
+	for r := range out {
+		if err := unix.Prlimit(0, r, nil, &out[r]); err != nil {
+			return nil
+		}
+	}
+	return out
+}
+
+// rlimitCount is RLIM_NLIMITS, the number of resource limits Linux has
+// had since 2.6.25.
+const rlimitCount = 16
 
 // runLaneJob runs one job and reports its end; false when something of it
 // survived the reaping, and the lane must end.
@@ -168,6 +242,18 @@ func startLaneProgram(spec *helperSpec, fds []int) (int, error) {
 			Detail: fmt.Sprintf("%s: %v", spec.Program, err), Enforced: enf})
 		return 0, err
 	}
+	// The job may signal this thread, the one thread of the helper in
+	// its Landlock domain (ABI 6 scoping allows that): blocked, a signal
+	// it sends stays pending here until the thread ends, and can neither
+	// crash the helper (QUIT), make it forward a TERM (to this job or,
+	// late, to the next) nor make it spend the CPU time its limit counts
+	// across jobs. Only now: the fork above gives the program the mask
+	// the thread had, and the runtime keeps none of this one.
+	all := unix.Sigset_t{}
+	for i := range all.Val {
+		all.Val[i] = ^all.Val[i]
+	}
+	_ = unix.PthreadSigmask(unix.SIG_BLOCK, &all, nil)
 	sendStatus(helperStatus{Stage: "ready", Enforced: enf})
 	return pid, nil
 }
@@ -204,6 +290,11 @@ func readLaneRequests(sock *os.File, requests chan<- laneJob, controls chan<- he
 		if err := dec.Decode(&r); err != nil {
 			closeFDs(fds)
 			return
+		}
+		if r.Root != nil {
+			closeFDs(fds)
+			requests <- laneJob{spec: r.Root, root: true}
+			continue
 		}
 		if r.Spec == nil {
 			closeFDs(fds)

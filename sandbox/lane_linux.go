@@ -2,14 +2,19 @@ package sandbox
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -34,10 +39,14 @@ type laneHelper struct {
 	noNetwork bool
 	limits    Limits
 	seq       int
+	// root is what the helper's own root holds (see makeLaneRoot): a
+	// job that needs anything else runs with a helper of its own.
+	root *helperSpec
 }
 
 // laneSignalScope is the Landlock ABI whose scoping keeps a job from
-// signalling a process outside its domain, the helper it shares included.
+// signalling a process or thread outside its domain: of the helper it
+// shares, every thread but the one that forked it, which blocks signals.
 const laneSignalScope = 6
 
 // serves reports whether the lane can run the job spec is for (see Lane).
@@ -91,8 +100,22 @@ func (l *Lane) hold(ctx context.Context, p *Process, spec *helperSpec, res Resul
 	stdout, stderr *capture, watches []*lineWatch, det *detector, started chan<- error) {
 	w := l.wall
 	alone := func() { w.hold(ctx, p, spec, res, stdout, stderr, watches, det, started) }
+	// A helper whose CPU time could reach its RLIMIT_CPU while it holds
+	// this job would be killed by the kernel under it: such a job goes to
+	// a new helper, or to one of its own when not even a new one could
+	// hold it (see cpuFor).
+	need := cpuFor(res.Deadline, orDefault(w.Grace, DefaultGrace))
+	if need >= spec.Limits.CPUSeconds {
+		alone()
+		return
+	}
+	if l.rootless {
+		alone()
+		return
+	}
 	h := l.h
-	if h != nil && (h.noNetwork != spec.NoNetwork || h.limits != spec.Limits || isClosed(h.exited)) {
+	if h != nil && (h.noNetwork != spec.NoNetwork || h.limits != spec.Limits || isClosed(h.exited) ||
+		h.cpuUsed()+need >= spec.Limits.CPUSeconds) {
 		l.retire()
 		h = nil
 	}
@@ -105,6 +128,10 @@ func (l *Lane) hold(ctx context.Context, p *Process, spec *helperSpec, res Resul
 			return
 		}
 		l.h = h
+	}
+	if !h.holds(spec) {
+		alone()
+		return
 	}
 	spec.PIDNS, spec.NetNS = true, spec.NoNetwork
 	outR, outW, err := os.Pipe()
@@ -141,6 +168,7 @@ func (l *Lane) hold(ctx context.Context, p *Process, spec *helperSpec, res Resul
 		return
 	}
 	p.pid, p.seq = h.cmd.Process.Pid, h.seq
+	took := false
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() { defer readers.Done(); io.Copy(stdout, outR) }()
@@ -169,9 +197,32 @@ wait:
 	for {
 		select {
 		case s, ok := <-h.statuses:
+			if !ok && !took && !sent {
+				// The helper ended before it took the job (it found its
+				// limits changed, or could not read the request): nothing
+				// of the job ran, and it runs with a helper of its own.
+				readers.Wait()
+				outR.Close()
+				errR.Close()
+				l.retire()
+				p.seq = 0
+				alone()
+				return
+			}
 			if !ok {
 				gone = true
 				break wait
+			}
+			if s.Stage == "failed" && s.Cause == laneRootCause {
+				// It ends without a root of its own, as every helper of
+				// this lane would: its jobs run each with a helper of its
+				// own.
+				l.rootless = true
+				continue
+			}
+			if s.Stage == "took" {
+				took = took || s.Seq == h.seq
+				continue
 			}
 			if s.Stage == "failed" && s.Cause == laneViewCause && !sent {
 				// Nothing ran: the job's own helper builds its view, or
@@ -185,6 +236,7 @@ wait:
 				outR.Close()
 				errR.Close()
 				l.retire()
+				p.seq = 0
 				alone()
 				return
 			}
@@ -243,8 +295,9 @@ wait:
 		cgroupSurvivors, left = h.others()
 	}
 	if gone || end == nil || end.Survivors > 0 || left || deadlineHit || canceled || stopped {
-		// Counted as Wall.hold counts them: what outlived the helper.
-		cgroupSurvivors = l.retireCounting()
+		// Counted as Wall.hold counts them: what outlived the helper,
+		// or what the check above found, whichever is more.
+		cgroupSurvivors = max(cgroupSurvivors, l.retireCounting())
 	}
 	l.conclude(ctx, p, spec, res, concluding{
 		stdout: stdout, stderr: stderr, outR: outR, errR: errR, readers: &readers, watches: watches, det: det,
@@ -422,6 +475,12 @@ func (w *Wall) startLaneHelper(spec *helperSpec) (*laneHelper, error) {
 	}
 	h := &laneHelper{cmd: cmd, reqs: reqs, statuses: make(chan helperStatus, 8), exited: make(chan struct{}),
 		cg: cg, noNetwork: spec.NoNetwork, limits: spec.Limits}
+	// Its root first: the helper makes it before it takes any job. If the
+	// request cannot be sent the helper ends, and its first job runs with
+	// a helper of its own.
+	if root := w.laneRootSpec(); h.send(laneRequest{Root: root}) == nil {
+		h.root = root
+	}
 	if cg == nil {
 		h.nsIno = namespaceInode(cmd.Process.Pid)
 	}
@@ -438,6 +497,111 @@ func (w *Wall) startLaneHelper(spec *helperSpec) (*laneHelper, error) {
 		}
 	}()
 	return h, nil
+}
+
+// laneRootSpec is what a lane helper's own root holds: the wall's roots
+// and caches, read-only, its temporary root (every job directory), and
+// the device files, each as it exists now.
+func (w *Wall) laneRootSpec() *helperSpec {
+	exists := func(ps []string) []string {
+		var out []string
+		for _, p := range ps {
+			if _, err := os.Lstat(p); err == nil {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	read := w.roots()
+	for _, c := range w.Caches {
+		if d, err := walkDir("cache", c); err == nil {
+			read = append(read, d)
+		}
+	}
+	var write []string
+	if d, err := filepath.EvalSymlinks(orDefault(w.TempRoot, DefaultTempRoot)); err == nil {
+		write = append(write, d)
+	}
+	return &helperSpec{Read: exists(read), Write: exists(write), DevRW: exists(devRW), DevRO: exists(devRO)}
+}
+
+// holds reports whether the helper's own root holds everything spec's
+// view binds: each path of its read set in the root's read or write set,
+// of its write set and its caches' layers in the root's write set, its
+// caches in the root's read set, and its device files. A path that does
+// not exist is bound by no view.
+func (h *laneHelper) holds(spec *helperSpec) bool {
+	r := h.root
+	if r == nil {
+		return false
+	}
+	all := append(append([]string{}, r.Read...), r.Write...)
+	in := func(p string, dirs []string) bool {
+		if within2(p, dirs) {
+			return true
+		}
+		_, err := os.Lstat(p)
+		return err != nil
+	}
+	for _, p := range spec.Read {
+		if p != "/proc" && !in(p, all) {
+			return false
+		}
+	}
+	for _, p := range spec.Write {
+		if !in(p, r.Write) {
+			return false
+		}
+	}
+	for _, c := range spec.Caches {
+		if !in(c.Path, r.Read) || !in(c.Upper, r.Write) || !in(c.Work, r.Write) {
+			return false
+		}
+	}
+	for _, p := range append(append([]string{}, spec.DevRW...), spec.DevRO...) {
+		if !in(p, append(append([]string{}, r.DevRW...), r.DevRO...)) {
+			return false
+		}
+	}
+	return true
+}
+
+// cpuFor is the CPU time a lane's helper may spend while it holds a job
+// that may run for deadline, then grace: at most all of the CPUs it may
+// run on for all of that time. Whatever a job does (every orphan it
+// makes is reaped by the helper), the helper cannot spend more; and the
+// helper's RLIMIT_CPU, which its jobs inherit so that each process of a
+// job is held to it exactly, counts the helper's own time across all of
+// its jobs.
+func cpuFor(deadline, grace time.Duration) uint64 {
+	s := (deadline + grace).Seconds() * float64(runtime.NumCPU())
+	return uint64(math.Ceil(s))
+}
+
+// cpuUsed is the CPU time the helper has spent, in whole seconds rounded
+// up; unreadable, it is taken as too much (math.MaxInt32), so that the
+// helper is ended.
+func (h *laneHelper) cpuUsed() uint64 {
+	const too = math.MaxInt32
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(h.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return too
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return too
+	}
+	// utime and stime, fields 14 and 15, in USER_HZ (100 on Linux).
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return too
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	s, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return too
+	}
+	return (u + s + 99) / 100
 }
 
 func isClosed(ch <-chan struct{}) bool {

@@ -1,15 +1,20 @@
 package sandbox_test
 
 import (
+	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 
 	"github.com/nwdes/nwdes/sandbox"
 )
@@ -249,5 +254,268 @@ func TestAJobOfALaneWritesItsOwnCopyOfASharedCacheAndTheNextSeesNoneOfIt(t *test
 	}
 	if strings.Contains(string(next.Stdout.Tail), "planted") || strings.Contains(string(next.Stdout.Tail), "new") {
 		t.Fatalf("the next job saw the first's copy:\n%s", next.Stdout.Tail)
+	}
+}
+
+// pidNS is a shell line printing the job's pid namespace, whose init is
+// its helper.
+const pidNS = `echo pidns $(readlink /proc/self/ns/pid)`
+
+// laneHelperPid finds the lane helper (on the host) that is the init of
+// the pid namespace a job's pidNS line names.
+func laneHelperPid(t *testing.T, out string) int {
+	t.Helper()
+	ns := field(out, "pidns")
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if !bytes.Contains(b, []byte("__nwdes-wall-lane")) {
+			continue
+		}
+		if l, _ := os.Readlink("/proc/" + e.Name() + "/ns/pid"); ns != "" && l == ns {
+			return pid
+		}
+	}
+	t.Fatalf("no lane helper is the init of %q", ns)
+	return 0
+}
+
+func TestAJobOfALaneCannotChangeTheLimitsOfItsHelper(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	defer lane.Close()
+	run := func(line string) sandbox.Result {
+		j, err := w.NewJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		return laneRun(t, lane, j, sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}, helperStart+"; "+line)
+	}
+	first := run(`prlimit --pid 1 --nofile=20:20 --fsize=2:2 --stack=65536 && echo lowered; ulimit -S -n 100 && echo own $(ulimit -S -n)`)
+	next := run(`echo limits $(ulimit -n) $(ulimit -f) $(ulimit -s)`)
+	if strings.Contains(string(first.Stdout.Tail), "lowered") || !strings.Contains(string(first.Stdout.Tail), "own 100\n") {
+		t.Fatalf("the first job: %s%s", first.Stdout.Tail, first.Stderr.Tail)
+	}
+	var stack unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_STACK, &stack); err != nil {
+		t.Fatal(err)
+	}
+	d := sandbox.DefaultLimits()
+	want := strconv.FormatUint(d.OpenFiles, 10) + " " + strconv.FormatUint(d.FileSize/512, 10) + " " + strconv.FormatUint(stack.Cur/1024, 10)
+	if got := field(string(next.Stdout.Tail), "limits"); got != want {
+		t.Fatalf("the next job has limits %q, want %q", got, want)
+	}
+	if h := field(string(first.Stdout.Tail), "helper"); h == "" || field(string(next.Stdout.Tail), "helper") != h {
+		t.Fatalf("not one helper: %q %q", first.Stdout.Tail, next.Stdout.Tail)
+	}
+}
+
+func TestALaneWhoseHelperLimitsChangedRunsTheNextJobElsewhereUnderItsOwn(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	defer lane.Close()
+	c := sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}
+	j, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	first := laneRun(t, lane, j, c, helperStart+"; "+pidNS)
+	h := field(string(first.Stdout.Tail), "helper")
+	// What another process of the user may do (the kernel allows it):
+	// the lane must not run a job under it, nor fail the job for it.
+	low := unix.Rlimit{Cur: 1024, Max: 1024}
+	if err := unix.Prlimit(laneHelperPid(t, string(first.Stdout.Tail)), unix.RLIMIT_FSIZE, &low, nil); err != nil {
+		t.Fatal(err)
+	}
+	next := laneRun(t, lane, j, c, helperStart+"; echo fsize $(ulimit -f); head -c 4096 /dev/zero > big && wc -c < big")
+	d := sandbox.DefaultLimits()
+	out := string(next.Stdout.Tail)
+	if next.End != sandbox.EndExit || field(out, "fsize") != strconv.FormatUint(d.FileSize/512, 10) || !strings.HasSuffix(out, "\n4096\n") ||
+		next.Enforced.Limits.FileSize != d.FileSize {
+		t.Fatalf("the next job: end %s enforced %+v\n%s%s", next.End, next.Enforced.Limits, out, next.Stderr.Tail)
+	}
+	if field(out, "helper") == h {
+		t.Fatal("the next job ran in the helper whose limits changed")
+	}
+	again := laneRun(t, lane, j, c, helperStart)
+	if a := field(string(again.Stdout.Tail), "helper"); a == "" || a == h {
+		t.Fatalf("the job after runs in %q, want a new lane helper", a)
+	}
+}
+
+// helperTicks is the CPU time a process has spent, in clock ticks.
+func helperTicks(t *testing.T, pid int) uint64 {
+	t.Helper()
+	st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
+	u, _ := strconv.ParseUint(f[11], 10, 64)
+	s, _ := strconv.ParseUint(f[12], 10, 64)
+	return u + s
+}
+
+// tgkill is a perl line that sends each signal of sigs to every thread
+// of pid 1 the job may signal (its own helper thread, in a lane).
+func tgkill(sigs string) string {
+	return `perl -MPOSIX -e 'my $n = {x86_64 => 234, aarch64 => 131}->{(POSIX::uname())[4]} or die "arch"; my $k = 0; opendir D, "/proc/1/task"; for my $t (readdir D) { next unless $t =~ /^\d+$/; for my $s (` + sigs + `) { $k++ if syscall($n, 1, $t+0, $s) == 0 } } print "signalled $k\n"'`
+}
+
+func TestAJobOfALaneSignallingItsHelperThreadLeavesTheHelperToTheNext(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	defer lane.Close()
+	run := func(line string) sandbox.Result {
+		j, err := w.NewJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		return laneRun(t, lane, j, sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}, helperStart+"; "+line)
+	}
+	// QUIT, ILL, TRAP, ABRT, SYS, USR2, TERM, CHLD: each would end the
+	// helper, or make it forward a TERM or reap.
+	first := run(tgkill("3, 4, 5, 6, 31, 12, 15, 17") + "; echo done")
+	next := run("echo ok")
+	if first.End != sandbox.EndExit || !strings.Contains(string(first.Stdout.Tail), "signalled 8\ndone\n") {
+		t.Fatalf("the first job: end %s signal %q %s%s", first.End, first.Signal, first.Stdout.Tail, first.Stderr.Tail)
+	}
+	if h := field(string(first.Stdout.Tail), "helper"); h == "" || field(string(next.Stdout.Tail), "helper") != h || next.End != sandbox.EndExit {
+		t.Fatalf("the next job: end %s\n%s", next.End, next.Stdout.Tail)
+	}
+}
+
+func TestALaneEndsItsHelperBeforeItsCPUTimeCouldReachItsLimit(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	deadline := time.Second
+	// What a helper may spend while it holds one job, and a second.
+	need := uint64(math.Ceil((deadline + w.Grace).Seconds() * float64(runtime.NumCPU())))
+	w.Limits.CPUSeconds = need + 1
+	lane := w.NewLane()
+	defer lane.Close()
+	run := func(c sandbox.Command, line string) sandbox.Result {
+		j, err := w.NewJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		c.JobAt, c.NoNetwork = sandbox.FixedJobDir, true
+		return laneRun(t, lane, j, c, helperStart+"; "+line)
+	}
+	// Orphans, each reaped by the helper: until it has spent a tick.
+	orphans := "for i in $(seq 200); do (true &); done"
+	first := run(sandbox.Command{Deadline: deadline}, pidNS+"; "+orphans)
+	h := field(string(first.Stdout.Tail), "helper")
+	for pid := laneHelperPid(t, string(first.Stdout.Tail)); helperTicks(t, pid) == 0; {
+		if r := run(sandbox.Command{Deadline: deadline}, orphans); field(string(r.Stdout.Tail), "helper") != h {
+			t.Fatalf("a job ran in another helper before the first had spent any CPU time")
+		}
+	}
+	next := run(sandbox.Command{Deadline: deadline}, "echo ok")
+	if n := field(string(next.Stdout.Tail), "helper"); n == "" || n == h || next.End != sandbox.EndExit {
+		t.Fatalf("the job after the helper spent CPU time ran in %q (the first in %q), end %s", n, h, next.End)
+	}
+	// One whose deadline alone could reach the limit runs with a helper
+	// of its own (/proc/1 is then not a lane helper).
+	long := run(sandbox.Command{Deadline: 10 * deadline}, `tr '\0' ' ' < /proc/1/cmdline`)
+	if long.End != sandbox.EndExit || strings.Contains(string(long.Stdout.Tail), "__nwdes-wall-lane") ||
+		long.Enforced.Limits.CPUSeconds != need+1 {
+		t.Fatalf("the long job: end %s limits %+v\n%s%s", long.End, long.Enforced.Limits, long.Stdout.Tail, long.Stderr.Tail)
+	}
+}
+
+func TestALaneRunAfterCloseStartsNoLaneHelper(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	lane.Close()
+	j, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	res, err := lane.Run(context.Background(), j, sandbox.Command{Args: sandbox.Shell(`tr '\0' ' ' < /proc/1/cmdline`), NoNetwork: true})
+	if err != nil || res.End != sandbox.EndExit || strings.Contains(string(res.Stdout.Tail), "__nwdes-wall-lane") {
+		t.Fatalf("err %v end %s: %s%s", err, res.End, res.Stdout.Tail, res.Stderr.Tail)
+	}
+}
+
+func TestTheHelperOfALaneShowsItsJobsNothingOfTheHostButTheWallsRoots(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	defer lane.Close()
+	j, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	res := laneRun(t, lane, j, sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true},
+		helperStart+`; awk '{print "mount", $5}' /proc/1/mountinfo; ls /proc/1/root/ >/dev/null 2>&1 || echo root denied`)
+	out := string(res.Stdout.Tail)
+	if res.End != sandbox.EndExit || res.Stdout.Truncated() || !strings.Contains(out, "\nroot denied\n") {
+		t.Fatalf("end %s\n%s%s", res.End, out, res.Stderr.Tail)
+	}
+	temp, err := filepath.EvalSymlinks(w.TempRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	devices := map[string]bool{"/dev/null": true, "/dev/zero": true, "/dev/full": true, "/dev/random": true, "/dev/urandom": true}
+	n := 0
+	for _, l := range strings.Split(out, "\n") {
+		mp, ok := strings.CutPrefix(l, "mount ")
+		if !ok {
+			continue
+		}
+		n++
+		if mp != "/" && !devices[mp] && !w.Holds(mp, []string{temp, "/proc"}) {
+			t.Errorf("the lane's helper shows %s, outside the wall's roots", mp)
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no mount of the helper read:\n%s", out)
+	}
+}
+
+func TestAJobOfALaneThatWritesOutsideTheWallsTemporaryRootRunsWithAHelperOfItsOwn(t *testing.T) {
+	t.Parallel()
+	requireLanes(t)
+	w := newWall(t)
+	lane := w.NewLane()
+	defer lane.Close()
+	j, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	c := sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}
+	first := laneRun(t, lane, j, c, helperStart)
+	out := t.TempDir()
+	c.Write = []string{out}
+	res := laneRun(t, lane, j, c, helperStart+"; echo made > "+out+"/made; tr '\\0' ' ' < /proc/1/cmdline")
+	if res.End != sandbox.EndExit || strings.Contains(string(res.Stdout.Tail), "__nwdes-wall-lane") || !exists(filepath.Join(out, "made")) {
+		t.Fatalf("end %s\n%s%s", res.End, res.Stdout.Tail, res.Stderr.Tail)
+	}
+	c.Write = nil
+	again := laneRun(t, lane, j, c, helperStart)
+	if h := field(string(first.Stdout.Tail), "helper"); h == "" || field(string(again.Stdout.Tail), "helper") != h {
+		t.Fatalf("the lane's helper did not serve the job after: %q %q", first.Stdout.Tail, again.Stdout.Tail)
 	}
 }

@@ -37,6 +37,11 @@ const (
 //     ENOSYS so that the C library falls back to clone;
 //   - io_uring is refused: it reaches files and sockets without the
 //     system calls checked here;
+//   - prlimit64 on another process than the caller (pid not 0) is
+//     refused: the kernel lets a process set the limits of any other of
+//     its user, and a lane's job could lower those of the helper it
+//     shares with the next (the C library's getrlimit and setrlimit, and
+//     so ulimit, pass 0);
 //   - with noNetwork, socket(2) is allowed for AF_UNIX only, so no TCP,
 //     UDP, MPTCP, raw, netlink or packet socket can be made (refused with
 //     EACCES, as Landlock refuses).
@@ -60,6 +65,7 @@ func filter(noNetwork bool) ([]bpf.RawInstruction, error) {
 	p.jumpIf(unix.SYS_CLONE3, "enosys")
 	p.jumpIf(unix.SYS_UNSHARE, "flags")
 	p.jumpIf(unix.SYS_CLONE, "flags")
+	p.jumpIf(unix.SYS_PRLIMIT64, "prlimit")
 	if noNetwork {
 		p.jumpIf(unix.SYS_SOCKET, "socket")
 	}
@@ -68,6 +74,11 @@ func filter(noNetwork bool) ([]bpf.RawInstruction, error) {
 	p.load(seccompArg0)
 	p.add(bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: unix.CLONE_NEWUSER}, "eperm")
 	p.ret(seccompRetAllow)
+	p.label("prlimit")
+	// The pid is an int: the kernel reads the low 32 bits only.
+	p.load(seccompArg0)
+	p.jumpIf(0, "allow")
+	p.ret(eperm)
 	p.label("socket")
 	p.load(seccompArg0)
 	p.jumpIf(unix.AF_UNIX, "allow")

@@ -42,7 +42,17 @@ type viewEntry struct {
 // It is built the way bubblewrap builds its root: a tmpfs, the host's
 // root moved under it, binds from there, then a pivot that drops the
 // host's root altogether.
-func makeView(s *helperSpec) error {
+func makeView(s *helperSpec) error { return makeRoot(s, false) }
+
+// makeLaneRoot is makeView for a lane's helper, in its own mount
+// namespace, with the wall's roots, its temporary root (where every job
+// directory is made) and its caches as s's read and write sets: the root
+// its jobs' threads build their views from, so that what the job sees of
+// the helper (/proc/1/mountinfo, /proc/1/root) holds nothing else of the
+// host. A /tmp is left for a job's view to build on.
+func makeLaneRoot(s *helperSpec) error { return makeRoot(s, true) }
+
+func makeRoot(s *helperSpec, lane bool) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make / private: %w", err)
 	}
@@ -84,6 +94,11 @@ func makeView(s *helperSpec) error {
 			return err
 		}
 	}
+	if lane {
+		if err := os.MkdirAll("/newroot/tmp", 0o755); err != nil {
+			return err
+		}
+	}
 	s.CacheViews = nil
 	for _, c := range s.Caches {
 		s.CacheViews = append(s.CacheViews, viewCache(c))
@@ -113,7 +128,12 @@ func makeView(s *helperSpec) error {
 			return err
 		}
 	}
+	// Not in a lane's root: a recursive bind of /etc into a job's view
+	// would carry its masks beneath the view's own, two mounts for one.
 	for _, m := range maskedSecrets {
+		if lane {
+			break
+		}
 		if err := mask("/newroot" + m); err != nil {
 			return err
 		}
