@@ -46,7 +46,7 @@ import (
 // whose limits need a second stage (an address-space limit under 8 GiB),
 // one started through a descriptor (Command.Exec), one whose view needs a
 // path the helper's root does not hold, one whose deadline (with the
-// grace, times the CPUs) reaches the CPU limit, one whose view the lane
+// grace, times the two CPUs the helper can use at once) reaches the CPU limit, one whose view the lane
 // could not build or whose helper ended before it took the job (nothing
 // ran; the helper of its own then reports or tolerates a view it cannot
 // build as Job.Run does), and every job where the kernel gives no

@@ -76,19 +76,9 @@ func (l *Lane) warm(noNetwork bool) {
 // supervise is Wall.supervise through the lane's helper.
 func (l *Lane) supervise(ctx context.Context, p *Process, spec *helperSpec, res Result,
 	stdout, stderr *capture, watches []*lineWatch, det *detector) error {
-	started := make(chan error, 1)
-	go l.hold(ctx, p, spec, res, stdout, stderr, watches, det, started)
-	if err := <-started; err != nil {
-		return err
-	}
-	select {
-	case <-p.reported:
-		if p.startFailed {
-			<-p.done
-		}
-	case <-p.done:
-	}
-	return nil
+	return superviseWith(p, func(started chan<- error) {
+		l.hold(ctx, p, spec, res, stdout, stderr, watches, det, started)
+	})
 }
 
 // hold is Wall.hold through the lane's helper: it sends the job, says on
@@ -567,16 +557,24 @@ func (h *laneHelper) holds(spec *helperSpec) bool {
 }
 
 // cpuFor is the CPU time a lane's helper may spend while it holds a job
-// that may run for deadline, then grace: at most all of the CPUs it may
-// run on for all of that time. Whatever a job does (every orphan it
-// makes is reaped by the helper), the helper cannot spend more; and the
-// helper's RLIMIT_CPU, which its jobs inherit so that each process of a
-// job is held to it exactly, counts the helper's own time across all of
-// its jobs.
+// that may run for deadline, then grace. The helper runs its Go code on
+// one CPU at a time (GOMAXPROCS=1, helperEnv); of its goroutines only the
+// reaper makes a system call that can run long (wait4, reaping what the
+// job left to it), which may run beside that one; the job's thread waits
+// with every signal blocked once the program is forked, so a job cannot
+// make it work. So it spends at most two CPUs' time (or all of them,
+// fewer than two), whatever the job does. The helper's RLIMIT_CPU, which
+// its jobs inherit so that each process of a job is held to it exactly,
+// counts the helper's own time across all of its jobs. Bounding by every
+// CPU of the machine instead would put every job of a machine with six
+// or more CPUs on a helper of its own under the default limits.
 func cpuFor(deadline, grace time.Duration) uint64 {
-	s := (deadline + grace).Seconds() * float64(runtime.NumCPU())
+	s := (deadline + grace).Seconds() * float64(min(runtime.NumCPU(), laneHelperCPUs))
 	return uint64(math.Ceil(s))
 }
+
+// laneHelperCPUs is how many CPUs a lane's helper can use at once (cpuFor).
+const laneHelperCPUs = 2
 
 // cpuUsed is the CPU time the helper has spent, in whole seconds rounded
 // up; unreadable, it is taken as too much (math.MaxInt32), so that the

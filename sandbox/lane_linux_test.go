@@ -3,11 +3,9 @@ package sandbox_test
 import (
 	"bytes"
 	"context"
-	"math"
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -404,7 +402,7 @@ func TestALaneEndsItsHelperBeforeItsCPUTimeCouldReachItsLimit(t *testing.T) {
 	w := newWall(t)
 	deadline := time.Second
 	// What a helper may spend while it holds one job, and a second.
-	need := uint64(math.Ceil((deadline + w.Grace).Seconds() * float64(runtime.NumCPU())))
+	need := sandbox.LaneCPUFor(deadline, w.Grace)
 	w.Limits.CPUSeconds = need + 1
 	lane := w.NewLane()
 	defer lane.Close()

@@ -367,8 +367,16 @@ func (w *Wall) helper() Helper {
 // could be started.
 func (w *Wall) supervise(ctx context.Context, p *Process, spec *helperSpec, res Result,
 	stdout, stderr *capture, watches []*lineWatch, det *detector) error {
+	return superviseWith(p, func(started chan<- error) {
+		w.hold(ctx, p, spec, res, stdout, stderr, watches, det, started)
+	})
+}
+
+// superviseWith runs hold on a goroutine of its own and waits as
+// supervise says: hold is Wall.hold, or Lane.hold.
+func superviseWith(p *Process, hold func(started chan<- error)) error {
 	started := make(chan error, 1)
-	go w.hold(ctx, p, spec, res, stdout, stderr, watches, det, started)
+	go hold(started)
 	if err := <-started; err != nil {
 		return err
 	}
