@@ -13,7 +13,6 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
 )
@@ -297,7 +296,7 @@ walk:
 		return plumbing.InvalidObject, nil, 0, fmt.Errorf("pack %s.pack: %w", p, err)
 	}
 	for i := len(deltas) - 1; i >= 0; i-- {
-		obj, err = patch(obj, deltas[i])
+		obj, err = applyDelta(obj, deltas[i])
 		if err != nil {
 			return plumbing.InvalidObject, nil, 0, fmt.Errorf("pack %s.pack: apply delta: %w: %w", p, ErrCorrupt, err)
 		}
@@ -384,40 +383,6 @@ func (db *DB) readEntry(r io.ReaderAt, size, off int64, f oid.Format) (entry, er
 		return entry{}, err
 	}
 	return e, nil
-}
-
-// patch applies delta to src. packfile.PatchDelta refuses an empty source,
-// which git itself never deltas against but other writers may; such a
-// delta can only insert literal bytes, so it is decoded here.
-func patch(src, delta []byte) ([]byte, error) {
-	if len(src) > 0 {
-		out, err := packfile.PatchDelta(src, delta)
-		if out == nil && err == nil {
-			out = []byte{}
-		}
-		return out, err
-	}
-	srcSize, rest, err := uvarint(delta)
-	if err != nil || srcSize != 0 {
-		return nil, fmt.Errorf("delta expects a %d-byte base, have an empty one", srcSize)
-	}
-	dstSize, rest, err := uvarint(rest)
-	if err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	for len(rest) > 0 {
-		n := int(rest[0])
-		if n == 0 || n&0x80 != 0 || n > len(rest)-1 {
-			return nil, errors.New("delta copies from an empty base")
-		}
-		out.Write(rest[1 : 1+n])
-		rest = rest[1+n:]
-	}
-	if uint64(out.Len()) != dstSize {
-		return nil, fmt.Errorf("delta produced %d bytes, declared %d", out.Len(), dstSize)
-	}
-	return out.Bytes(), nil
 }
 
 func uvarint(b []byte) (uint64, []byte, error) {
