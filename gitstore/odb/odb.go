@@ -2,7 +2,6 @@ package odb
 
 import (
 	"bufio"
-	"compress/zlib"
 	"crypto/sha1"
 	"crypto/sha256"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/klauspost/compress/zlib"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
 )
