@@ -26,14 +26,29 @@ const baseEntryOverhead = 96
 // Its bytes are shared by every read that finds them: they are only ever
 // read (as the source of a delta, or copied out), never handed to a
 // caller of the DB. Safe for concurrent use.
+//
+// The links between a chain's base and the object read are kept only once
+// the chain is walked a second time: the first walk keeps the base and the
+// result and notes the links it passed (passed, their keys alone); a walk
+// that meets a noted link keeps every link, as every walk did before. A
+// short-lived reader (the hook reads two trees, each at the end of a chain
+// of 30 to 50 links, once) then resolves the links in two reused buffers
+// instead of keeping each one in fresh memory: a hundred page faults, 0.4
+// ms of a cold hook's processor time under load. A reader of many objects
+// of one chain walks it once more than before, then finds every link.
 type baseCache struct {
 	limit int64 // at most this many bytes (with overhead) are held
 
-	mu    sync.Mutex
-	size  int64
-	items map[baseKey]*baseItem
-	lru   baseItem // sentinel of a ring: lru.next is the most recently used
+	mu     sync.Mutex
+	size   int64
+	items  map[baseKey]*baseItem
+	lru    baseItem // sentinel of a ring: lru.next is the most recently used
+	passed map[baseKey]struct{}
 }
+
+// maxPassed bounds the links a cache notes without keeping: past it the
+// notes start again (the walks that meet none keep only their ends).
+const maxPassed = 1 << 16
 
 type baseKey struct {
 	p   *pack
@@ -55,20 +70,39 @@ func newBaseCache(limit int64) *baseCache {
 }
 
 // get returns the object resolved at k, and how many delta links made it.
-// The bytes must not be modified. A nil cache holds nothing.
-func (c *baseCache) get(k baseKey) (plumbing.ObjectType, []byte, int, bool) {
+// The bytes must not be modified. A nil cache holds nothing. When it does
+// not hold k, passed reports whether an earlier walk noted k as a link it
+// passed without keeping it (pass).
+func (c *baseCache) get(k baseKey) (typ plumbing.ObjectType, data []byte, links int, ok, passed bool) {
 	if c == nil {
-		return plumbing.InvalidObject, nil, 0, false
+		return plumbing.InvalidObject, nil, 0, false, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	it, ok := c.items[k]
 	if !ok {
-		return plumbing.InvalidObject, nil, 0, false
+		_, passed = c.passed[k]
+		return plumbing.InvalidObject, nil, 0, false, passed
 	}
 	c.unlink(it)
 	c.pushFront(it)
-	return it.typ, it.data, it.links, true
+	return it.typ, it.data, it.links, true, false
+}
+
+// pass notes links a walk resolved without keeping them, so that the next
+// walk through any of them keeps its links.
+func (c *baseCache) pass(keys []baseKey) {
+	if c == nil || len(keys) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.passed == nil || len(c.passed)+len(keys) > maxPassed {
+		c.passed = make(map[baseKey]struct{}, len(keys))
+	}
+	for _, k := range keys {
+		c.passed[k] = struct{}{}
+	}
 }
 
 // put keeps data as the object resolved at k and reports whether it did;
@@ -106,6 +140,7 @@ func (c *baseCache) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.items)
+	c.passed = nil
 	c.lru.next, c.lru.prev = &c.lru, &c.lru
 	c.size = 0
 }

@@ -21,6 +21,12 @@ var errDelta = errors.New("invalid delta")
 // bookkeeping was a tenth of the hook's judgment in a profile.
 // FuzzApplyDelta holds the two to the same answers.
 func applyDelta(src, delta []byte) ([]byte, error) {
+	return applyDeltaInto(nil, src, delta)
+}
+
+// applyDeltaInto is applyDelta writing into out's memory when it is large
+// enough (out must not overlap src), and into new memory otherwise.
+func applyDeltaInto(out, src, delta []byte) ([]byte, error) {
 	if len(delta) < 2 {
 		return nil, fmt.Errorf("delta of %d bytes: %w", len(delta), errDelta)
 	}
@@ -39,7 +45,10 @@ func applyDelta(src, delta []byte) ([]byte, error) {
 	// us allocate what it claims before anything is written. A real
 	// delta's result is about its base's size, so this covers them, and
 	// append grows the rest as the bytes arrive.
-	out := make([]byte, 0, min(dstSize, uint64(2*len(src)+len(delta)+64<<10)))
+	if want := min(dstSize, uint64(2*len(src)+len(delta)+64<<10)); out == nil || uint64(cap(out)) < want {
+		out = make([]byte, 0, want)
+	}
+	out = out[:0]
 	for len(rest) > 0 {
 		cmd := rest[0]
 		rest = rest[1:]

@@ -250,19 +250,25 @@ func (db *DB) readPacked(p *pack, off int64, depth int) (plumbing.ObjectType, []
 		obj    []byte
 		links  int  // the delta links that made obj
 		shared bool // obj is the cache's
+		// keep: keep every link resolved, not only the result; set
+		// when the walk meets a link an earlier walk passed
+		// (baseCache.pass).
+		keep bool
 	)
 	tooLong := func() error {
 		return fmt.Errorf("pack %s.pack: delta chain longer than %d: %w", p, maxDeltaDepth, ErrCorrupt)
 	}
 walk:
 	for {
-		if t, b, n, ok := db.bases.get(baseKey{p, off}); ok {
+		t, b, n, ok, passed := db.bases.get(baseKey{p, off})
+		if ok {
 			if depth+len(deltas)+n > maxDeltaDepth {
 				return plumbing.InvalidObject, nil, 0, tooLong()
 			}
 			typ, obj, links, shared = t, b, n, true
 			break walk
 		}
+		keep = keep || passed
 		if depth+len(deltas) > maxDeltaDepth {
 			return plumbing.InvalidObject, nil, 0, tooLong()
 		}
@@ -303,14 +309,29 @@ walk:
 	if err := db.checkDeltas(deltas); err != nil {
 		return plumbing.InvalidObject, nil, 0, fmt.Errorf("pack %s.pack: %w", p, err)
 	}
+	// A link not kept is resolved into one of two buffers taken in
+	// turn: the one its source is not in.
+	var scratch [2][]byte
+	var passed []baseKey
 	for i := len(deltas) - 1; i >= 0; i-- {
-		obj, err = applyDelta(obj, deltas[i])
+		if i > 0 && !keep {
+			scratch[i%2], err = applyDeltaInto(scratch[i%2][:0], obj, deltas[i])
+			obj = scratch[i%2]
+			passed = append(passed, baseKey{p, offs[i]})
+		} else {
+			obj, err = applyDelta(obj, deltas[i])
+		}
 		if err != nil {
 			return plumbing.InvalidObject, nil, 0, fmt.Errorf("pack %s.pack: apply delta: %w: %w", p, ErrCorrupt, err)
 		}
 		links++
+		if i > 0 && !keep {
+			shared = false
+			continue
+		}
 		shared = db.bases.put(baseKey{p, offs[i]}, typ, obj, links)
 	}
+	db.bases.pass(passed)
 	if shared {
 		obj = bytes.Clone(obj)
 	}
