@@ -2,6 +2,7 @@ package odb
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -28,14 +29,15 @@ const baseEntryOverhead = 96
 // caller of the DB. Safe for concurrent use.
 //
 // The links between a chain's base and the object read are kept only once
-// the chain is walked a second time: the first walk keeps the base and the
-// result and notes the links it passed (passed, their keys alone); a walk
-// that meets a noted link keeps every link, as every walk did before. A
-// short-lived reader (the hook reads two trees, each at the end of a chain
-// of 30 to 50 links, once) then resolves the links in two reused buffers
-// instead of keeping each one in fresh memory: a hundred page faults, 0.4
-// ms of a cold hook's processor time under load. A reader of many objects
-// of one chain walks it once more than before, then finds every link.
+// the chain is walked a second time, or once the cache has seen keepAfter
+// walks: before, a walk keeps the base and the result and notes the links
+// it passed (passed, their keys alone); a walk that meets a noted link
+// keeps every link, as every walk did before. A short-lived reader (the
+// hook reads two trees, each at the end of a chain of 30 to 50 links,
+// once) then resolves the links in two reused buffers instead of keeping
+// each one in fresh memory: a hundred page faults, 0.1-0.4 ms of a cold
+// hook's processor time. A bulk reader keeps every link from its
+// keepAfter-th walk on, as before.
 type baseCache struct {
 	limit int64 // at most this many bytes (with overhead) are held
 
@@ -44,11 +46,18 @@ type baseCache struct {
 	items  map[baseKey]*baseItem
 	lru    baseItem // sentinel of a ring: lru.next is the most recently used
 	passed map[baseKey]struct{}
+	walks  atomic.Int64 // walks begun (walk), for keepAfter
 }
 
 // maxPassed bounds the links a cache notes without keeping: past it the
 // notes start again (the walks that meet none keep only their ends).
 const maxPassed = 1 << 16
+
+// keepAfter is the number of walks after which a cache keeps every link of
+// every walk, noted or not: a cold read makes a few dozen walks, a bulk
+// reader thousands, and for those a second walk of each chain cost about
+// 5% (BenchmarkLedgerVerifyInProcess) for memory a long run reuses anyway.
+const keepAfter = 256
 
 type baseKey struct {
 	p   *pack
@@ -87,6 +96,12 @@ func (c *baseCache) get(k baseKey) (typ plumbing.ObjectType, data []byte, links 
 	c.unlink(it)
 	c.pushFront(it)
 	return it.typ, it.data, it.links, true, false
+}
+
+// walk counts a walk down a chain and reports whether it is past the
+// first keepAfter, and so keeps every link it resolves.
+func (c *baseCache) walk() bool {
+	return c != nil && c.walks.Add(1) > keepAfter
 }
 
 // pass notes links a walk resolved without keeping them, so that the next

@@ -171,8 +171,9 @@ func TestIsolatedReadsKeepNoBases(t *testing.T) {
 // TestAChainsLinksAreKeptFromItsSecondWalk: the first read through a
 // chain keeps its base and its result, not the links between; a read that
 // walks through a link an earlier read passed keeps every link it
-// resolves, so a reader of many versions finds them from then on. Every
-// read returns the right bytes throughout.
+// resolves, so a reader of many versions finds them from then on, and so
+// does every walk of a cache past keepAfter walks. Every read returns the
+// right bytes throughout.
 func TestAChainsLinksAreKeptFromItsSecondWalk(t *testing.T) {
 	const n = 6
 	b := newPackBuilder()
@@ -225,5 +226,16 @@ func TestAChainsLinksAreKeptFromItsSecondWalk(t *testing.T) {
 	}
 	for i := range n {
 		read(i)
+	}
+
+	// A cache past keepAfter walks keeps every link of a first walk.
+	db = openDB(t, dir)
+	if packs, err = db.stores[0].packList(); err != nil || len(packs) != 1 {
+		t.Fatal(len(packs), err)
+	}
+	db.bases.walks.Store(keepAfter)
+	read(n - 1)
+	if got := kept(); !slices.Equal(got, []int{0, 1, 2, 3, 4, 5}) {
+		t.Fatalf("a first walk after %d walks left versions %v cached; want every one", keepAfter, got)
 	}
 }

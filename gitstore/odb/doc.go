@@ -23,9 +23,10 @@
 // inflated and patched again for the next object read through it
 // (BenchmarkLedgerVerify went from 22.7x to 8.3x git's reads with it). The
 // first walk through a chain keeps only its base and the object read; the
-// links between are kept from the chain's second walk on, so that a
-// process reading one object at the end of a long chain (the hook) does
-// not keep, in fresh memory, every link it passed. What a read
+// links between are kept from the chain's second walk on, and by every
+// walk once the DB has made 256, so that a process reading one object at
+// the end of a long chain (the hook) does not keep, in fresh memory,
+// every link it passed. What a read
 // returns is always the caller's own copy. A DB opened with OpenIsolated
 // keeps nothing: its bounds apply to each read whole.
 //

@@ -253,7 +253,7 @@ func (db *DB) readPacked(p *pack, off int64, depth int) (plumbing.ObjectType, []
 		// keep: keep every link resolved, not only the result; set
 		// when the walk meets a link an earlier walk passed
 		// (baseCache.pass).
-		keep bool
+		keep = db.bases.walk()
 	)
 	tooLong := func() error {
 		return fmt.Errorf("pack %s.pack: delta chain longer than %d: %w", p, maxDeltaDepth, ErrCorrupt)
