@@ -9,12 +9,7 @@
 // lookup, which costs tens of milliseconds per process; this package opens
 // nothing until it is asked for an object and then reads only the index
 // bytes on the path to it (fanout entry, a few probes of the sorted name
-// table, one offset), so a cold lookup costs a few system calls. A pack of
-// 1 MiB or more is mapped into memory, as git maps its packs, and its
-// entries are inflated straight from the mapping: a tree deep in a delta
-// chain is tens of entries, which cost a pread each before. A smaller pack
-// (nwdes writes one per update) is read with pread. A fault in a mapping
-// (a pack cut short in place under us) is ErrCorrupt, not a crash.
+// table, one offset), so a cold lookup costs a few system calls.
 //
 // Prefix answers what an abbreviated id may name with the same economy: it
 // lists the one loose fanout directory the prefix selects and binary-searches
