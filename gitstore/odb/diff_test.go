@@ -167,19 +167,6 @@ var diffShapes = []diffShape{
 		t.Logf("longest delta chain: %d links", depth)
 		return repo
 	}},
-	{name: "mapped-pack", build: func(t *testing.T, sz diffSize) string {
-		// A pack of mapMinSize or more is read through a mapping, a
-		// smaller one with pread; the others here are smaller.
-		repo := diffBase(t, sz, true)
-		commitFiles(t, repo, "a pack worth mapping", map[string][]byte{"large/mapped.bin": noise(7, mapMinSize)})
-		git(t, repo, nil, "repack", "-q", "-a", "-d", "-f", "--depth=250", "--window=250")
-		git(t, repo, nil, "prune-packed")
-		wantLayout(t, repo, 1, 1, 0, 0)
-		if _, ok := onlyPackData(t, repo).(*mappedPack); !ok {
-			t.Fatal("the pack is not mapped")
-		}
-		return repo
-	}},
 	{name: "ref-deltas", build: func(t *testing.T, sz diffSize) string {
 		repo := diffBase(t, sz, false)
 		git(t, repo, nil, "-c", "repack.useDeltaBaseOffset=false", "repack", "-q", "-a", "-d", "-f")
@@ -722,30 +709,4 @@ func maxChain(t *testing.T, repo string) int {
 		}
 	}
 	return longest
-}
-
-// noise returns n bytes that do not compress, the same for the same seed.
-func noise(seed uint64, n int) []byte {
-	rng := rand.New(rand.NewPCG(seed, seed))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(rng.Uint32())
-	}
-	return b
-}
-
-// onlyPackData opens repo's one pack as a DB does and returns what reads
-// its data.
-func onlyPackData(t *testing.T, repo string) io.ReaderAt {
-	t.Helper()
-	db := openDB(t, objectsDir(repo))
-	packs, err := db.stores[0].packList()
-	if err != nil || len(packs) != 1 {
-		t.Fatalf("%d packs, %v", len(packs), err)
-	}
-	r, _, err := packs[0].loadData()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }

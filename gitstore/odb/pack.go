@@ -134,18 +134,10 @@ func (p *pack) loadData() (io.ReaderAt, int64, error) {
 		p.dataState, p.dataErr = broken, fmt.Errorf("pack %s.pack: %w", p, err)
 		return nil, 0, p.dataErr
 	}
-	data, unmap := openData(f, size)
 	p.files = append(p.files, f)
-	if unmap != nil {
-		p.files = append(p.files, closerFunc(unmap))
-	}
-	p.data, p.dataSize, p.dataState = data, size, opened
-	return data, size, nil
+	p.data, p.dataSize, p.dataState = f, size, opened
+	return f, size, nil
 }
-
-type closerFunc func() error
-
-func (c closerFunc) Close() error { return c() }
 
 func (p *pack) openFile(ext string) (*os.File, int64, error) {
 	f, err := p.root.Open(path.Join("pack", p.name+ext))
@@ -340,26 +332,13 @@ walk:
 
 // readEntry parses the entry header at off (type and size varint, then the
 // base reference of a delta) and inflates its payload.
-func (db *DB) readEntry(r io.ReaderAt, size, off int64, f oid.Format) (_ entry, err error) {
+func (db *DB) readEntry(r io.ReaderAt, size, off int64, f oid.Format) (entry, error) {
 	end := size - int64(f.Size())
 	if off < packHeaderLen || off >= end {
 		return entry{}, fmt.Errorf("offset outside pack data: %w", ErrCorrupt)
 	}
-	var br interface {
-		io.Reader
-		io.ByteReader
-	}
-	if m, ok := r.(*mappedPack); ok && int64(len(m.b)) == size {
-		// The decoder reads a *bytes.Reader straight from the mapping,
-		// with neither a copy nor a system call.
-		defer recoverFault(m.b, &err)
-		defer faultGuard()()
-		br = bytes.NewReader(m.b[off:end])
-	} else {
-		b := db.bufioReader(io.NewSectionReader(r, off, end-off), &db.bufioPool, packEntryBuf)
-		defer db.bufioPool.Put(b)
-		br = b
-	}
+	br := db.bufioReader(io.NewSectionReader(r, off, end-off), &db.bufioPool, packEntryBuf)
+	defer db.bufioPool.Put(br)
 	bad := func(what string, err error) (entry, error) {
 		if err != nil {
 			return entry{}, fmt.Errorf("%s: %w: %w", what, ErrCorrupt, noEOF(err))
