@@ -343,6 +343,7 @@ func BenchmarkCheckInProcess(b *testing.B) {
 	p := hooks.Policy{Protect: hooks.DefaultProtect}
 	us := []hooks.Update{{LocalRef: "refs/heads/main", LocalOID: bench.head, RemoteRef: "refs/heads/main", RemoteOID: strings.Repeat("0", 40)}}
 	b.ResetTimer()
+	defer gittest.CPUPerOp(b)()
 	for i := 0; i < b.N; i++ {
 		open := func() (*gitstore.Store, error) { return gitstore.Open(loc, gitstore.Options{}) }
 		rep, err := hooks.Check(open, p, us)

@@ -413,8 +413,18 @@ func (r *resolver) ref(name string) (oid.ID, bool) {
 }
 
 // errDanglingLink is a ref file that is a symbolic link to nothing: git
-// reports the ref missing without looking for it in packed-refs.
-var errDanglingLink = fmt.Errorf("symbolic link to a missing file: %w", fs.ErrNotExist)
+// reports the ref missing without looking for it in packed-refs. It is a
+// value of a type of its own, not fmt.Errorf's: a package variable is made
+// at every start of the binary, whatever the verb, and that one call was
+// a third of this package's initialisation (perf, issue 26).
+var errDanglingLink error = danglingLinkError{}
+
+type danglingLinkError struct{}
+
+func (danglingLinkError) Error() string {
+	return "symbolic link to a missing file: " + fs.ErrNotExist.Error()
+}
+func (danglingLinkError) Unwrap() error { return fs.ErrNotExist }
 
 // refContent is what git makes of a loose ref file.
 type refContent struct {

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/nwdes/nwdes/gitstore/oid"
 )
 
 func TestBaseCacheKeepsTheMostRecentlyUsedWithinItsBound(t *testing.T) {
@@ -93,12 +97,12 @@ func TestBaseCacheKeepsTheMostRecentlyUsedWithinItsBound(t *testing.T) {
 				t.Errorf("%d entries listed, %d mapped", n, len(c.items))
 			}
 			for _, off := range tt.held {
-				if _, _, _, ok := c.get(key(off)); !ok {
+				if _, _, _, ok, _ := c.get(key(off)); !ok {
 					t.Errorf("offset %d is not held", off)
 				}
 			}
 			for _, off := range tt.gone {
-				if _, _, _, ok := c.get(key(off)); ok {
+				if _, _, _, ok, _ := c.get(key(off)); ok {
 					t.Errorf("offset %d is still held", off)
 				}
 			}
@@ -161,5 +165,77 @@ func TestIsolatedReadsKeepNoBases(t *testing.T) {
 	defer db.Close()
 	if db.bases != nil {
 		t.Fatal("an isolated DB keeps delta bases: its refusals would depend on what it read before")
+	}
+}
+
+// TestAChainsLinksAreKeptFromItsSecondWalk: the first read through a
+// chain keeps its base and its result, not the links between; a read that
+// walks through a link an earlier read passed keeps every link it
+// resolves, so a reader of many versions finds them from then on, and so
+// does every walk of a cache past keepAfter walks. Every read returns the
+// right bytes throughout.
+func TestAChainsLinksAreKeptFromItsSecondWalk(t *testing.T) {
+	const n = 6
+	b := newPackBuilder()
+	version := func(i int) string {
+		return fmt.Sprintf("version %d of a file that changes by one line\n%s", i, strings.Repeat("same\n", 40))
+	}
+	ids := make([]oid.ID, n)
+	offs := make([]int64, n)
+	for i := range n {
+		v := version(i)
+		ids[i] = blobID(v)
+		if i == 0 {
+			offs[i] = b.add(ids[i], plumbing.BlobObject, []byte(v), 0, oid.Zero)
+			continue
+		}
+		prev := version(i - 1)
+		offs[i] = b.add(ids[i], plumbing.OFSDeltaObject, delta(len(prev), fmt.Sprintf("version %d", i), [2]int{len("version 0"), len(v) - len("version 0")}), offs[i-1], oid.Zero)
+	}
+	pk, ix := b.finish()
+	dir := t.TempDir()
+	installPack(t, dir, pk, ix)
+	db := openDB(t, dir)
+	read := func(i int) {
+		t.Helper()
+		typ, data, err := db.Read(ids[i])
+		if err != nil || typ != plumbing.BlobObject || string(data) != version(i) {
+			t.Fatalf("Read(version %d) = %v, %q, %v", i, typ, data, err)
+		}
+	}
+	packs, err := db.stores[0].packList()
+	if err != nil || len(packs) != 1 {
+		t.Fatal(len(packs), err)
+	}
+	kept := func() (held []int) {
+		for i := range n {
+			if _, _, _, ok, _ := db.bases.get(baseKey{packs[0], offs[i]}); ok {
+				held = append(held, i)
+			}
+		}
+		return held
+	}
+
+	read(n - 1)
+	if got := kept(); !slices.Equal(got, []int{0, n - 1}) {
+		t.Fatalf("after the first walk the cache holds versions %v; want the base and the result, [0 %d]", got, n-1)
+	}
+	read(n - 2) // through links the first walk passed
+	if got := kept(); !slices.Equal(got, []int{0, 1, 2, 3, 4, 5}) {
+		t.Fatalf("after the second walk the cache holds versions %v; want every one", got)
+	}
+	for i := range n {
+		read(i)
+	}
+
+	// A cache past keepAfter walks keeps every link of a first walk.
+	db = openDB(t, dir)
+	if packs, err = db.stores[0].packList(); err != nil || len(packs) != 1 {
+		t.Fatal(len(packs), err)
+	}
+	db.bases.walks.Store(keepAfter)
+	read(n - 1)
+	if got := kept(); !slices.Equal(got, []int{0, 1, 2, 3, 4, 5}) {
+		t.Fatalf("a first walk after %d walks left versions %v cached; want every one", keepAfter, got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -219,5 +220,36 @@ func TestIdxVersion1FromGit(t *testing.T) {
 	_, _, err := db.Read(head)
 	if !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "version 1") {
 		t.Fatalf("Read with a v1 index = %v, want an unsupported-version error", err)
+	}
+}
+
+// TestIdxLookupReusesItsRunBuffer: a lookup that reads the file reads its
+// run of names into a buffer the index keeps, not a fresh 4 KiB each time
+// (in a cold process each was a page fault).
+func TestIdxLookupReusesItsRunBuffer(t *testing.T) {
+	var entries []idxEntry
+	for i := range 5000 {
+		entries = append(entries, idxEntry{setByte(hashOf(strings.Repeat("y", i)), 0, 0x42), int64(12 + i)})
+	}
+	raw := buildIdx(entries, [maxHashLen]byte{})
+	x, err := parseIdx(bytes.NewReader(raw), int64(len(raw)), oid.SHA1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.lookups.Store(math.MinInt64 / 2) // never read whole: probe the file
+	const lookups = 200
+	allocs := testing.AllocsPerRun(lookups, func() {
+		if _, ok, err := x.find(entries[1234].id); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range lookups {
+		x.find(entries[4321].id)
+	}
+	runtime.ReadMemStats(&after)
+	if perLookup := (after.TotalAlloc - before.TotalAlloc) / lookups; perLookup >= idxScanMax*hashLen {
+		t.Fatalf("a lookup allocates %d bytes (%v allocations); a run of names is %d", perLookup, allocs, idxScanMax*hashLen)
 	}
 }

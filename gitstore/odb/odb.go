@@ -2,7 +2,6 @@ package odb
 
 import (
 	"bufio"
-	"compress/zlib"
 	"crypto/sha1"
 	"crypto/sha256"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/klauspost/compress/zlib"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
 )
@@ -103,14 +103,17 @@ func OpenWithAlternates(objectsDir string, f oid.Format, alternates []string) (*
 	return db, nil
 }
 
-// emptyTree is the id of the tree with no entries, in each format. git
+// emptyTree is the id of the tree with no entries in the DB's format. git
 // knows this tree without storing it (find_cached_object in its
 // object-file.c): git commit-tree 4b825dc…, the usual way to make an empty
 // root commit, leaves a commit whose tree no store holds, and git reads that
-// tree all the same.
-var emptyTree = map[oid.Format]oid.ID{
-	oid.SHA1:   oid.MustParse("4b825dc642cb6eb9a060e54bf8d69288fbee4904"),
-	oid.SHA256: oid.MustParse("6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"),
+// tree all the same. It is parsed when a lookup misses, not into a package
+// map at the program's start, which every verb paid for (issue 26).
+func (db *DB) emptyTree() oid.ID {
+	if db.f == oid.SHA256 {
+		return oid.MustParse("6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321")
+	}
+	return oid.MustParse("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 }
 
 // Format is the object format the DB reads.
@@ -167,7 +170,7 @@ func (db *DB) Has(h oid.ID) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("odb: has %s: %w", h, err)
 	}
-	return found || h == emptyTree[db.f], nil
+	return found || h == db.emptyTree(), nil
 }
 
 // Close releases every open index and pack. Reads after Close fail.
@@ -202,7 +205,7 @@ func (db *DB) read(h oid.ID) (plumbing.ObjectType, []byte, error) {
 		return plumbing.InvalidObject, nil, err
 	}
 	typ, data, _, err = db.lookup(h, 0)
-	if errors.Is(err, ErrNotFound) && h == emptyTree[db.f] {
+	if errors.Is(err, ErrNotFound) && h == db.emptyTree() {
 		return plumbing.TreeObject, []byte{}, nil
 	}
 	return typ, data, err

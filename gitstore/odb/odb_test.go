@@ -511,3 +511,11 @@ func TestConcurrentRepack(t *testing.T) {
 	wg.Wait()
 	checkAll(t, repo, db)
 }
+
+func TestEmptyTreeIsTheHashOfNoEntries(t *testing.T) {
+	for _, f := range []oid.Format{oid.SHA1, oid.SHA256} {
+		if got, want := (&DB{f: f}).emptyTree(), hashObject(f, plumbing.TreeObject, nil); got != want {
+			t.Errorf("%v: emptyTree %s, the hash of an empty tree %s", f, got, want)
+		}
+	}
+}

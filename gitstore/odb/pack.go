@@ -13,7 +13,6 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 
 	"github.com/nwdes/nwdes/gitstore/oid"
 )
@@ -243,19 +242,25 @@ func (db *DB) readPacked(p *pack, off int64, depth int) (plumbing.ObjectType, []
 		obj    []byte
 		links  int  // the delta links that made obj
 		shared bool // obj is the cache's
+		// keep: keep every link resolved, not only the result; set
+		// when the walk meets a link an earlier walk passed
+		// (baseCache.pass).
+		keep = db.bases.walk()
 	)
 	tooLong := func() error {
 		return fmt.Errorf("pack %s.pack: delta chain longer than %d: %w", p, maxDeltaDepth, ErrCorrupt)
 	}
 walk:
 	for {
-		if t, b, n, ok := db.bases.get(baseKey{p, off}); ok {
+		t, b, n, ok, passed := db.bases.get(baseKey{p, off})
+		if ok {
 			if depth+len(deltas)+n > maxDeltaDepth {
 				return plumbing.InvalidObject, nil, 0, tooLong()
 			}
 			typ, obj, links, shared = t, b, n, true
 			break walk
 		}
+		keep = keep || passed
 		if depth+len(deltas) > maxDeltaDepth {
 			return plumbing.InvalidObject, nil, 0, tooLong()
 		}
@@ -296,14 +301,29 @@ walk:
 	if err := db.checkDeltas(deltas); err != nil {
 		return plumbing.InvalidObject, nil, 0, fmt.Errorf("pack %s.pack: %w", p, err)
 	}
+	// A link not kept is resolved into one of two buffers taken in
+	// turn: the one its source is not in.
+	var scratch [2][]byte
+	var passed []baseKey
 	for i := len(deltas) - 1; i >= 0; i-- {
-		obj, err = patch(obj, deltas[i])
+		if i > 0 && !keep {
+			scratch[i%2], err = applyDeltaInto(scratch[i%2][:0], obj, deltas[i])
+			obj = scratch[i%2]
+			passed = append(passed, baseKey{p, offs[i]})
+		} else {
+			obj, err = applyDelta(obj, deltas[i])
+		}
 		if err != nil {
 			return plumbing.InvalidObject, nil, 0, fmt.Errorf("pack %s.pack: apply delta: %w: %w", p, ErrCorrupt, err)
 		}
 		links++
+		if i > 0 && !keep {
+			shared = false
+			continue
+		}
 		shared = db.bases.put(baseKey{p, offs[i]}, typ, obj, links)
 	}
+	db.bases.pass(passed)
 	if shared {
 		obj = bytes.Clone(obj)
 	}
@@ -384,40 +404,6 @@ func (db *DB) readEntry(r io.ReaderAt, size, off int64, f oid.Format) (entry, er
 		return entry{}, err
 	}
 	return e, nil
-}
-
-// patch applies delta to src. packfile.PatchDelta refuses an empty source,
-// which git itself never deltas against but other writers may; such a
-// delta can only insert literal bytes, so it is decoded here.
-func patch(src, delta []byte) ([]byte, error) {
-	if len(src) > 0 {
-		out, err := packfile.PatchDelta(src, delta)
-		if out == nil && err == nil {
-			out = []byte{}
-		}
-		return out, err
-	}
-	srcSize, rest, err := uvarint(delta)
-	if err != nil || srcSize != 0 {
-		return nil, fmt.Errorf("delta expects a %d-byte base, have an empty one", srcSize)
-	}
-	dstSize, rest, err := uvarint(rest)
-	if err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	for len(rest) > 0 {
-		n := int(rest[0])
-		if n == 0 || n&0x80 != 0 || n > len(rest)-1 {
-			return nil, errors.New("delta copies from an empty base")
-		}
-		out.Write(rest[1 : 1+n])
-		rest = rest[1+n:]
-	}
-	if uint64(out.Len()) != dstSize {
-		return nil, fmt.Errorf("delta produced %d bytes, declared %d", out.Len(), dstSize)
-	}
-	return out.Bytes(), nil
 }
 
 func uvarint(b []byte) (uint64, []byte, error) {
