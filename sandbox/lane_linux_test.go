@@ -197,13 +197,14 @@ func exists(p string) bool {
 	return err == nil
 }
 
-// Not parallel: it counts the lane helpers of this process.
+// Not parallel: it counts the lane helpers this test process started (its
+// children; other test binaries on the machine may run lanes meanwhile).
 func TestAWarmedLaneHasItsHelperBeforeItsFirstJobAndCloseEndsIt(t *testing.T) {
 	requireLanes(t)
 	w := newWall(t)
 	lane := w.NewLane()
 	lane.Warm(true)
-	if !awaitProcessNamed("git-nwdes __nwdes-wall-lane", 10*time.Second) {
+	if !awaitChildNamed("git-nwdes __nwdes-wall-lane", 10*time.Second) {
 		t.Fatal("Warm started no helper")
 	}
 	j, err := w.NewJob()
@@ -218,7 +219,7 @@ func TestAWarmedLaneHasItsHelperBeforeItsFirstJobAndCloseEndsIt(t *testing.T) {
 	if err := lane.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if pids := processesNamed("git-nwdes __nwdes-wall-lane"); len(pids) > 0 {
+	if pids := childrenNamed("git-nwdes __nwdes-wall-lane"); len(pids) > 0 {
 		t.Fatalf("lane helpers %v outlived Close", pids)
 	}
 }

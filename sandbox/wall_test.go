@@ -251,11 +251,22 @@ func TestASetsidDoubleForkedSleeperIsReaped(t *testing.T) {
 // awaitProcessNamed waits, up to within, for a process whose command line
 // starts with prefix to be there.
 func awaitProcessNamed(prefix string, within time.Duration) bool {
+	return awaitProcess(prefix, false, within)
+}
+
+// awaitChildNamed is awaitProcessNamed for the children of this test
+// process only: a process of another test binary on the machine (another
+// package's, another user's run) never answers for it.
+func awaitChildNamed(prefix string, within time.Duration) bool {
+	return awaitProcess(prefix, true, within)
+}
+
+func awaitProcess(prefix string, children bool, within time.Duration) bool {
 	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
 		ents, _ := os.ReadDir("/proc")
 		for _, e := range ents {
 			b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-			if strings.HasPrefix(strings.ReplaceAll(string(b), "\x00", " "), prefix) {
+			if strings.HasPrefix(strings.ReplaceAll(string(b), "\x00", " "), prefix) && (!children || isChild(e.Name())) {
 				return true
 			}
 		}
@@ -263,9 +274,29 @@ func awaitProcessNamed(prefix string, within time.Duration) bool {
 	return false
 }
 
+// isChild reports whether the process pid (a /proc name) is a child of
+// this test process.
+func isChild(pid string) bool {
+	st, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(st, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(string(st[i+1:]))
+	return len(f) > 1 && f[1] == strconv.Itoa(os.Getpid())
+}
+
 // processesNamed lists the pids whose command line starts with prefix,
 // waiting briefly for zombies to go.
-func processesNamed(prefix string) []int {
+func processesNamed(prefix string) []int { return processes(prefix, false) }
+
+// childrenNamed is processesNamed for the children of this test process.
+func childrenNamed(prefix string) []int { return processes(prefix, true) }
+
+func processes(prefix string, children bool) []int {
 	var pids []int
 	for i := 0; i < 100; i++ {
 		pids = pids[:0]
@@ -276,7 +307,7 @@ func processesNamed(prefix string) []int {
 				continue
 			}
 			b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-			if strings.HasPrefix(strings.ReplaceAll(string(b), "\x00", " "), prefix) {
+			if strings.HasPrefix(strings.ReplaceAll(string(b), "\x00", " "), prefix) && (!children || isChild(e.Name())) {
 				if st, _ := os.ReadFile("/proc/" + e.Name() + "/stat"); !bytes.Contains(st, []byte(") Z ")) {
 					pids = append(pids, pid)
 				}
