@@ -30,7 +30,8 @@
 // anything, or that had to be ended, ends the helper with it. A job
 // cannot change the helper's limits (the seccomp filter refuses prlimit64
 // on another process, and the helper checks them before each job) nor
-// end it by signalling the one thread of it in its domain (blocked). A
+// signal it (the one thread of the helper in a job's Landlock domain,
+// which forked it, ends once it has). A
 // job the lane cannot share (other limits needing a second stage, a
 // program started through its descriptor, no namespaces, Landlock
 // without signal scoping, a path outside the helper's root, a deadline

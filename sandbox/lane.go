@@ -30,10 +30,11 @@ import (
 //     filter refuses prlimit64 on another process), and the helper ends
 //     before taking a job when it finds them changed all the same;
 //   - the thread of the helper that forked a job, the one thread of the
-//     helper a job may signal (ABI 6 scoping allows a domain to signal
-//     itself), blocks every signal once the job is forked, and the helper
-//     drops every signal it does not act on, so a job can neither end
-//     the helper nor make it forward a TERM or spend its CPU time;
+//     helper in the job's Landlock domain, ends once the job is forked
+//     (it says ready before the fork), so the job can signal no thread of
+//     the helper (ABI 6 scoping), nor trace one or read its memory: it
+//     can neither end the helper nor make it forward a TERM or spend its
+//     CPU time; and the helper drops every signal it does not act on;
 //   - a job that left survivors, was ended at its deadline, stopped or
 //     canceled, whose output was cut, or whose helper failed, ends the
 //     lane's helper (the kernel then kills its namespace), and the next job

@@ -176,19 +176,20 @@ func runLaneJob(job laneJob, sigs chan os.Signal, controls <-chan helperControl)
 		err error
 	}
 	started := make(chan laneStart, 1)
-	reaped := make(chan struct{})
 	go func() {
 		// Never unlocked: this thread takes the job's namespaces and
 		// restrictions, and ends with the goroutine (the runtime ends a
-		// thread whose goroutine exits locked), never running anything
-		// else. It lives until the program is reaped: the program's
-		// parent-death signal is tied to it.
+		// thread whose goroutine exits locked) as soon as the program is
+		// forked, never running anything else. So no thread of the
+		// helper is left in the job's Landlock domain: the job can
+		// signal none (scoping), trace none, read none's memory. Its
+		// children pass to another thread of the helper, which reaps
+		// them; the program has no parent-death signal to lose with it
+		// (the helper is the init of the pid namespace: when it dies the
+		// kernel kills every process of the namespace).
 		runtime.LockOSThread()
 		pid, err := startLaneProgram(job.spec, job.fds)
 		started <- laneStart{pid, err}
-		if err == nil {
-			<-reaped
-		}
 	}()
 	st := <-started
 	// The program holds its own copies; the helper keeps none, so that
@@ -200,7 +201,6 @@ func runLaneJob(job laneJob, sigs chan os.Signal, controls <-chan helperControl)
 	} else {
 		end = reap(st.pid, job.seq, sigs, controls)
 	}
-	close(reaped)
 	sendStatus(end)
 	return end.Survivors == 0
 }
@@ -232,9 +232,15 @@ func startLaneProgram(spec *helperSpec, fds []int) (int, error) {
 	for i, fd := range fds {
 		files[i] = uintptr(fd)
 	}
+	// Ready before the fork, as execMain says it before its exec: once
+	// the program runs, whatever it does to the helper (were it to end
+	// the helper before a "ready" after the fork) is how the job ended,
+	// never a helper that failed to start it. A fork or exec that fails
+	// is still reported below, and a report of failure is read first.
+	sendStatus(helperStatus{Stage: "ready", Enforced: enf})
 	pid, err := syscall.ForkExec(spec.Program, spec.Args, &syscall.ProcAttr{
 		Dir: spec.Dir, Env: spec.Env, Files: files,
-		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+		Sys: &syscall.SysProcAttr{Setpgid: true},
 	})
 	if err != nil {
 		errno, _ := err.(syscall.Errno)
@@ -242,19 +248,6 @@ func startLaneProgram(spec *helperSpec, fds []int) (int, error) {
 			Detail: fmt.Sprintf("%s: %v", spec.Program, err), Enforced: enf})
 		return 0, err
 	}
-	// The job may signal this thread, the one thread of the helper in
-	// its Landlock domain (ABI 6 scoping allows that): blocked, a signal
-	// it sends stays pending here until the thread ends, and can neither
-	// crash the helper (QUIT), make it forward a TERM (to this job or,
-	// late, to the next) nor make it spend the CPU time its limit counts
-	// across jobs. Only now: the fork above gives the program the mask
-	// the thread had, and the runtime keeps none of this one.
-	all := unix.Sigset_t{}
-	for i := range all.Val {
-		all.Val[i] = ^all.Val[i]
-	}
-	_ = unix.PthreadSigmask(unix.SIG_BLOCK, &all, nil)
-	sendStatus(helperStatus{Stage: "ready", Enforced: enf})
 	return pid, nil
 }
 

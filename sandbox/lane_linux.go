@@ -560,10 +560,11 @@ func (h *laneHelper) holds(spec *helperSpec) bool {
 // that may run for deadline, then grace. The helper runs its Go code on
 // one CPU at a time (GOMAXPROCS=1, helperEnv); of its goroutines only the
 // reaper makes a system call that can run long (wait4, reaping what the
-// job left to it), which may run beside that one; the job's thread waits
-// with every signal blocked once the program is forked, so a job cannot
-// make it work. So it spends at most two CPUs' time (or all of them,
-// fewer than two), whatever the job does. The helper's RLIMIT_CPU, which
+// job left to it), which may run beside that one; the job's thread ends
+// once the program is forked, so no thread of the helper is in the job's
+// Landlock domain and the job cannot signal it into work. So it spends at
+// most about two CPUs' time (all of them, fewer than two; the runtime's
+// monitor thread adds a trickle), whatever the job does. The helper's RLIMIT_CPU, which
 // its jobs inherit so that each process of a job is held to it exactly,
 // counts the helper's own time across all of its jobs. Bounding by every
 // CPU of the machine instead would put every job of a machine with six

@@ -366,32 +366,51 @@ func helperTicks(t *testing.T, pid int) uint64 {
 }
 
 // tgkill is a perl line that sends each signal of sigs to every thread
-// of pid 1 the job may signal (its own helper thread, in a lane).
+// of pid 1 (the lane's helper) and says how many it could signal.
 func tgkill(sigs string) string {
 	return `perl -MPOSIX -e 'my $n = {x86_64 => 234, aarch64 => 131}->{(POSIX::uname())[4]} or die "arch"; my $k = 0; opendir D, "/proc/1/task"; for my $t (readdir D) { next unless $t =~ /^\d+$/; for my $s (` + sigs + `) { $k++ if syscall($n, 1, $t+0, $s) == 0 } } print "signalled $k\n"'`
 }
 
-func TestAJobOfALaneSignallingItsHelperThreadLeavesTheHelperToTheNext(t *testing.T) {
+// TestAJobOfALaneCanSignalNoThreadOfItsHelper: the thread that built a
+// job's wall ends once the program is forked, so no thread of the helper
+// is in the job's Landlock domain, and the job can signal none (nor the
+// whole helper through one: a signal to a thread of a process is the
+// process's). A job that could would crash the helper (QUIT, ILL, SEGV),
+// make it forward a TERM, or make it spend the CPU time its limit counts
+// across jobs. A program that cannot start is reported so, and the next
+// job still runs in the same helper.
+func TestAJobOfALaneCanSignalNoThreadOfItsHelper(t *testing.T) {
 	t.Parallel()
 	requireLanes(t)
 	w := newWall(t)
 	lane := w.NewLane()
 	defer lane.Close()
-	run := func(line string) sandbox.Result {
+	run := func(c sandbox.Command, line string) sandbox.Result {
 		j, err := w.NewJob()
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer j.Close()
-		return laneRun(t, lane, j, sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}, helperStart+"; "+line)
+		c.JobAt, c.NoNetwork = sandbox.FixedJobDir, true
+		if c.Args != nil {
+			res, err := lane.Run(t.Context(), j, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		return laneRun(t, lane, j, c, helperStart+"; "+line)
 	}
-	// QUIT, ILL, TRAP, ABRT, SYS, USR2, TERM, CHLD: each would end the
-	// helper, or make it forward a TERM or reap.
-	first := run(tgkill("3, 4, 5, 6, 31, 12, 15, 17") + "; echo done")
-	next := run("echo ok")
-	if first.End != sandbox.EndExit || !strings.Contains(string(first.Stdout.Tail), "signalled 8\ndone\n") {
+	// QUIT, ILL, TRAP, ABRT, SEGV, SYS, USR2, TERM, CHLD.
+	first := run(sandbox.Command{}, tgkill("3, 4, 5, 6, 11, 31, 12, 15, 17")+"; kill -TERM 1 2>/dev/null || echo refused; echo done")
+	if first.End != sandbox.EndExit || !strings.Contains(string(first.Stdout.Tail), "signalled 0\nrefused\ndone\n") {
 		t.Fatalf("the first job: end %s signal %q %s%s", first.End, first.Signal, first.Stdout.Tail, first.Stderr.Tail)
 	}
+	missing := run(sandbox.Command{Args: []string{"/nonexistent/program"}}, "")
+	if missing.End != sandbox.EndStartFailed {
+		t.Fatalf("a program that is not there: end %s, %s", missing.End, missing.Err)
+	}
+	next := run(sandbox.Command{}, "echo ok")
 	if h := field(string(first.Stdout.Tail), "helper"); h == "" || field(string(next.Stdout.Tail), "helper") != h || next.End != sandbox.EndExit {
 		t.Fatalf("the next job: end %s\n%s", next.End, next.Stdout.Tail)
 	}
