@@ -57,11 +57,13 @@ func (db *DB) checkDeltas(deltas [][]byte) error {
 		if err := db.checkSize(total); err != nil {
 			return fmt.Errorf("deltas of %w", err)
 		}
-		_, rest, err := uvarint(d)
+		// The sizes read as applyDelta reads them (git's rules), so
+		// that the two readers of a pack answer alike.
+		_, rest, err := deltaHeaderSize(d)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
-		dst, _, err := uvarint(rest)
+		dst, _, err := deltaHeaderSize(rest)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}

@@ -365,7 +365,7 @@ func hashObject(f oid.Format, typ plumbing.ObjectType, data []byte) oid.ID {
 	return id
 }
 
-// zlibReader is what compress/zlib.NewReader returns.
+// zlibReader is what klauspost/compress/zlib.NewReader returns.
 type zlibReader interface {
 	io.ReadCloser
 	zlib.Resetter
@@ -389,7 +389,7 @@ func (db *DB) zlibReader(r io.Reader) (zlibReader, error) {
 	if z, ok := zr.(zlibReader); ok {
 		return z, nil
 	}
-	return nil, errors.New("compress/zlib reader cannot be reset")
+	return nil, errors.New("the zlib reader cannot be reset")
 }
 
 func (db *DB) putZlib(zr zlibReader) {

@@ -225,8 +225,9 @@ type entry struct {
 // REF_DELTA are bounded as a whole.
 //
 // The walk down the chain stops at the first object the DB's base cache
-// holds; every object resolved on the way back up (the base, each
-// intermediate, the result) is kept there, and the caller gets a copy:
+// holds; on the way back up the base and the result are kept there, and
+// the links between from a chain's second walk on (or once the DB has
+// made 256 walks; see basecache.go), and the caller gets a copy:
 // cached bytes are shared and never handed out. A cached object carries
 // the links that made it, so the bound on a chain is the same whether or
 // not part of it was cached.
@@ -404,12 +405,4 @@ func (db *DB) readEntry(r io.ReaderAt, size, off int64, f oid.Format) (entry, er
 		return entry{}, err
 	}
 	return e, nil
-}
-
-func uvarint(b []byte) (uint64, []byte, error) {
-	v, n := binary.Uvarint(b)
-	if n <= 0 {
-		return 0, nil, errors.New("bad delta size")
-	}
-	return v, b[n:], nil
 }

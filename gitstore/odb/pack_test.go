@@ -183,9 +183,13 @@ func buildHandPack(deep bool) handPack {
 
 	// A delta whose result is empty: a tree, since the empty blob is
 	// taken. The base need not parse as a tree; this layer never looks.
+	// git applies a delta of 4 bytes at least, and every command makes a
+	// byte or more, so the one empty result it applies is the two sizes
+	// and a last command that does not fit (a copy of one byte), which
+	// patch_delta reads and leaves.
 	treeBase := "not really a tree"
 	treeOff := b.add(hashObject(oid.SHA1, plumbing.TreeObject, []byte(treeBase)), plumbing.TreeObject, []byte(treeBase), 0, oid.Zero)
-	b.add(hashObject(oid.SHA1, plumbing.TreeObject, nil), plumbing.OFSDeltaObject, delta(len(treeBase)), treeOff, oid.Zero)
+	b.add(hashObject(oid.SHA1, plumbing.TreeObject, nil), plumbing.OFSDeltaObject, append(delta(len(treeBase)), 0x90, 0x01), treeOff, oid.Zero)
 
 	hp.cycle = hashOf("cycle")
 	b.add(hp.cycle, plumbing.REFDeltaObject, delta(1, "x"), 0, hp.cycle)
