@@ -58,8 +58,16 @@ const laneRootCause = "lane-root"
 // when the supervisor closes the request socket, or after a job that left
 // survivors.
 func laneMain() int {
-	// The main thread is never restricted; each job's thread is.
+	// The main thread is never restricted; each job's thread is, and
+	// ends once it has forked its program. The runtime never ends the
+	// process's first thread (it parks it), so a job's goroutine must
+	// never run there: this goroutine holds it, and a helper that is not
+	// on it serves no job.
 	runtime.LockOSThread()
+	if unix.Gettid() != unix.Getpid() {
+		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: "a lane's helper must hold its first thread"})
+		return 3
+	}
 	if os.Getpid() != 1 {
 		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: "a lane's helper must be the init of a pid namespace of its own"})
 		return 3

@@ -233,6 +233,17 @@ func onlyFilesAndDirs(r *os.Root, name string) ([]string, error) {
 	walk = func(p string, fi fs.FileInfo) error {
 		switch {
 		case fi.Mode().IsRegular():
+			// What the job opened to others' writes (a ref made 0666
+			// would let another user of the host move what git shows
+			// away from what was harvested) is closed again.
+			// Group-writable is closed without a word: git makes its
+			// files so under a umask of 002, which is no job's doing.
+			if m := fi.Mode(); m&(0o022|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 {
+				if m&(0o002|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 {
+					changed = append(changed, fmt.Sprintf("repo/.git/%s (mode %v, made %v)", p, m, m.Perm()&^0o022))
+				}
+				return r.Chmod(p, m.Perm()&^0o022)
+			}
 			return nil
 		case !fi.IsDir():
 			changed = append(changed, fmt.Sprintf("repo/.git/%s (a %s)", p, fileKind(fi.Mode())))
@@ -303,7 +314,7 @@ func (m machine) replaceIn(r *os.Root, name string, body []byte) error {
 }
 
 // asStaged reports whether name in r is a regular file holding exactly
-// body, with one link and the mode staging gives (0644: no write for
+// body, owned by this user, with one link and the mode staging gives (0644: no write for
 // group or others, no set-id bits, readable by the user's git): one the
 // machinery may leave as it is. The job may have made it anew with those
 // bytes; it is then equivalent to staging's, not staging's.
@@ -312,7 +323,9 @@ func asStaged(r *os.Root, name string, body []byte) bool {
 	if err != nil || fi.Mode() != 0o644 {
 		return false
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Nlink != 1 {
+	// Ours (another user who could reach the directory could have put
+	// it there, and could write it after the seal), and no other name's.
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Nlink != 1 || int(st.Uid) != os.Geteuid() {
 		return false
 	}
 	b, err := readSmall(r, name, len(body)+1)

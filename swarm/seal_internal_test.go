@@ -76,9 +76,10 @@ func TestSealingReplacesWhatTheJobPutInPlaceOfTheRepositoryWithoutTouchingWhatIt
 
 // TestSealingLeavesAlternatesTheJobLeftAsStagedAndRewritesAnyOther: the
 // alternates stage wrote, untouched, stay the same file (no file is made
-// for them); the same bytes in a file with a second link, that others may
-// write, that its owner alone may read, or that is set-id, or other
-// bytes, are written again as staged. The file stage wrote is held open
+// for them); the same bytes in a file with a second link or that its
+// owner alone may read, or other bytes, are written again as staged; one
+// that others may write, or set-id, is made 0644 in place (as every file
+// of the repository) and then is as staged. The file stage wrote is held open
 // across the seal, so "the same file" is its identity, not an inode
 // number a file system may give again.
 func TestSealingLeavesAlternatesTheJobLeftAsStagedAndRewritesAnyOther(t *testing.T) {
@@ -90,9 +91,11 @@ func TestSealingLeavesAlternatesTheJobLeftAsStagedAndRewritesAnyOther(t *testing
 		{"untouched", func(string) error { return nil }, true},
 		{"other bytes", func(alt string) error { return os.WriteFile(alt, []byte("/elsewhere/objects\n"), 0o644) }, false},
 		{"a second link", func(alt string) error { return os.Link(alt, filepath.Join(filepath.Dir(alt), "twin")) }, false},
-		{"writable by others", func(alt string) error { return os.Chmod(alt, 0o666) }, false},
+		// Made 0644 in place, as every file of the repository others
+		// could write or that is set-id, and then as staged.
+		{"writable by others", func(alt string) error { return os.Chmod(alt, 0o666) }, true},
 		{"readable by its owner alone", func(alt string) error { return os.Chmod(alt, 0o600) }, false},
-		{"set-user-id", func(alt string) error { return os.Chmod(alt, 0o644|fs.ModeSetuid) }, false},
+		{"set-user-id", func(alt string) error { return os.Chmod(alt, 0o644|fs.ModeSetuid) }, true},
 		{"a link to a file that holds the same bytes", func(alt string) error {
 			twin := filepath.Join(filepath.Dir(alt), "twin")
 			return errors.Join(os.Rename(alt, twin), os.Symlink("twin", alt))
@@ -169,6 +172,22 @@ func TestSealingGivesTheDirectoriesAboveTheObjectsTheirStagedMode(t *testing.T) 
 			t.Fatal(err)
 		}
 	}
+	// A ref every user may write, and a set-id log: kept, with neither.
+	ref, log := filepath.Join(g, "refs", "heads", "worker", "x"), filepath.Join(g, "logs", "HEAD")
+	for _, f := range []string{ref, log} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(ref, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(log, 0o644|fs.ModeSetuid|fs.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := sealJob(job, testStaged, machine{}); err != nil {
 		t.Fatal(err)
 	}
@@ -180,5 +199,49 @@ func TestSealingGivesTheDirectoriesAboveTheObjectsTheirStagedMode(t *testing.T) 
 		if fi.Mode().Perm() != 0o755 {
 			t.Errorf("%s is %v after the seal, want 0755", d, fi.Mode().Perm())
 		}
+	}
+	for _, f := range []string{ref, log} {
+		fi, err := os.Lstat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != 0o644 {
+			t.Errorf("%s is %v after the seal, want 0644", f, fi.Mode())
+		}
+	}
+}
+
+// TestSealingRewritesAlternatesAnotherUserOwns: the staged bytes in a file
+// of another user's (who could reach the directory while the job had
+// opened it, and could write the file after the seal) are written again.
+func TestSealingRewritesAlternatesAnotherUserOwns(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("giving a file to another user takes root")
+	}
+	job := t.TempDir()
+	g := filepath.Join(job, "repo", ".git")
+	if err := os.MkdirAll(filepath.Join(g, "objects", "info"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	alt := filepath.Join(g, "objects", "info", "alternates")
+	if err := os.WriteFile(alt, testStaged.Alternates, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(alt, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(alt, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := sealJob(job, testStaged, machine{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(alt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 0 || !strings.Contains(strings.Join(changed, ", "), "alternates (rewritten)") {
+		t.Fatalf("alternates of uid %d kept (sealed %v)", st.Uid, changed)
 	}
 }
