@@ -124,15 +124,8 @@ func (l *Lane) hold(ctx context.Context, p *Process, spec *helperSpec, res Resul
 		return
 	}
 	spec.PIDNS, spec.NetNS = true, spec.NoNetwork
-	outR, outW, err := os.Pipe()
+	outR, outW, errR, errW, err := outputPipes()
 	if err != nil {
-		started <- fmt.Errorf("run %s: %w", spec.Args[0], err)
-		return
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
 		started <- fmt.Errorf("run %s: %w", spec.Args[0], err)
 		return
 	}
@@ -183,6 +176,16 @@ func (l *Lane) hold(ctx context.Context, p *Process, spec *helperSpec, res Resul
 			started <- nil
 		}
 	}
+	// elsewhere hands a job nothing of which ran to a helper of its own,
+	// ending this lane's helper.
+	elsewhere := func() {
+		readers.Wait()
+		outR.Close()
+		errR.Close()
+		l.retire()
+		p.seq = 0
+		alone()
+	}
 wait:
 	for {
 		select {
@@ -191,12 +194,7 @@ wait:
 				// The helper ended before it took the job (it found its
 				// limits changed, or could not read the request): nothing
 				// of the job ran, and it runs with a helper of its own.
-				readers.Wait()
-				outR.Close()
-				errR.Close()
-				l.retire()
-				p.seq = 0
-				alone()
+				elsewhere()
 				return
 			}
 			if !ok {
@@ -222,12 +220,7 @@ wait:
 						break
 					}
 				}
-				readers.Wait()
-				outR.Close()
-				errR.Close()
-				l.retire()
-				p.seq = 0
-				alone()
+				elsewhere()
 				return
 			}
 			all = append(all, s)

@@ -169,16 +169,7 @@ func TestALaneEndsItsHelperAfterAJobItHadToEnd(t *testing.T) {
 	t.Parallel()
 	requireLanes(t)
 	w := newWall(t)
-	lane := w.NewLane()
-	defer lane.Close()
-	run := func(c sandbox.Command, line string) sandbox.Result {
-		j, err := w.NewJob()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer j.Close()
-		return laneRun(t, lane, j, c, line)
-	}
+	run, _ := laneJobs(t, w, false)
 	a := run(sandbox.Command{}, helperStart)
 	b := run(sandbox.Command{}, helperStart)
 	d := run(sandbox.Command{Deadline: 2 * time.Second}, helperStart+"; trap '' TERM; sleep 30")
@@ -230,16 +221,8 @@ func TestAJobOfALaneWritesItsOwnCopyOfASharedCacheAndTheNextSeesNoneOfIt(t *test
 	w := newWall(t)
 	dir, file := sharedCache(t)
 	w.Caches = []string{dir}
-	lane := w.NewLane()
-	defer lane.Close()
-	run := func(line string) sandbox.Result {
-		j, err := w.NewJob()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer j.Close()
-		return laneRun(t, lane, j, sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}, helperStart+"; "+line)
-	}
+	runIn, _ := laneJobs(t, w, true)
+	run := func(line string) sandbox.Result { return runIn(sandbox.Command{}, line) }
 	first := run("chmod u+w " + file + "; echo planted >> " + file + "; echo planted > " + dir + "/new; cat " + file + " " + dir + "/new")
 	next := run("cat " + file + "; ls " + dir)
 	if b, _ := os.ReadFile(file); string(b) != "package m\n" || exists(filepath.Join(dir, "new")) {
@@ -287,16 +270,8 @@ func TestAJobOfALaneCannotChangeTheLimitsOfItsHelper(t *testing.T) {
 	t.Parallel()
 	requireLanes(t)
 	w := newWall(t)
-	lane := w.NewLane()
-	defer lane.Close()
-	run := func(line string) sandbox.Result {
-		j, err := w.NewJob()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer j.Close()
-		return laneRun(t, lane, j, sandbox.Command{JobAt: sandbox.FixedJobDir, NoNetwork: true}, helperStart+"; "+line)
-	}
+	runIn, _ := laneJobs(t, w, true)
+	run := func(line string) sandbox.Result { return runIn(sandbox.Command{}, line) }
 	first := run(`prlimit --pid 1 --nofile=20:20 --fsize=2:2 --stack=65536 && echo lowered; ulimit -S -n 100 && echo own $(ulimit -S -n)`)
 	next := run(`echo limits $(ulimit -n) $(ulimit -f) $(ulimit -s)`)
 	if strings.Contains(string(first.Stdout.Tail), "lowered") || !strings.Contains(string(first.Stdout.Tail), "own 100\n") {
@@ -365,6 +340,26 @@ func helperTicks(t *testing.T, pid int) uint64 {
 	return u + s
 }
 
+// laneJobs returns a lane of w, closed when the test ends, and a function
+// that runs line in a new job of w through it; fixed puts the job in a
+// fixed directory without network, with helperStart in front of line.
+func laneJobs(t *testing.T, w *sandbox.Wall, fixed bool) (func(c sandbox.Command, line string) sandbox.Result, *sandbox.Lane) {
+	lane := w.NewLane()
+	t.Cleanup(func() { lane.Close() })
+	return func(c sandbox.Command, line string) sandbox.Result {
+		j, err := w.NewJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		if fixed {
+			c.JobAt, c.NoNetwork = sandbox.FixedJobDir, true
+			line = helperStart + "; " + line
+		}
+		return laneRun(t, lane, j, c, line)
+	}, lane
+}
+
 // tgkill is a perl line that sends each signal of sigs to every thread
 // of pid 1 (the lane's helper) and says how many it could signal.
 func tgkill(sigs string) string {
@@ -383,31 +378,19 @@ func TestAJobOfALaneCanSignalNoThreadOfItsHelper(t *testing.T) {
 	t.Parallel()
 	requireLanes(t)
 	w := newWall(t)
-	lane := w.NewLane()
-	defer lane.Close()
-	run := func(c sandbox.Command, line string) sandbox.Result {
-		j, err := w.NewJob()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer j.Close()
-		c.JobAt, c.NoNetwork = sandbox.FixedJobDir, true
-		if c.Args != nil {
-			res, err := lane.Run(t.Context(), j, c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return res
-		}
-		return laneRun(t, lane, j, c, helperStart+"; "+line)
-	}
+	run, lane := laneJobs(t, w, true)
 	// QUIT, ILL, TRAP, ABRT, SEGV, SYS, USR2, TERM, CHLD.
 	first := run(sandbox.Command{}, tgkill("3, 4, 5, 6, 11, 31, 12, 15, 17")+"; kill -TERM 1 2>/dev/null || echo refused; echo done")
 	if first.End != sandbox.EndExit || !strings.Contains(string(first.Stdout.Tail), "signalled 0\nrefused\ndone\n") {
 		t.Fatalf("the first job: end %s signal %q %s%s", first.End, first.Signal, first.Stdout.Tail, first.Stderr.Tail)
 	}
-	missing := run(sandbox.Command{Args: []string{"/nonexistent/program"}}, "")
-	if missing.End != sandbox.EndStartFailed {
+	j, err := w.NewJob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	missing, err := lane.Run(t.Context(), j, sandbox.Command{Args: []string{"/nonexistent/program"}, JobAt: sandbox.FixedJobDir, NoNetwork: true})
+	if err != nil || missing.End != sandbox.EndStartFailed {
 		t.Fatalf("a program that is not there: end %s, %s", missing.End, missing.Err)
 	}
 	next := run(sandbox.Command{}, "echo ok")
@@ -424,17 +407,7 @@ func TestALaneEndsItsHelperBeforeItsCPUTimeCouldReachItsLimit(t *testing.T) {
 	// What a helper may spend while it holds one job, and a second.
 	need := sandbox.LaneCPUFor(deadline, w.Grace)
 	w.Limits.CPUSeconds = need + 1
-	lane := w.NewLane()
-	defer lane.Close()
-	run := func(c sandbox.Command, line string) sandbox.Result {
-		j, err := w.NewJob()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer j.Close()
-		c.JobAt, c.NoNetwork = sandbox.FixedJobDir, true
-		return laneRun(t, lane, j, c, helperStart+"; "+line)
-	}
+	run, _ := laneJobs(t, w, true)
 	// Orphans, each reaped by the helper: until it has spent a tick.
 	orphans := "for i in $(seq 200); do (true &); done"
 	first := run(sandbox.Command{Deadline: deadline}, pidNS+"; "+orphans)

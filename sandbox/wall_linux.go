@@ -360,6 +360,20 @@ func (w *Wall) helper() Helper {
 	return h
 }
 
+// outputPipes makes the pipes of a program's stdout and stderr: both, or
+// neither.
+func outputPipes() (outR, outW, errR, errW *os.File, err error) {
+	if outR, outW, err = os.Pipe(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if errR, errW, err = os.Pipe(); err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, nil, nil, nil, err
+	}
+	return outR, outW, errR, errW, nil
+}
+
 // supervise starts the helper on a goroutine of its own, which holds the
 // deadline, ctx and p's Stop, and reaps, and returns once the helper has
 // reported the program started or failed (and, when it failed before the
@@ -399,15 +413,8 @@ func (w *Wall) hold(ctx context.Context, p *Process, spec *helperSpec, res Resul
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	outR, outW, err := os.Pipe()
+	outR, outW, errR, errW, err := outputPipes()
 	if err != nil {
-		started <- fmt.Errorf("run %s: %w", spec.Args[0], err)
-		return
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
 		started <- fmt.Errorf("run %s: %w", spec.Args[0], err)
 		return
 	}
