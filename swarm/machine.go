@@ -3,7 +3,6 @@ package swarm
 import (
 	"errors"
 	"os"
-	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,21 +37,12 @@ func (m machine) premade(name string) string {
 // whatever the job left at that name: that is removed first, and the new
 // file is renamed or created only where nothing is.
 func (m machine) write(dir, name string, body []byte) error {
-	path := filepath.Join(dir, name)
-	if err := os.RemoveAll(path); err != nil {
-		return err
-	}
-	if premade := m.premade(name); premade != "" {
-		if err := fill(premade, body, 0o444); err == nil && renameNoReplace(premade, path) == nil {
-			return nil
-		}
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, 0o444)
+	r, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(body)
-	return errors.Join(err, f.Close())
+	defer r.Close()
+	return m.writeIn(r, name, body, 0o444)
 }
 
 // fill writes body into the premade file at path, with mode once written.

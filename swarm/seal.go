@@ -287,15 +287,21 @@ func replaceIn(r *os.Root, name string, body []byte) error {
 }
 
 // replaceIn is replaceIn from m's premade file of name's base name, when
-// there is one (the sealed config and alternates): filled outside the
-// job directory, then renamed to name in the directory r opens, never over
-// anything.
+// there is one (the sealed config and alternates).
 func (m machine) replaceIn(r *os.Root, name string, body []byte) error {
+	return m.writeIn(r, name, body, 0o644)
+}
+
+// writeIn removes whatever is at name in r and writes body there as a
+// file of mode: m's premade file of name's base name when there is one,
+// filled outside the job directory and renamed to name, never over
+// anything; else a file created where nothing is (O_EXCL).
+func (m machine) writeIn(r *os.Root, name string, body []byte, mode os.FileMode) error {
 	if err := r.RemoveAll(name); err != nil {
 		return err
 	}
 	if premade := m.premade(path.Base(name)); premade != "" {
-		if fill(premade, body, 0o644) == nil {
+		if fill(premade, body, mode) == nil {
 			if d, err := r.Open(path.Dir(name)); err == nil {
 				err = renameNoReplaceAt(premade, d, path.Base(name))
 				d.Close()
@@ -305,18 +311,21 @@ func (m machine) replaceIn(r *os.Root, name string, body []byte) error {
 			}
 		}
 	}
-	f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(body)
+	if err == nil {
+		err = f.Chmod(mode) // whatever the umask took away
+	}
 	return errors.Join(err, f.Close())
 }
 
 // asStaged reports whether name in r is a regular file holding exactly
-// body, owned by this user, with one link and the mode staging gives (0644: no write for
-// group or others, no set-id bits, readable by the user's git): one the
-// machinery may leave as it is. The job may have made it anew with those
+// body, owned by this user, with one link and the mode staging gives
+// (0644: no write for group or others, no set-id bits, readable by the
+// user's git): one the machinery may leave as it is. The job may have made it anew with those
 // bytes; it is then equivalent to staging's, not staging's.
 func asStaged(r *os.Root, name string, body []byte) bool {
 	fi, err := r.Lstat(name)
