@@ -15,6 +15,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// A lane's helper keeps its main goroutine on the process's first thread
+// from the start: the runtime runs init functions there, and a goroutine
+// locked during them stays there for main. Later, once main has run on
+// another thread, nothing could bring it back; and a job's goroutine
+// that locked the first thread would outlive its job there (the runtime
+// parks that thread instead of ending it).
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == laneVerb {
+		runtime.LockOSThread()
+	}
+}
+
 // laneRequest is one message of the supervisor to a lane's helper, on its
 // request socket (specFD, SOCK_SEQPACKET: a message is a request): a job
 // to run (Spec, with the program's standard input, output and error
@@ -61,11 +73,12 @@ func laneMain() int {
 	// The main thread is never restricted; each job's thread is, and
 	// ends once it has forked its program. The runtime never ends the
 	// process's first thread (it parks it), so a job's goroutine must
-	// never run there: this goroutine holds it, and a helper that is not
-	// on it serves no job.
+	// never run there: this goroutine holds it (locked since init), and a
+	// helper that is not on it serves no job.
 	runtime.LockOSThread()
 	if unix.Gettid() != unix.Getpid() {
-		sendStatus(helperStatus{Stage: "failed", Cause: "setup", Detail: "a lane's helper must hold its first thread"})
+		// Then it serves no job: they run each with a helper of its own.
+		sendStatus(helperStatus{Stage: "failed", Cause: laneRootCause, Detail: "a lane's helper must hold its first thread"})
 		return 3
 	}
 	if os.Getpid() != 1 {
