@@ -26,9 +26,14 @@
 // links between are kept from the chain's second walk on, and by every
 // walk once the DB has made 256, so that a process reading one object at
 // the end of a long chain (the hook) does not keep, in fresh memory,
-// every link it passed. What a read
-// returns is always the caller's own copy. A DB opened with OpenIsolated
-// keeps nothing: its bounds apply to each read whole.
+// every link it passed. Such a process also reads entries lying next to
+// one another: once it has read 256 objects of one pack, the pack's bytes
+// are read in 32 KiB blocks and kept (16 MiB at most, least recently used
+// first), where each entry was one pread of 8 KiB of its own (13,000
+// preads for the 2 MiB pack of a 1,000-observation draft's fsck, about
+// 1,600 with blocks; git maps its packs and reads them with none). What a
+// read returns is always the caller's own copy. A DB opened with
+// OpenIsolated keeps nothing: its bounds apply to each read whole.
 //
 // Every object returned has been re-hashed and compared with the id it was
 // requested by, so on-disk corruption surfaces as ErrCorrupt instead of

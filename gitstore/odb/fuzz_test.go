@@ -91,8 +91,9 @@ func FuzzReadPack(f *testing.F) {
 			dataState: opened, data: bytes.NewReader(packData), dataSize: int64(len(packData)),
 		}
 		plain := &DB{}
-		// Small enough that a git pack's entries evict one another.
-		cached := &DB{bases: newBaseCache(16 << 10)}
+		// Small enough that a git pack's entries evict one another; its
+		// pack bytes come from blocks from the first read.
+		cached := &DB{bases: newBaseCache(16 << 10), blocks: newBlockCache(2*packBlockSize, 0)}
 		read := func(off int64) {
 			typ, data, links, err := plain.readPacked(p, off, 0)
 			ctyp, cdata, clinks, cerr := cached.readPacked(p, off, 0)

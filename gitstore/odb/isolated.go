@@ -23,7 +23,8 @@ var ErrTooLarge = errors.New("object larger than the bound")
 // through an os.Root on objectsDir, re-hashed against the id asked for,
 // except that no resolved object is kept for later reads (Open keeps
 // delta bases): each read resolves its whole chain, so whether a read is
-// refused never depends on what was read before it.
+// refused never depends on what was read before it. It keeps no pack
+// blocks either: its readers are short, and what it reads is a push.
 func OpenIsolated(objectsDir string, f oid.Format, maxSize int64) (*DB, error) {
 	if maxSize < 1 {
 		return nil, fmt.Errorf("odb: open %s isolated: a bound of %d bytes", objectsDir, maxSize)
@@ -32,7 +33,7 @@ func OpenIsolated(objectsDir string, f oid.Format, maxSize int64) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.altLoaded, db.maxSize, db.bases = true, maxSize, nil
+	db.altLoaded, db.maxSize, db.bases, db.blocks = true, maxSize, nil, nil
 	return db, nil
 }
 

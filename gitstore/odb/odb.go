@@ -58,7 +58,10 @@ type DB struct {
 	maxSize int64
 	// bases keeps objects resolved from packs (basecache.go); nil keeps
 	// none.
-	bases     *baseCache
+	bases *baseCache
+	// blocks keeps pack bytes for bulk readers (blockcache.go); nil
+	// keeps none.
+	blocks    *blockCache
 	zlibPool  sync.Pool // zlib readers; each holds ~40 KiB of window state
 	bufioPool sync.Pool // bufio.Readers used to walk pack entries
 	loosePool sync.Pool // bufio.Readers used to parse loose headers
@@ -83,7 +86,7 @@ func Open(objectsDir string, f oid.Format) (*DB, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("odb: open %s: not a directory", abs)
 	}
-	return &DB{f: f, stores: []*store{{dir: abs, f: f}}, bases: newBaseCache(defaultBaseCacheBytes)}, nil
+	return &DB{f: f, stores: []*store{{dir: abs, f: f}}, bases: newBaseCache(defaultBaseCacheBytes), blocks: newBlockCache(defaultBlockCacheBytes, blockCacheAfter)}, nil
 }
 
 // OpenWithAlternates is Open with more object directories to search after
@@ -182,6 +185,7 @@ func (db *DB) Close() error {
 	}
 	db.closed = true
 	db.bases.reset()
+	db.blocks.reset()
 	var errs []error
 	for _, s := range db.stores {
 		errs = append(errs, s.close())

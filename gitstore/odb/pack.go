@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
@@ -56,6 +57,10 @@ type pack struct {
 	data      io.ReaderAt
 	dataSize  int64
 	files     []io.Closer
+	// reads counts the objects read from the pack, and blocks is the
+	// reader made once they passed the cache's bound (blockCache.reader).
+	reads  atomic.Int64
+	blocks atomic.Pointer[blockReader]
 }
 
 func (p *pack) String() string { return filepath.Join(p.dir, "pack", p.name) }
@@ -236,6 +241,7 @@ func (db *DB) readPacked(p *pack, off int64, depth int) (plumbing.ObjectType, []
 	if err != nil {
 		return plumbing.InvalidObject, nil, 0, err
 	}
+	r = db.blocks.reader(p, r, size)
 	var (
 		deltas [][]byte
 		offs   []int64 // offs[i]: the offset of the entry holding deltas[i]
