@@ -408,9 +408,15 @@ func TestALaneEndsItsHelperBeforeItsCPUTimeCouldReachItsLimit(t *testing.T) {
 	need := sandbox.LaneCPUFor(deadline, w.Grace)
 	w.Limits.CPUSeconds = need + 1
 	run, _ := laneJobs(t, w, true)
-	// Orphans, each reaped by the helper: until it has spent a tick.
-	orphans := "for i in $(seq 200); do (true &); done"
+	// Orphans, each reaped by the helper: until it has spent a tick. Few
+	// enough a job that each ends well inside its deadline on a machine
+	// where a fork costs milliseconds (a job ended at its deadline ends
+	// its helper, and the test would look for it in vain).
+	orphans := "for i in $(seq 40); do (true &); done"
 	first := run(sandbox.Command{Deadline: deadline}, pidNS+"; "+orphans)
+	if first.End != sandbox.EndExit {
+		t.Fatalf("the first job: end %s\n%s%s", first.End, first.Stdout.Tail, first.Stderr.Tail)
+	}
 	h := field(string(first.Stdout.Tail), "helper")
 	for pid := laneHelperPid(t, string(first.Stdout.Tail)); helperTicks(t, pid) == 0; {
 		if r := run(sandbox.Command{Deadline: deadline}, orphans); field(string(r.Stdout.Tail), "helper") != h {

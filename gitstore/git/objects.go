@@ -471,7 +471,19 @@ func decodeTree(h oid.ID, raw []byte) ([]TreeEntry, error) {
 	// Every name is cut from one copy of the tree, not copied one by one:
 	// a tree of records is mostly names.
 	all := string(raw)
-	out := make([]TreeEntry, 0, len(raw)/(n+16))
+	// Counted first, so that the entries are one allocation: a guess
+	// from the size grew the slice for trees of short names (a draft's
+	// observations), and fsck decodes every version of every tree. The
+	// loop below checks what this count skips over.
+	count := 0
+	for pos := 0; pos < len(all); count++ {
+		nul := strings.IndexByte(all[pos:], 0)
+		if nul < 0 {
+			break
+		}
+		pos += nul + 1 + n
+	}
+	out := make([]TreeEntry, 0, count)
 	for pos := 0; pos < len(all); {
 		b := all[pos:]
 		sp := strings.IndexByte(b, ' ')
