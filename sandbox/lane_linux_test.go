@@ -403,16 +403,17 @@ func TestALaneEndsItsHelperBeforeItsCPUTimeCouldReachItsLimit(t *testing.T) {
 	t.Parallel()
 	requireLanes(t)
 	w := newWall(t)
-	deadline := time.Second
+	// Long enough that a job of a few forks ends well inside it on a
+	// loaded CI machine where a fork costs milliseconds: a job ended at
+	// its deadline ends its helper, and the test would look for it in vain.
+	deadline := 3 * time.Second
 	// What a helper may spend while it holds one job, and a second.
 	need := sandbox.LaneCPUFor(deadline, w.Grace)
 	w.Limits.CPUSeconds = need + 1
 	run, _ := laneJobs(t, w, true)
-	// Orphans, each reaped by the helper: until it has spent a tick. Few
-	// enough a job that each ends well inside its deadline on a machine
-	// where a fork costs milliseconds (a job ended at its deadline ends
-	// its helper, and the test would look for it in vain).
-	orphans := "for i in $(seq 40); do (true &); done"
+	// Orphans, each reaped by the helper: jobs of a few run until it has
+	// spent a tick, so no one job needs to be long.
+	orphans := "for i in $(seq 10); do (true &); done"
 	first := run(sandbox.Command{Deadline: deadline}, pidNS+"; "+orphans)
 	if first.End != sandbox.EndExit {
 		t.Fatalf("the first job: end %s\n%s%s", first.End, first.Stdout.Tail, first.Stderr.Tail)
