@@ -469,15 +469,22 @@ func recordJob(ctx context.Context, st gitstore.RecordWriter, j *Job, exit, resu
 	return err
 }
 
+// afterJob are the files of a job's directory that only the supervisor
+// writes, once the job has ended: anything at one of these names when
+// the job ends, the job put there.
+var afterJob = []string{"exit.json", "usage.tsv", "timeline.tsv"}
+
 // writeExit writes exit.json into dir (from m's premade file when there
-// is one), replacing whatever the job left at that name (which is
-// reported: only the machinery writes it), never through a link. It
-// returns the bytes written and what was found.
+// is one), replacing whatever the job left at that name, never through a
+// link. It returns the bytes written and what the job left at any name of
+// afterJob, for a person (m.write replaces each: only the machinery
+// writes them).
 func writeExit(m machine, dir string, e Exit, secret []byte) ([]byte, []string, error) {
 	var forged []string
-	path := filepath.Join(dir, "exit.json")
-	if fi, err := os.Lstat(path); err == nil { // m.write removes it
-		forged = append(forged, fmt.Sprintf("exit.json was already there (a %s the job wrote)", fileKind(fi.Mode())))
+	for _, name := range afterJob {
+		if fi, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			forged = append(forged, fmt.Sprintf("%s was already there (a %s the job wrote)", name, fileKind(fi.Mode())))
+		}
 	}
 	e.Secret = hex.EncodeToString(secret)
 	mac, err := e.mac(secret)

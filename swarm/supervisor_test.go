@@ -385,7 +385,7 @@ func TestAJobThatWritesItsOwnExitRecordIsCaughtAndARewriteLater(t *testing.T) {
 	st, _ := openStore(dir)
 	defer st.Close()
 	queue(t, st, dir, 1, "forger")
-	w := parseWorker(t, harness(t, t.TempDir(), `printf '{"end":"done","exit_code":0}' > "$NWDES_JOB_DIR/exit.json"`, "1m"))
+	w := parseWorker(t, harness(t, t.TempDir(), `printf '{"end":"done","exit_code":0}' > "$NWDES_JOB_DIR/exit.json" && ln -s /etc/passwd "$NWDES_JOB_DIR/usage.tsv"`, "1m"))
 	sup, _ := supervisor(st, w, "")
 	if _, err := sup.Run(context.Background()); err != nil {
 		t.Fatal(err)
@@ -396,6 +396,14 @@ func TestAJobThatWritesItsOwnExitRecordIsCaughtAndARewriteLater(t *testing.T) {
 	}
 	if !slices.Contains(jobs[0].Forged, "exit.json was already there (a regular file the job wrote)") {
 		t.Errorf("forged: %q; want what the job left named for a person", jobs[0].Forged)
+	}
+	// The link the job planted at usage.tsv is named, and replaced by
+	// the supervisor's file, not written through.
+	if !slices.Contains(jobs[0].Forged, "usage.tsv was already there (a symbolic link the job wrote)") {
+		t.Errorf("forged: %q; want the planted usage.tsv named", jobs[0].Forged)
+	}
+	if fi, err := os.Lstat(filepath.Join(jobs[0].JobDir, "usage.tsv")); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("usage.tsv after the job: %v %v; want the supervisor's regular file", fi, err)
 	}
 	if why := swarm.VerifyExit(&jobs[0]); why != "" {
 		t.Fatalf("the supervisor's exit record: %s", why)
