@@ -197,3 +197,39 @@ func TestThePathsAJobChangedOutsideItsCardsPathsAreNamedInItsRecord(t *testing.T
 		t.Fatalf("changed %v, outside %v (%d)", j.Changed, j.Outside, j.OutsideCount)
 	}
 }
+
+// A harness that cannot be started at all (the wall's EndStartFailed) is
+// a launch failure too: retried, each attempt recorded once.
+func TestAHarnessThatCannotStartIsRetriedAndEachAttemptRecorded(t *testing.T) {
+	requireWall(t)
+	dir, st := openTestStore(t)
+	queueCard(t, st, dir, "missing")
+	jobs, events := runBody(t, dir, st, "exit 0", func(s *swarm.Supervisor) {
+		s.Worker.Harness = "/nonexistent/nwdes-harness"
+		s.Retry = swarm.RetryPolicy{Attempts: 2, Backoff: time.Millisecond}
+		s.Rand = func() float64 { return 0 }
+	})
+	if len(jobs) != 2 {
+		t.Fatalf("%d jobs recorded, want one per attempt (2): %+v", len(jobs), jobs)
+	}
+	for i, j := range jobs {
+		if j.Attempt != i+1 || j.End != swarm.EndFailed || j.Retry != (i == 0) {
+			t.Errorf("attempt %d: end %s retry %v reason %q", j.Attempt, j.End, j.Retry, j.Reason)
+		}
+	}
+	if !strings.Contains(jobs[0].Reason, "it did not start; retried after") {
+		t.Errorf("the first attempt's reason: %s", jobs[0].Reason)
+	}
+	if !strings.Contains(jobs[1].Reason, "it did not start; not retried: attempt 2 was the last of 2") {
+		t.Errorf("the last attempt's reason: %s", jobs[1].Reason)
+	}
+	n := 0
+	for _, e := range events {
+		if e.Kind == swarm.EventRetry {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d retry events, want 1", n)
+	}
+}
