@@ -524,3 +524,45 @@ func TestPushNeverLeasesOnATrackingValueAPlainFetchBroughtDuringTheMerge(t *test
 		t.Fatalf("the remote lost b's late record (got %q)", got)
 	}
 }
+
+// A fetch that cannot update a tracking ref because this clone holds its
+// lock (another fetch of the same clone, here a lock left in place) is
+// retried, then refused LockHeld as a local lock race, not blamed on the
+// network; once the lock is gone the same fetch brings the record.
+func TestAFetchLosingALocalLockRaceIsNamedSoAndNotBlamedOnTheNetwork(t *testing.T) {
+	w := newSyncWorld(t)
+	ctx := context.Background()
+	_, a := w.clone("a")
+	dirB, b := w.clone("b")
+	putNote(t, a, testRef, "records/one", "1")
+	if _, err := a.Push(ctx, "origin", w.opts()); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(dirB, ".git", gitstore.TrackingPrefix+"origin", strings.TrimPrefix(string(testRef), "refs/")+".lock")
+	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := w.opts()
+	o.MaxAttempts = 2
+	_, err := b.Fetch(ctx, "origin", o)
+	r, ok := refusal.As(err)
+	if !ok || r.Name != "LockHeld" || !strings.Contains(r.Detail, "lost a local lock race 2 times") ||
+		!strings.Contains(r.Detail, "not the network") || !errors.Is(err, gitstore.ErrLocked) {
+		t.Fatalf("a fetch whose tracking ref is locked: %v", err)
+	}
+	if titleAt(t, b, testRef, "records/one") != "" {
+		t.Fatal("a refused fetch brought the record")
+	}
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Fetch(ctx, "origin", o); err != nil {
+		t.Fatal(err)
+	}
+	if titleAt(t, b, testRef, "records/one") != "1" {
+		t.Fatal("the fetch after the lock went did not bring the record")
+	}
+}
