@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -103,10 +105,15 @@ func TestLedgerParsesOnlyWhatChanged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		sum, err := l.summary(st, ctl)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if got := st.gets.Load(); got != want {
 			t.Errorf("%d records read, want %d", got, want)
 		}
 		wantJobs, _ := Jobs(st.Store)
+		agree(t, sum, wantJobs, ctl)
 		wantQueue, _ := Queue(st.Store)
 		wantCtl, _ := ReadControl(st.Store)
 		wantStops, _ := Stops(st.Store)
@@ -243,7 +250,12 @@ func TestLedgerIsSafeForConcurrentUse(t *testing.T) {
 					errs <- err
 					return
 				}
-				if _, _, err := l.Control(st); err != nil {
+				ctl, _, err := l.Control(st)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if _, err := l.summary(st, ctl); err != nil {
 					errs <- err
 					return
 				}
@@ -262,5 +274,70 @@ func TestLedgerIsSafeForConcurrentUse(t *testing.T) {
 	jobs, err := l.Jobs(st)
 	if err != nil || len(jobs) != 20 {
 		t.Fatalf("%d jobs, %v; want 20", len(jobs), err)
+	}
+}
+
+// agree fails t unless sum is what Outcomes, retryAt and the highest
+// attempt of each label make of jobs under ctl.
+func agree(t *testing.T, sum *jobSummary, jobs []Job, ctl *Control) {
+	t.Helper()
+	got := map[string]Job{}
+	for label, j := range sum.outcomes {
+		got[label] = *j
+	}
+	attempts := map[string]int{}
+	for _, j := range jobs {
+		attempts[j.Label] = max(attempts[j.Label], j.Attempt)
+	}
+	if want := Outcomes(jobs, ctl); !reflect.DeepEqual(got, want) {
+		t.Errorf("outcomes\n%+v\nwant\n%+v", got, want)
+	}
+	if want := retryAt(jobs, ctl); !reflect.DeepEqual(sum.retries, want) {
+		t.Errorf("retries %v, want %v", sum.retries, want)
+	}
+	if !reflect.DeepEqual(sum.attempts, attempts) {
+		t.Errorf("attempts %v, want %v", sum.attempts, attempts)
+	}
+}
+
+// The look's summary, derived per label, agrees with Outcomes and retryAt
+// over the whole list, on generated jobs: attempts out of order (as the
+// records' names sort: 10-… before 2-…), ties, stopped and retried
+// attempts, and requeues past some of them.
+func TestTheLooksSummaryAgreesWithOutcomes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 26))
+	base := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+	for round := range 500 {
+		ctl := &Control{Requeued: map[string]Requeue{}}
+		var ljs []*labelJobs
+		for l := range 1 + rng.IntN(6) {
+			lj := &labelJobs{label: fmt.Sprintf("c%d", l)}
+			for range rng.IntN(5) {
+				j := Job{Label: lj.label, Attempt: 1 + rng.IntN(12), Nonce: fmt.Sprint(rng.IntN(1000)),
+					Stopped: rng.IntN(5) == 0, Retry: rng.IntN(4) == 0, End: EndDone, Result: VerdictOK}
+				if j.Retry {
+					j.RetryAfter = base.Add(time.Duration(rng.IntN(100)) * time.Second).Format(stamp)
+				}
+				lj.jobs = append(lj.jobs, j)
+			}
+			if rng.IntN(2) == 0 {
+				slices.SortStableFunc(lj.jobs, func(a, b Job) int {
+					return strings.Compare(fmt.Sprintf("%d-%s", a.Attempt, a.Nonce), fmt.Sprintf("%d-%s", b.Attempt, b.Nonce))
+				})
+			}
+			if rng.IntN(3) == 0 {
+				ctl.Requeued[lj.label] = Requeue{Card: lj.label, After: rng.IntN(8)}
+			}
+			ljs = append(ljs, lj)
+		}
+		sum := &jobSummary{outcomes: map[string]*Job{}, retries: map[string]time.Time{}, attempts: map[string]int{}}
+		for _, lj := range ljs {
+			lj.summarize(ctl, sum)
+		}
+		// Outcomes and retryAt read the list sorted by label, then attempt.
+		agree(t, sum, flatten(ljs), ctl)
+		if t.Failed() {
+			t.Fatalf("round %d", round)
+		}
 	}
 }

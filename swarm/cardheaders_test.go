@@ -166,10 +166,10 @@ func TestACardWaitsForItsDependenciesAndIsBlockedByOneThatFailed(t *testing.T) {
 	if got := Blocked(queue, nil, nil); !reflect.DeepEqual(got, map[string]string{"d": "it depends on gone, which is not queued"}) {
 		t.Fatalf("blocked %v", got)
 	}
-	if why, wait := dependencies(queue[1].Card, map[string]bool{"a": true}, map[string]Job{}, nil); why != "" || !wait {
+	if why, wait := dependencies(queue[1].Card, map[string]bool{"a": true}, map[string]*Job{}, nil); why != "" || !wait {
 		t.Fatalf("b before a finished: %q, wait %v", why, wait)
 	}
-	if why, wait := dependencies(queue[1].Card, map[string]bool{"a": true}, map[string]Job{"a": ok}, nil); why != "" || wait {
+	if why, wait := dependencies(queue[1].Card, map[string]bool{"a": true}, map[string]*Job{"a": &ok}, nil); why != "" || wait {
 		t.Fatalf("b after a ok: %q, wait %v", why, wait)
 	}
 	failed := Job{Label: "b", Attempt: 2, End: EndFailed, Result: VerdictBlocked}

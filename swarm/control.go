@@ -151,7 +151,17 @@ func Finished(jobs []Job, c *Control) map[string]bool {
 // latest finishing attempt.
 func Outcomes(jobs []Job, c *Control) map[string]Job {
 	out := map[string]Job{}
-	for _, j := range jobs {
+	for label, j := range outcomesOf(jobs, c) {
+		out[label] = *j
+	}
+	return out
+}
+
+// outcomesOf is Outcomes, pointing into jobs.
+func outcomesOf(jobs []Job, c *Control) map[string]*Job {
+	out := map[string]*Job{}
+	for i := range jobs {
+		j := &jobs[i]
 		if j.Stopped || j.Retry {
 			continue
 		}
@@ -199,7 +209,7 @@ func Blocked(queue []Queued, jobs []Job, c *Control) map[string]string {
 	for _, q := range queue {
 		queued[q.Card.Label] = true
 	}
-	outcomes := Outcomes(jobs, c)
+	outcomes := outcomesOf(jobs, c)
 	out := map[string]string{}
 	for _, q := range queue {
 		if _, done := outcomes[q.Card.Label]; done {
@@ -215,7 +225,7 @@ func Blocked(queue []Queued, jobs []Job, c *Control) map[string]string {
 // dependencies says whether card may run as far as its DEPENDS-ON goes:
 // why it never will (a dependency finished other than ok, was dropped,
 // or is not queued), or wait when one has yet to finish.
-func dependencies(card *Card, queued map[string]bool, outcomes map[string]Job, c *Control) (why string, wait bool) {
+func dependencies(card *Card, queued map[string]bool, outcomes map[string]*Job, c *Control) (why string, wait bool) {
 	for _, dep := range card.DependsOn {
 		if c != nil {
 			if d, ok := c.Dropped[dep]; ok {
@@ -229,7 +239,7 @@ func dependencies(card *Card, queued map[string]bool, outcomes map[string]Job, c
 		switch {
 		case !done:
 			wait = true
-		case !Succeeded(j):
+		case !Succeeded(*j):
 			return fmt.Sprintf("it depends on %s, whose attempt %d ended %s with result %s", dep, j.Attempt, j.End, j.Result), false
 		}
 	}

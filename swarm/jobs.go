@@ -374,7 +374,10 @@ func JobProblems(st gitstore.RecordReader) ([]Job, []string, error) {
 }
 
 // labelJobs are the jobs of one label and the records of it left out.
+// Once parsed it is never changed: a supervisor's look at the queue keeps
+// pointers into jobs.
 type labelJobs struct {
+	label    string
 	jobs     []Job
 	problems []string
 }
@@ -382,19 +385,22 @@ type labelJobs struct {
 // jobsIn is JobProblems of the view v, each label's jobs parsed once per
 // tree of jobs/<label> through m (nil: every one parsed).
 func jobsIn(v gitstore.View, m *memo) ([]Job, []string, error) {
-	labels, err := v.ReadDir("jobs")
+	ljs, err := labelsIn(v, m)
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []Job
 	var problems []string
-	for _, e := range labels {
-		lj, err := memoized(m, "jobs/"+e.Name, e.Hash, func() (*labelJobs, error) { return jobsOf(v, e.Name) })
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, lj.jobs...)
+	for _, lj := range ljs {
 		problems = append(problems, lj.problems...)
+	}
+	return flatten(ljs), problems, nil
+}
+
+// flatten copies the jobs of ljs into one list, by label, then attempt.
+func flatten(ljs []*labelJobs) []Job {
+	var out []Job
+	for _, lj := range ljs {
+		out = append(out, lj.jobs...)
 	}
 	sort.SliceStable(out, func(i, k int) bool {
 		if out[i].Label != out[k].Label {
@@ -402,7 +408,25 @@ func jobsIn(v gitstore.View, m *memo) ([]Job, []string, error) {
 		}
 		return out[i].Attempt < out[k].Attempt
 	})
-	return out, problems, nil
+	return out
+}
+
+// labelsIn reads the jobs of each label of v, in the tree's order, each
+// parsed once per tree of jobs/<label> through m (nil: every one parsed).
+func labelsIn(v gitstore.View, m *memo) ([]*labelJobs, error) {
+	labels, err := v.ReadDir("jobs")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*labelJobs, 0, len(labels))
+	for _, e := range labels {
+		lj, err := memoized(m, "jobs/"+e.Name, e.Hash, func() (*labelJobs, error) { return jobsOf(v, e.Name) })
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, lj)
+	}
+	return out, nil
 }
 
 // jobsOf reads the job records of label in v; an object that cannot be
@@ -412,7 +436,7 @@ func jobsOf(v gitstore.View, label string) (*labelJobs, error) {
 	if err != nil {
 		return nil, err
 	}
-	lj := &labelJobs{}
+	lj := &labelJobs{label: label}
 	for _, n := range names {
 		path := "jobs/" + label + "/" + n
 		rec, err := v.Get(path)

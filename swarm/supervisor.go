@@ -371,19 +371,14 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 	if err != nil {
 		return nil, nil, oid.ID{}, nil, false, err
 	}
-	jobs, err := s.ledger.Jobs(s.Store)
+	sum, err := s.ledger.summary(s.Store, ctl)
 	if err != nil {
 		return nil, nil, oid.ID{}, nil, false, err
 	}
-	outcomes := Outcomes(jobs, ctl)
-	retries := retryAt(jobs, ctl)
-	queued := map[string]bool{}
+	outcomes, retries, attempts := sum.outcomes, sum.retries, sum.attempts
+	queued := make(map[string]bool, len(queue))
 	for _, q := range queue {
 		queued[q.Card.Label] = true
-	}
-	attempts := map[string]int{}
-	for _, j := range jobs {
-		attempts[j.Label] = max(attempts[j.Label], j.Attempt)
 	}
 	// pending: a card waits for its retry's backoff, which this run
 	// sees through rather than ending.
@@ -481,16 +476,17 @@ func (s *Supervisor) next(ctx context.Context) (*Queued, *Lease, oid.ID, []byte,
 }
 
 func (s *Supervisor) finished(label string) (bool, error) {
-	jobs, err := s.ledger.Jobs(s.Store)
-	if err != nil {
-		return false, err
-	}
 	ctl, _, err := s.ledger.Control(s.Store)
 	if err != nil {
 		return false, err
 	}
+	sum, err := s.ledger.summary(s.Store, ctl)
+	if err != nil {
+		return false, err
+	}
+	_, done := sum.outcomes[label]
 	_, dropped := ctl.Dropped[label]
-	return Finished(jobs, ctl)[label] || dropped, nil
+	return done || dropped, nil
 }
 
 func (s *Supervisor) deadline(q *Queued) time.Duration {

@@ -474,11 +474,13 @@ func decodeTree(h oid.ID, raw []byte) ([]TreeEntry, error) {
 	// Counted first, so that the entries are one allocation: a guess
 	// from the size grew the slice for trees of short names (a draft's
 	// observations), and fsck decodes every version of every tree. The
-	// loop below checks what this count skips over.
+	// loop below checks what this count skips over. Only what has the
+	// shape of an entry (a mode, a space, a name, NUL) is counted, so a
+	// hostile tree of NULs does not make a slice larger than itself.
 	count := 0
 	for pos := 0; pos < len(all); count++ {
 		nul := strings.IndexByte(all[pos:], 0)
-		if nul < 0 {
+		if nul < 0 || strings.IndexByte(all[pos:pos+nul], ' ') < 1 {
 			break
 		}
 		pos += nul + 1 + n

@@ -71,6 +71,7 @@ func (c *blockCache) reader(p *pack, r io.ReaderAt, size int64) io.ReaderAt {
 	if c == nil || p.reads.Add(1) <= c.after {
 		return r
 	}
+	// r is p's data: an *os.File or a *bytes.Reader, both comparable.
 	if br := p.blocks.Load(); br != nil && br.c == c && br.r == r {
 		return br
 	}

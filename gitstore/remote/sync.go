@@ -236,8 +236,8 @@ func (s *Replicator) fetchGit(ctx context.Context, remote string, o gitstore.Syn
 			var ge *git.GitError
 			errors.As(err, &ge)
 			return nil, refusal.New(refusal.LockHeld,
-				"another git or nwdes process of this clone kept fetching "+remote+" at the same time: run the command again (a lock file a crashed git left stays until removed, as git's message says)",
-				"git fetch %s lost a local lock race %d times (this clone's tracking refs moved under it; not the network): %s",
+				"run the command again once the other fetch of this clone ends; a lock file that stays (a crashed git's) is removed by hand, as git's message says",
+				"git fetch %s could not lock a tracking ref of this clone, %d times (another git or nwdes fetch of this clone held or moved it, or a crashed git left its lock; not the network): %s",
 				remote, attempt, text.OneLine(ge.Stderr)).Wrap(errors.Join(gitstore.ErrLocked, err))
 		}
 		s.Options().Sleep(git.Jitter(wait))

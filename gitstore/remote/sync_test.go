@@ -549,8 +549,9 @@ func TestAFetchLosingALocalLockRaceIsNamedSoAndNotBlamedOnTheNetwork(t *testing.
 	o.MaxAttempts = 2
 	_, err := b.Fetch(ctx, "origin", o)
 	r, ok := refusal.As(err)
-	if !ok || r.Name != "LockHeld" || !strings.Contains(r.Detail, "lost a local lock race 2 times") ||
-		!strings.Contains(r.Detail, "not the network") || !errors.Is(err, gitstore.ErrLocked) {
+	if !ok || r.Name != "LockHeld" || !strings.Contains(r.Detail, "could not lock a tracking ref of this clone, 2 times") ||
+		!strings.Contains(r.Detail, "not the network") || !strings.Contains(r.Detail, lock) ||
+		!strings.Contains(r.Remedy, "removed by hand") || !errors.Is(err, gitstore.ErrLocked) {
 		t.Fatalf("a fetch whose tracking ref is locked: %v", err)
 	}
 	if titleAt(t, b, testRef, "records/one") != "" {
