@@ -90,13 +90,7 @@ func TestAFailedLaunchIsRetriedWithBackoffAndEachAttemptRecorded(t *testing.T) {
 	if d := after.Sub(first); d < 10*time.Millisecond || d > 5*time.Second {
 		t.Errorf("the first retry waits %v after the attempt ended, want the jittered backoff (10ms at the least jitter)", d)
 	}
-	n := 0
-	for _, e := range events {
-		if e.Kind == swarm.EventRetry {
-			n++
-		}
-	}
-	if n != 2 {
+	if n := countEvents(events, swarm.EventRetry); n != 2 {
 		t.Errorf("%d retry events, want 2", n)
 	}
 	if !swarm.Finished(jobs, nil)["flaky"] {
@@ -223,13 +217,18 @@ func TestAHarnessThatCannotStartIsRetriedAndEachAttemptRecorded(t *testing.T) {
 	if !strings.Contains(jobs[1].Reason, "it did not start; not retried: attempt 2 was the last of 2") {
 		t.Errorf("the last attempt's reason: %s", jobs[1].Reason)
 	}
+	if n := countEvents(events, swarm.EventRetry); n != 1 {
+		t.Errorf("%d retry events, want 1", n)
+	}
+}
+
+// countEvents counts the events of kind.
+func countEvents(events []swarm.Event, kind swarm.EventKind) int {
 	n := 0
 	for _, e := range events {
-		if e.Kind == swarm.EventRetry {
+		if e.Kind == kind {
 			n++
 		}
 	}
-	if n != 1 {
-		t.Errorf("%d retry events, want 1", n)
-	}
+	return n
 }
