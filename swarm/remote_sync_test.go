@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -142,5 +144,71 @@ func TestAHolderWhoseClockRunsBehindKeepsItsCardFromAnotherClone(t *testing.T) {
 		if len(per[l]) != 1 {
 			t.Errorf("card %s ran %d times", l, len(per[l]))
 		}
+	}
+}
+
+// In remote mode a supervisor fetches at each heartbeat of a job, so that
+// a stop pushed from elsewhere arrives. A fetch that fails (here: the
+// remote is gone for a moment) is said as an event (sync-failed, tried
+// again at the next heartbeat), not swallowed, and the job runs on and is
+// recorded and pushed once the remote is back.
+func TestAFetchFailingWhileAJobRunsIsSaidAsAnEvent(t *testing.T) {
+	requireWall(t)
+	bare, clones, _ := remoteFixture(t, 1, "sync-")
+	st, err := openStore(clones[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// The harness runs until the test lets it go, after the event.
+	worker := harness(t, t.TempDir(), `until [ -e "$NWDES_JOB_DIR/scratch/go" ]; do sleep 0.05; done`, "20s")
+	sup, err := supervisor(st, parseWorker(t, worker), "origin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Renewals stay in this clone: only the fetch meets the missing remote.
+	sup.Book = &swarm.Local{Store: st}
+	var mu sync.Mutex
+	var failed []swarm.Event
+	sup.Events = func(e swarm.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e.Kind {
+		case swarm.EventStarted:
+			if err := os.Rename(bare, bare+".gone"); err != nil {
+				t.Error(err)
+			}
+		case swarm.EventSyncFailed:
+			failed = append(failed, e)
+			if len(failed) > 1 {
+				return
+			}
+			if err := os.Rename(bare+".gone", bare); err != nil {
+				t.Error(err)
+			}
+			dirs, _ := filepath.Glob(filepath.Join(sup.JobsDir, e.Label, "*", "scratch"))
+			for _, d := range dirs {
+				if err := os.WriteFile(filepath.Join(d, "go"), nil, 0o644); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := sup.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(failed) == 0 || failed[0].Label != "sync-00" || !strings.Contains(failed[0].Detail, "fetch before reading the stop records") {
+		t.Fatalf("sync-failed events: %+v", failed)
+	}
+	jobs, err := swarm.Jobs(st)
+	if err != nil || len(jobs) != 1 || jobs[0].End != swarm.EndDone {
+		t.Fatalf("the job ran on and was recorded: %+v %v", jobs, err)
+	}
+	if out := gittest.Git(t, bare, "ls-tree", "-r", "--name-only", string(swarm.JobsRef)); !strings.Contains(out, "jobs/sync-00/1-") {
+		t.Fatalf("the record did not reach the remote: %q", out)
 	}
 }

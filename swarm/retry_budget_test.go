@@ -2,6 +2,7 @@ package swarm_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nwdes/nwdes/gitstore"
+	"github.com/nwdes/nwdes/gitstore/oid"
 	"github.com/nwdes/nwdes/internal/gittest"
 	"github.com/nwdes/nwdes/swarm"
 )
@@ -231,4 +233,58 @@ func countEvents(events []swarm.Event, kind swarm.EventKind) int {
 		}
 	}
 	return n
+}
+
+// failingRelease is a Local book whose first fails releases fail.
+type failingRelease struct {
+	*swarm.Local
+	fails int
+}
+
+func (b *failingRelease) Release(ctx context.Context, label string, tip oid.ID) error {
+	if b.fails > 0 {
+		b.fails--
+		return errors.New("the disk is full")
+	}
+	return b.Local.Release(ctx, label, tip)
+}
+
+// A release that fails is tried again, and one that keeps failing is said
+// as an event (release-failed, with the cause) and ends the run with its
+// error, never swallowed; the job stays recorded. One that fails once is
+// released.
+func TestAReleaseThatFailsIsRetriedAndSaidAsAnEvent(t *testing.T) {
+	requireWall(t)
+	for _, tc := range []struct {
+		fails int
+		want  swarm.EventKind
+	}{{1, swarm.EventReleased}, {3, swarm.EventReleaseFailed}} {
+		dir, st := openTestStore(t)
+		queueCard(t, st, dir, "held")
+		sup, err := supervisor(st, parseWorker(t, harness(t, t.TempDir(), "", "1m")), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sup.Book = &failingRelease{Local: &swarm.Local{Store: st}, fails: tc.fails}
+		var events []swarm.Event
+		sup.Events = func(e swarm.Event) { events = append(events, e) }
+		_, err = sup.Run(context.Background())
+		if failed := tc.want == swarm.EventReleaseFailed; (err != nil) != failed || (failed && !strings.Contains(err.Error(), "the disk is full")) {
+			t.Fatalf("%d failures: the run's error %v", tc.fails, err)
+		}
+		jobs, err := swarm.Jobs(st)
+		if err != nil || len(jobs) != 1 || jobs[0].End != swarm.EndDone {
+			t.Fatalf("%d failures: jobs %+v %v", tc.fails, jobs, err)
+		}
+		var got []swarm.Event
+		for _, e := range events {
+			if e.Kind == swarm.EventReleased || e.Kind == swarm.EventReleaseFailed {
+				got = append(got, e)
+			}
+		}
+		if len(got) != 1 || got[0].Kind != tc.want || got[0].Label != "held" ||
+			(tc.want == swarm.EventReleaseFailed && !strings.Contains(got[0].Detail, "the disk is full")) {
+			t.Fatalf("%d failures: release events %+v, want one %s", tc.fails, got, tc.want)
+		}
+	}
 }
