@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -434,18 +435,29 @@ func (e treeEntry) isTree() bool { return e.mode&0o170000 == modeTree }
 
 // encodeTree writes entries in git's order: by name, with a tree's name
 // compared as if it ended in "/". git fsck --strict checks this order.
+//
+// Sorted by compareTreeKeys, which builds no key (FuzzTreeKeysAndModes
+// holds it to comparing treeKey's), into one buffer sized first: a
+// store's update encodes each tree it changed from a map, so each is
+// sorted anew, and sorting by built keys took 0.8–0.9 ms for a directory
+// of 1,000 directories (the swarm's jobs/ tree at 1,000 labels, once a
+// job record) against 0.3 now (BenchmarkEncodeTree1000).
 func encodeTree(entries []treeEntry) []byte {
-	sort.Slice(entries, func(i, j int) bool { return treeKey(entries[i]) < treeKey(entries[j]) })
-	var b bytes.Buffer
+	slices.SortFunc(entries, compareTreeKeys)
+	size := 0
 	for _, e := range entries {
-		b.WriteString(strconv.FormatUint(uint64(e.mode), 8))
-		b.WriteByte(' ')
-		b.WriteString(e.name)
-		b.WriteByte(0)
-		raw := e.hash.Raw()
-		b.Write(raw[:e.hash.Format().Size()])
+		size += 8 + len(e.name) + e.hash.Format().Size()
 	}
-	return b.Bytes()
+	b := make([]byte, 0, size)
+	for _, e := range entries {
+		b = strconv.AppendUint(b, uint64(e.mode), 8)
+		b = append(b, ' ')
+		b = append(b, e.name...)
+		b = append(b, 0)
+		raw := e.hash.Raw()
+		b = append(b, raw[:e.hash.Format().Size()]...)
+	}
+	return b
 }
 
 func treeKey(e treeEntry) string {
