@@ -28,16 +28,22 @@ import (
 // cache's: callers read it and do not change it.
 
 // memo remembers what was parsed of the records of one ref, by path and
-// the id of the tree parsed. A read builds the next generation (next);
-// keep makes it current once the read completed, so entries no longer in
-// the ref are dropped.
+// the id of the tree parsed. A read marks what it found unchanged and
+// parses the rest into pending; keep makes the read that completed the
+// one remembered (entries it did not see are dropped), drop forgets a
+// read that failed part way. A read that finds one label changed among
+// thousands does not rebuild a map of them all.
 type memo struct {
-	cur, next map[string]memoEntry
+	cur     map[string]*memoEntry
+	pending map[string]*memoEntry
+	gen     uint64 // the read under way; an entry it saw carries it
+	seen    int    // entries of cur the read under way saw unchanged
 }
 
 type memoEntry struct {
-	id oid.ID
-	v  any
+	id  oid.ID
+	v   any
+	gen uint64
 }
 
 // memoized returns what parse makes of the tree id at path, parsing it
@@ -48,25 +54,60 @@ func memoized[T any](m *memo, path string, id oid.ID, parse func() (T, error)) (
 	if m == nil || id.IsZero() {
 		return parse()
 	}
-	if m.next == nil {
-		m.next = map[string]memoEntry{}
-	}
 	if e, ok := m.cur[path]; ok && e.id == id {
-		m.next[path] = e
+		if e.gen != m.gen+1 {
+			e.gen = m.gen + 1
+			m.seen++
+		}
 		return e.v.(T), nil
 	}
 	v, err := parse()
 	if err == nil {
-		m.next[path] = memoEntry{id: id, v: v}
+		if m.pending == nil {
+			m.pending = map[string]*memoEntry{}
+		}
+		m.pending[path] = &memoEntry{id: id, v: v, gen: m.gen + 1}
 	}
 	return v, err
 }
 
 // keep makes the read that just completed the one remembered.
-func (m *memo) keep() { m.cur, m.next = m.next, nil }
+func (m *memo) keep() {
+	m.gen++
+	if m.cur == nil {
+		m.cur = map[string]*memoEntry{}
+	}
+	// What cur holds that this read neither saw unchanged nor parsed
+	// anew is no longer in the ref: dropped (a scan only when some is).
+	if replaced := m.replacing(); m.seen+replaced < len(m.cur) {
+		for path, e := range m.cur {
+			if e.gen != m.gen {
+				if _, ok := m.pending[path]; !ok {
+					delete(m.cur, path)
+				}
+			}
+		}
+	}
+	for path, e := range m.pending {
+		m.cur[path] = e
+	}
+	m.pending, m.seen = nil, 0
+}
 
-// drop forgets the read that failed part way.
-func (m *memo) drop() { m.next = nil }
+// replacing counts the pending entries that replace one of cur.
+func (m *memo) replacing() int {
+	n := 0
+	for path := range m.pending {
+		if _, ok := m.cur[path]; ok {
+			n++
+		}
+	}
+	return n
+}
+
+// drop forgets the read that failed part way: what it parsed, and what
+// it saw (the next read's generation is a new one).
+func (m *memo) drop() { m.gen++; m.pending, m.seen = nil, 0 }
 
 // ledger is a supervisor's cache of the queue, jobs and control refs.
 type ledger struct {

@@ -341,3 +341,43 @@ func TestTheLooksSummaryAgreesWithOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// A read keeps what it saw and parsed, and drops what is no longer there;
+// a read that failed part way changes nothing of what the last complete
+// read left, whatever it marked.
+func TestMemoKeepsWhatTheLastCompleteReadSaw(t *testing.T) {
+	var m memo
+	parsed := 0
+	read := func(paths ...string) {
+		for _, p := range paths {
+			id := oid.MustParse(fmt.Sprintf("%040x", len(p)))
+			if p == "changed" {
+				id = oid.MustParse(fmt.Sprintf("%040x", 99))
+			}
+			if _, err := memoized(&m, p, id, func() (string, error) { parsed++; return p, nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	read("a", "bb", "ccc")
+	m.keep()
+	read("a", "bb") // fails before ccc
+	m.drop()
+	read("a", "bb", "ccc")
+	m.keep()
+	if parsed != 3 || len(m.cur) != 3 {
+		t.Fatalf("after a failed read: %d parsed, %d remembered; want 3 and 3", parsed, len(m.cur))
+	}
+	read("a", "dddd")
+	m.keep()
+	if _, ok := m.cur["bb"]; ok || len(m.cur) != 2 || parsed != 4 {
+		t.Fatalf("after bb and ccc went: %d remembered (%v), %d parsed", len(m.cur), m.cur, parsed)
+	}
+	read("a", "dddd", "changed")
+	m.keep()
+	read("a", "dddd", "changed")
+	m.keep()
+	if len(m.cur) != 3 || parsed != 5 {
+		t.Fatalf("%d remembered, %d parsed; want 3 and 5", len(m.cur), parsed)
+	}
+}

@@ -420,7 +420,7 @@ func labelsIn(v gitstore.View, m *memo) ([]*labelJobs, error) {
 	}
 	out := make([]*labelJobs, 0, len(labels))
 	for _, e := range labels {
-		lj, err := memoized(m, "jobs/"+e.Name, e.Hash, func() (*labelJobs, error) { return jobsOf(v, e.Name) })
+		lj, err := memoized(m, e.Name, e.Hash, func() (*labelJobs, error) { return jobsOf(v, e.Name) })
 		if err != nil {
 			return nil, err
 		}
