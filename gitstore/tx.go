@@ -113,6 +113,9 @@ func (tx *Tx) load(n *node) error {
 		// Sized once, and the entries in one allocation: a bulk reader
 		// (fsck) loads every version of every tree, and growing the map
 		// and allocating each entry was a fifth of what it allocated.
+		// An entry kept alive keeps its tree's whole array: a Tx keeps its
+		// nodes whole anyway, and hands out values (DirEntry), never
+		// entries.
 		entries = make(map[string]*entry, len(es))
 		all := make([]entry, len(es))
 		for i, e := range es {
