@@ -3,6 +3,7 @@ package swarm
 import (
 	"errors"
 	"os"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,7 +14,7 @@ import (
 // written again only when the job changed them, so none waits for them):
 // a spare holds each made empty, beside (never inside) the job directory
 // it becomes.
-var machineFiles = []string{"exit.json", "usage.tsv", "timeline.tsv", "config"}
+var machineFiles = append(slices.Clip(afterJob), "config")
 
 // machine is where a job's premade machine files wait: beside its spare,
 // outside every job's write set, named <spare>.<name> (prefix is the
