@@ -23,7 +23,13 @@ var machineFiles = append(slices.Clip(afterJob), "config")
 // slow disk (spare.go); filling one that is there and renaming it costs a
 // few tens of microseconds, so the files are made while an earlier job
 // runs and only filled and renamed once this one has ended.
-type machine struct{ prefix string }
+type machine struct {
+	prefix string
+	// fault, when set, is asked before each write and fails it with
+	// what it returns: how tests make a write fail that root would
+	// otherwise always manage (Supervisor.machineFault).
+	fault func(name string) error
+}
 
 // premade is where m's premade file name waits ("" when there is none).
 func (m machine) premade(name string) string {
@@ -38,6 +44,11 @@ func (m machine) premade(name string) string {
 // whatever the job left at that name: that is removed first, and the new
 // file is renamed or created only where nothing is.
 func (m machine) write(dir, name string, body []byte) error {
+	if m.fault != nil {
+		if err := m.fault(name); err != nil {
+			return err
+		}
+	}
 	r, err := os.OpenRoot(dir)
 	if err != nil {
 		return err

@@ -91,6 +91,10 @@ type Supervisor struct {
 	ledger    ledger // the queue, jobs and control records last read, parsed (cache.go)
 	spareOnce sync.Once
 	spare     *spares // spare job directories made while jobs run (spare.go)
+
+	// machineFault, when set, fails the machinery's writes in job
+	// directories (machine.fault); set by tests only.
+	machineFault func(name string) error
 }
 
 func (s *Supervisor) spares() *spares {
@@ -529,6 +533,7 @@ func (s *Supervisor) runJob(ctx context.Context, q *Queued, l *Lease, tip oid.ID
 		return false, nil
 	}
 	defer j.Machine.drop()
+	j.Machine.fault = s.machineFault
 	l.JobDir = dir
 	tl.add(now(s.Now), "staged", "")
 	deadline := s.deadline(q)

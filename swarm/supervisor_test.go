@@ -3,6 +3,7 @@ package swarm_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -473,4 +474,65 @@ func TestOneSupervisorWithManyWorkersRunsEachCardOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	exactlyOnce(t, st, labels)
+}
+
+// What the supervisor could not write in a job directory is named in the
+// job's record, which is what lasts; an exit record it could not write
+// ends the run with that error, leaves nothing recorded, and the card
+// runs again.
+func TestAMachineFileThatCannotBeWrittenIsNamedInTheRecord(t *testing.T) {
+	requireWall(t)
+	dir := gittest.Init(t, false)
+	st, _ := openStore(dir)
+	defer st.Close()
+	queue(t, st, dir, 1, "full")
+	w := parseWorker(t, harness(t, t.TempDir(), `:`, "1m"))
+
+	diskFull := errors.New("no space left on device (injected)")
+	sup, _ := supervisor(st, w, "")
+	swarm.FailMachineWrites(sup, func(name string) error {
+		if name == "exit.json" {
+			return diskFull
+		}
+		return nil
+	})
+	if _, err := sup.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "write exit record of full00") || !errors.Is(err, diskFull) {
+		t.Fatalf("a run whose exit record could not be written: %v", err)
+	}
+	if jobs, err := swarm.Jobs(st); err != nil || len(jobs) != 0 {
+		t.Fatalf("jobs recorded without an exit record: %+v, %v", jobs, err)
+	}
+
+	sup, _ = supervisor(st, w, "")
+	swarm.FailMachineWrites(sup, func(name string) error {
+		if name == "usage.tsv" || name == "timeline.tsv" {
+			return diskFull
+		}
+		return nil
+	})
+	if _, err := sup.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := swarm.Jobs(st)
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("jobs: %+v, %v; want the card's run recorded once", jobs, err)
+	}
+	j := jobs[0]
+	want := []string{"usage.tsv: " + diskFull.Error(), "timeline.tsv: " + diskFull.Error()}
+	// The attempt whose exit record was lost left no record: the
+	// number is free again.
+	if !slices.Equal(j.Lost, want) || j.Attempt != 1 || j.End != swarm.EndDone || j.Result != "ok" {
+		t.Fatalf("job %s #%d: end %s, result %s, lost %q; want attempt 1 done ok, lost %q", j.Label, j.Attempt, j.End, j.Result, j.Lost, want)
+	}
+	for _, name := range []string{"usage.tsv", "timeline.tsv"} {
+		if _, err := os.Lstat(filepath.Join(j.JobDir, name)); !os.IsNotExist(err) {
+			t.Errorf("%s in the job directory: %v; want none", name, err)
+		}
+	}
+	if len(j.Timeline) == 0 {
+		t.Error("the record has no timeline, though only its file was lost")
+	}
+	if why := swarm.VerifyExit(&j); why != "" {
+		t.Errorf("the exit record: %s", why)
+	}
 }
