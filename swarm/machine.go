@@ -25,9 +25,10 @@ var machineFiles = append(slices.Clip(afterJob), "config")
 // runs and only filled and renamed once this one has ended.
 type machine struct {
 	prefix string
-	// fault, when set, is asked before each write and fails it with
-	// what it returns: how tests make a write fail that root would
-	// otherwise always manage (Supervisor.machineFault).
+	// fault, when set, is asked before each write (not before sealing's
+	// replaceIn) and fails it with what it returns: how tests make a
+	// write fail that a supervisor running as root would otherwise always
+	// manage (Supervisor.machineFault).
 	fault func(name string) error
 }
 

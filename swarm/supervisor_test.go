@@ -489,6 +489,9 @@ func TestAMachineFileThatCannotBeWrittenIsNamedInTheRecord(t *testing.T) {
 	w := parseWorker(t, harness(t, t.TempDir(), `:`, "1m"))
 
 	diskFull := errors.New("no space left on device (injected)")
+	// A run that ignored the failure would wait for more cards for ever.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	sup, _ := supervisor(st, w, "")
 	swarm.FailMachineWrites(sup, func(name string) error {
 		if name == "exit.json" {
@@ -496,7 +499,7 @@ func TestAMachineFileThatCannotBeWrittenIsNamedInTheRecord(t *testing.T) {
 		}
 		return nil
 	})
-	if _, err := sup.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "write exit record of full00") || !errors.Is(err, diskFull) {
+	if _, err := sup.Run(ctx); err == nil || !strings.Contains(err.Error(), "write exit record of full00") || !errors.Is(err, diskFull) {
 		t.Fatalf("a run whose exit record could not be written: %v", err)
 	}
 	if jobs, err := swarm.Jobs(st); err != nil || len(jobs) != 0 {
@@ -510,7 +513,7 @@ func TestAMachineFileThatCannotBeWrittenIsNamedInTheRecord(t *testing.T) {
 		}
 		return nil
 	})
-	if _, err := sup.Run(context.Background()); err != nil {
+	if _, err := sup.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
 	jobs, err := swarm.Jobs(st)
@@ -518,6 +521,7 @@ func TestAMachineFileThatCannotBeWrittenIsNamedInTheRecord(t *testing.T) {
 		t.Fatalf("jobs: %+v, %v; want the card's run recorded once", jobs, err)
 	}
 	j := jobs[0]
+	// In the order the supervisor writes them.
 	want := []string{"usage.tsv: " + diskFull.Error(), "timeline.tsv: " + diskFull.Error()}
 	// The attempt whose exit record was lost left no record: the
 	// number is free again.

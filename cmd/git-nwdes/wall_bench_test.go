@@ -59,7 +59,12 @@ const gateOracles = 10
 // (overhead-per-oracle-ms: the difference of the two, over ten; in CPU
 // time, which a loaded machine inflates less, overhead-per-oracle-cpu-ms).
 // The same
-// run with --jobs 2 is timed beside them (nwdes-jobs2-ms/op).
+// run with --jobs 2 is timed beside them (nwdes-jobs2-ms/op), and so is a
+// run of a contract with one oracle of the ten (nwdes-one-ms/op): with it
+// the run's cost splits into what each oracle adds
+// (marginal-per-oracle-ms, of which marginal-overhead-per-oracle-ms is
+// beyond its bubblewrap) and what a run costs whatever its oracles
+// (fixed-ms: start, contract, the lane's helper, the evidence record).
 func BenchmarkGateRun10(b *testing.B) {
 	needWalls(b)
 	dir := b.TempDir()
@@ -77,6 +82,8 @@ func BenchmarkGateRun10(b *testing.B) {
 	}
 	contract.WriteString("\n# FILE SCOPE\n.nwave/**\n")
 	gittest.WriteFile(b, repo, ".nwave/features/bench.md", contract.String())
+	gittest.WriteFile(b, repo, ".nwave/features/one.md",
+		"# REQUEST\none trivial oracle\n\n# ACCEPTANCE CRITERIA\nE1. it prints ok-1\n  CHECK: echo ok-1\n  EXPECT: ok-1\n\n# FILE SCOPE\n.nwave/**\n")
 	gittest.Git(b, repo, "add", ".nwave")
 	gittest.Git(b, repo, "commit", "-q", "-m", "contract")
 	// Paths under the home stay outside the wall's roots: PATH names the
@@ -88,12 +95,22 @@ func BenchmarkGateRun10(b *testing.B) {
 	if out, err := cmd.CombinedOutput(); err != nil || strings.Count(string(out), " MET ") != gateOracles {
 		b.Fatalf("gate run before timing: %v\n%s", err, out)
 	}
+	cmd = exec.Command(nwdes, "gate", "run", "--feature", "one")
+	cmd.Dir, cmd.Env = repo, env
+	if out, err := cmd.CombinedOutput(); err != nil || strings.Count(string(out), " MET ") != 1 {
+		b.Fatalf("gate run of one oracle before timing: %v\n%s", err, out)
+	}
 	script := filepath.Join(dir, "twin.sh")
 	if err := os.WriteFile(script, []byte(twin.String()), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	jobs2 := append(append([]string{}, gate...), "--jobs", "2")
-	ms, cpu := gittest.Alternate(b, repo, env, []string{"nwdes", "bwrap", "nwdes-jobs2"}, gate, []string{"/bin/sh", script}, jobs2)
+	one := []string{nwdes, "gate", "run", "--feature", "one"}
+	ms, cpu := gittest.Alternate(b, repo, env, []string{"nwdes", "bwrap", "nwdes-jobs2", "nwdes-one"}, gate, []string{"/bin/sh", script}, jobs2, one)
 	b.ReportMetric((ms[0]-ms[1])/gateOracles, "overhead-per-oracle-ms")
 	b.ReportMetric((cpu[0]-cpu[1])/gateOracles, "overhead-per-oracle-cpu-ms")
+	marginal := (ms[0] - ms[3]) / (gateOracles - 1)
+	b.ReportMetric(marginal, "marginal-per-oracle-ms")
+	b.ReportMetric(marginal-ms[1]/gateOracles, "marginal-overhead-per-oracle-ms")
+	b.ReportMetric(ms[3]-marginal, "fixed-ms")
 }
