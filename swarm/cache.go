@@ -166,9 +166,9 @@ func (c *ledger) Queue(st gitstore.RecordReader) ([]Queued, error) {
 
 // jobSummary is what a look at the queue needs of the jobs, per label:
 // the job that finished the card (Outcomes), when a launch failure left
-// to retry may be taken again (retryAt), and the highest attempt. It is
-// made once per tip of the jobs ref and read of the control ref, and
-// read-only once made: its jobs point into the ledger's parsed labels.
+// to retry may be taken again, and the highest attempt. A supervisor's
+// is made once per tip of the jobs ref and read of the control ref, and
+// is read-only once made: its jobs point into the ledger's parsed labels.
 type jobSummary struct {
 	outcomes map[string]*Job
 	retries  map[string]time.Time
@@ -189,16 +189,21 @@ func (c *ledger) summary(st gitstore.RecordReader, ctl *Control) (*jobSummary, e
 	if c.sum != nil && c.sumCtl == ctl {
 		return c.sum, nil
 	}
+	c.sum, c.sumCtl = summarize(c.byLabel, ctl), ctl
+	return c.sum, nil
+}
+
+// summarize is the jobSummary of ljs under ctl.
+func summarize(ljs []*labelJobs, ctl *Control) *jobSummary {
 	sum := &jobSummary{
-		outcomes: make(map[string]*Job, len(c.byLabel)),
+		outcomes: make(map[string]*Job, len(ljs)),
 		retries:  map[string]time.Time{},
-		attempts: make(map[string]int, len(c.byLabel)),
+		attempts: make(map[string]int, len(ljs)),
 	}
-	for _, lj := range c.byLabel {
+	for _, lj := range ljs {
 		lj.summarize(ctl, sum)
 	}
-	c.sum, c.sumCtl = sum, ctl
-	return sum, nil
+	return sum
 }
 
 // readJobs brings byLabel to the jobs ref's tip, and says whether it
@@ -234,10 +239,14 @@ func (c *ledger) Jobs(st gitstore.RecordReader) ([]Job, error) {
 	return flatten(c.byLabel), nil
 }
 
-// summarize adds lj's label to sum: what Outcomes, retryAt and the
-// highest attempt make of these jobs (TestTheLooksSummaryAgreesWithOutcomes
-// holds the three to it). A tie of attempts keeps the first in lj's order, as
-// Outcomes keeps the first of a stable sort by attempt.
+// summarize adds lj's label to sum. The card's outcome is its latest
+// attempt after its last requeue that was neither stopped nor a launch
+// failure left to retry; when the latest attempt after the requeue is
+// such a launch failure, the card may be taken again at its RetryAfter;
+// and the highest attempt counts every job. This is the one rule:
+// Outcomes, Finished and Blocked apply it too (summarizeJobs), and
+// TestTheLooksSummaryAgreesWithOutcomes holds it to a model over the
+// whole list. A tie of attempts keeps the first in lj's order.
 func (lj *labelJobs) summarize(ctl *Control, sum *jobSummary) {
 	after := 0
 	if ctl != nil {

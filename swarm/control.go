@@ -157,49 +157,31 @@ func Outcomes(jobs []Job, c *Control) map[string]Job {
 	return out
 }
 
-// outcomesOf is Outcomes, pointing into jobs.
+// outcomesOf is Outcomes, pointing into a copy of jobs: the rule is
+// labelJobs.summarize's, which a supervisor's look applies per label.
 func outcomesOf(jobs []Job, c *Control) map[string]*Job {
-	out := map[string]*Job{}
-	for i := range jobs {
-		j := &jobs[i]
-		if j.Stopped || j.Retry {
-			continue
+	return summarizeJobs(jobs, c).outcomes
+}
+
+// summarizeJobs is the jobSummary of jobs, in any order, under c.
+func summarizeJobs(jobs []Job, c *Control) *jobSummary {
+	var ljs []*labelJobs
+	byLabel := map[string]*labelJobs{}
+	for _, j := range jobs {
+		lj := byLabel[j.Label]
+		if lj == nil {
+			lj = &labelJobs{label: j.Label}
+			byLabel[j.Label] = lj
+			ljs = append(ljs, lj)
 		}
-		if c != nil && j.Attempt <= c.Requeued[j.Label].After {
-			continue
-		}
-		if prev, ok := out[j.Label]; !ok || j.Attempt > prev.Attempt {
-			out[j.Label] = j
-		}
+		lj.jobs = append(lj.jobs, j)
 	}
-	return out
+	return summarize(ljs, c)
 }
 
 // Succeeded reports a job that finished its card ok: it ended done and
 // its result is ok. A card that DEPENDS-ON another waits for this.
 func Succeeded(j Job) bool { return j.End == EndDone && j.Result == VerdictOK }
-
-// retryAt is when each card whose latest attempt is a launch failure left
-// to retry may be taken again.
-func retryAt(jobs []Job, c *Control) map[string]time.Time {
-	latest := map[string]Job{}
-	for _, j := range jobs {
-		if c != nil && j.Attempt <= c.Requeued[j.Label].After {
-			continue
-		}
-		if prev, ok := latest[j.Label]; !ok || j.Attempt > prev.Attempt {
-			latest[j.Label] = j
-		}
-	}
-	out := map[string]time.Time{}
-	for label, j := range latest {
-		if j.Retry {
-			t, _ := time.Parse(stamp, j.RetryAfter) // jobFrom checked it
-			out[label] = t
-		}
-	}
-	return out
-}
 
 // Blocked are the unfinished cards that never run as things stand, each
 // with why: a card of its DEPENDS-ON finished other than ok, was dropped,
